@@ -1,0 +1,188 @@
+/*
+ * config.c - the fused kernel's configuration space: readable names, the
+ * resource estimate of each configuration on a geometry, and the list of
+ * configurations that fit an H200.
+ *
+ * The space (DESIGN.md, "The kernel"):
+ *   rows per tile b  {2,4,6,8,12,16,24,32,48,64}
+ *   slice width w    {128,256,512}, dividing the per-GPU h
+ *   pipeline depth   {2,3,4}
+ *   launch           plain, persistent, persistent with grouped tile order
+ *   split-K          1, or 2 for d >= 4096 with b <= 8 (few tokens, long K)
+ * Grouped order only changes anything under a persistent tile scheduler, so
+ * it is not offered on a plain grid.
+ *
+ * Estimates (replaced by the compiler's report once the kernel is compiled,
+ * ramp_resources.measured = 1): each pipeline stage holds 64 bytes of K for
+ * the 2w gate/up weight rows and the b token rows (b rounded up to the MMA's
+ * N granularity of 8); the intermediate b x w (FP8 with per-128 scales, or
+ * BF16) stays in shared memory for the down projection.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+static const int ROWS[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+static const int WIDTHS[] = {128, 256, 512};
+static const int STAGES[] = {2, 3, 4};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+void ramp_device_limits_h200(ramp_device_limits *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "NVIDIA H200 (nominal)");
+    out->sms = 132;
+    out->smem_per_block = 232448;
+    out->smem_per_sm = 233472;
+    out->regs_per_sm = 65536;
+    out->max_threads_per_sm = 2048;
+    out->max_blocks_per_sm = 32;
+}
+
+char *ramp_config_name(const ramp_config *c, char *buf, size_t size) {
+    int n = snprintf(buf, size, "r%d.w%d.s%d%s%s", c->rows, c->width,
+                     c->stages, c->persistent ? ".persist" : "",
+                     c->grouped ? ".grp" : "");
+    if (c->splitk > 1 && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ".k%d", c->splitk);
+    return buf;
+}
+
+int ramp_config_equal(const ramp_config *a, const ramp_config *b) {
+    return a->rows == b->rows && a->width == b->width &&
+           a->stages == b->stages && a->persistent == b->persistent &&
+           a->grouped == b->grouped && a->splitk == b->splitk;
+}
+
+static int in_list(int v, const int *list, int n) {
+    for (int i = 0; i < n; i++)
+        if (list[i] == v) return 1;
+    return 0;
+}
+
+/* Reads a positive decimal number at *p; advances *p. */
+static int read_number(const char **p, int *value) {
+    const char *s = *p;
+    long v = 0;
+    if (*s < '0' || *s > '9') return 0;
+    while (*s >= '0' && *s <= '9' && v < 100000) v = v * 10 + (*s++ - '0');
+    *value = (int)v;
+    *p = s;
+    return 1;
+}
+
+ramp_status ramp_config_parse(const char *text, ramp_config *out) {
+    RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "config name is NULL");
+    ramp_config c = {0, 0, 0, 0, 0, 1};
+    const char *p = text;
+    const char *form = "expected r<rows>.w<width>.s<stages>[.persist][.grp][.k<split>], "
+                       "e.g. r16.w256.s4.persist";
+    RAMP_CHECK(*p == 'r' && (p++, read_number(&p, &c.rows)) && *p == '.',
+               RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
+    p++;
+    RAMP_CHECK(*p == 'w' && (p++, read_number(&p, &c.width)),
+               RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
+    RAMP_CHECK(*p == '.' && p[1] == 's' && (p += 2, read_number(&p, &c.stages)),
+               RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
+    if (strncmp(p, ".persist", 8) == 0) { c.persistent = 1; p += 8; }
+    if (strncmp(p, ".grp", 4) == 0) { c.grouped = 1; p += 4; }
+    if (strncmp(p, ".k", 2) == 0) {
+        p += 2;
+        RAMP_CHECK(read_number(&p, &c.splitk), RAMP_ERR_INVALID_ARGUMENT,
+                   "config '%s': %s", text, form);
+    }
+    RAMP_CHECK(*p == '\0', RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': unexpected '%s'; %s", text, p, form);
+    RAMP_CHECK(in_list(c.rows, ROWS, COUNT(ROWS)), RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64}", text, c.rows);
+    RAMP_CHECK(in_list(c.width, WIDTHS, COUNT(WIDTHS)), RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': width %d not in {128,256,512}", text, c.width);
+    RAMP_CHECK(in_list(c.stages, STAGES, COUNT(STAGES)), RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': stages %d not in {2,3,4}", text, c.stages);
+    RAMP_CHECK(c.splitk == 1 || c.splitk == 2 || c.splitk == 4,
+               RAMP_ERR_INVALID_ARGUMENT, "config '%s': split-K %d not in {1,2,4}",
+               text, c.splitk);
+    RAMP_CHECK(!c.grouped || c.persistent, RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': .grp needs .persist (grouped order is a tile "
+               "scheduler's)", text);
+    *out = c;
+    return RAMP_OK;
+}
+
+ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
+                                  const ramp_device_limits *lim,
+                                  ramp_resources *out) {
+    RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    memset(out, 0, sizeof *out);
+    int rows8 = (c->rows + 7) / 8 * 8;
+    int elem = g->bf16 ? 2 : 1;
+    int threads = c->width == 128 ? 128 : 256;
+    long smem = (long)c->stages * (2L * c->width + rows8) * 64 /* weights+tokens */
+              + (long)rows8 * c->width * elem                  /* intermediate */
+              + (g->bf16 ? 0 : (long)rows8 * (c->width / 128) * 4) /* its scales */
+              + 256;                                           /* barriers, scheduler */
+    /* One 128-column chunk of gate and up accumulates at a time. */
+    int regs = 40 + 256 * rows8 / threads;
+    if (regs > 255) regs = 255;
+    out->smem_bytes = (int)smem;
+    out->threads = threads;
+    out->regs_per_thread = regs;
+    out->measured = 0;
+    out->valid = 1;
+    if (c->width > g->inter || g->inter % c->width != 0) {
+        out->valid = 0;
+        snprintf(out->why, sizeof out->why, "width %d does not divide h = %d",
+                 c->width, g->inter);
+    } else if (c->splitk > 1 && (g->hidden % (c->splitk * 128) != 0)) {
+        out->valid = 0;
+        snprintf(out->why, sizeof out->why, "split-K %d does not divide d = %d in 128 blocks",
+                 c->splitk, g->hidden);
+    } else if (smem > lim->smem_per_block) {
+        out->valid = 0;
+        snprintf(out->why, sizeof out->why, "shared memory %ld > %d per block",
+                 smem, lim->smem_per_block);
+    }
+    if (out->valid) {
+        /* The driver reserves 1 KB of shared memory per block. */
+        int by_smem = lim->smem_per_sm / (int)(smem + 1024);
+        int by_threads = lim->max_threads_per_sm / threads;
+        int regs_alloc = (regs + 7) / 8 * 8;
+        int by_regs = lim->regs_per_sm / (regs_alloc * threads);
+        int b = by_smem;
+        if (by_threads < b) b = by_threads;
+        if (by_regs < b) b = by_regs;
+        if (lim->max_blocks_per_sm < b) b = lim->max_blocks_per_sm;
+        out->blocks_per_sm = b;
+        if (b < 1) {
+            out->valid = 0;
+            snprintf(out->why, sizeof out->why, "does not fit one block per SM");
+        }
+    }
+    return RAMP_OK;
+}
+
+ramp_status ramp_config_space(const ramp_geometry *g,
+                              const ramp_device_limits *lim, ramp_config **out,
+                              int *count) {
+    RAMP_CHECK(g && lim && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(g->inter >= 128 && g->hidden >= 128, RAMP_ERR_INVALID_ARGUMENT,
+               "geometry h = %d, d = %d: both must be >= 128", g->inter, g->hidden);
+    int cap = COUNT(ROWS) * COUNT(WIDTHS) * COUNT(STAGES) * 3 * 2, n = 0;
+    ramp_config *list = ramp_calloc((size_t)cap, sizeof *list);
+    if (!list) return RAMP_ERR_OUT_OF_MEMORY;
+    for (int ri = 0; ri < COUNT(ROWS); ri++)
+        for (int wi = 0; wi < COUNT(WIDTHS); wi++)
+            for (int si = 0; si < COUNT(STAGES); si++)
+                for (int launch = 0; launch < 3; launch++)
+                    for (int split = 1; split <= 2; split++) {
+                        if (split == 2 && !(g->hidden >= 4096 && ROWS[ri] <= 8)) continue;
+                        ramp_config c = {ROWS[ri], WIDTHS[wi], STAGES[si],
+                                         launch >= 1, launch == 2, split};
+                        ramp_resources r;
+                        ramp_status s = ramp_config_resources(&c, g, lim, &r);
+                        if (s != RAMP_OK) { free(list); return s; }
+                        if (r.valid) list[n++] = c;
+                    }
+    *out = list;
+    *count = n;
+    return RAMP_OK;
+}

@@ -1,0 +1,56 @@
+/*
+ * internal.h - helpers shared by libramp's sources; not installed.
+ *
+ * Errors: a failing function records "file:line: message" for
+ * ramp_last_error() and returns its status. Use
+ *   RAMP_FAIL(status, "fmt", ...)       record and return
+ *   RAMP_CHECK(cond, status, "fmt", ...) fail unless cond holds
+ *   RAMP_TRY(expr)                       forward an error status unchanged
+ */
+#ifndef RAMP_INTERNAL_H
+#define RAMP_INTERNAL_H
+
+#include "ramp.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Records the message (printf-style) and returns s. */
+ramp_status ramp_set_error(ramp_status s, const char *file, int line,
+                           const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+void ramp_clear_error(void);
+
+#define RAMP_FAIL(status, ...) \
+    return ramp_set_error((status), __FILE__, __LINE__, __VA_ARGS__)
+
+#define RAMP_CHECK(cond, status, ...)                                   \
+    do {                                                                \
+        if (!(cond)) RAMP_FAIL((status), __VA_ARGS__);                  \
+    } while (0)
+
+#define RAMP_TRY(expr)                                                  \
+    do {                                                                \
+        ramp_status ramp_try_s_ = (expr);                               \
+        if (ramp_try_s_ != RAMP_OK) return ramp_try_s_;                 \
+    } while (0)
+
+/* calloc that records RAMP_ERR_OUT_OF_MEMORY; returns NULL on failure. */
+void *ramp_calloc(size_t count, size_t size);
+
+/* Deterministic RNG (xoshiro256**, seeded by splitmix64): the same seed gives
+ * the same stream on every platform. */
+typedef struct { uint64_t s[4]; } ramp_rng;
+void ramp_rng_seed(ramp_rng *r, uint64_t seed);
+uint64_t ramp_rng_next(ramp_rng *r);
+double ramp_rng_uniform(ramp_rng *r);            /* [0, 1) */
+double ramp_rng_normal(ramp_rng *r);             /* N(0, 1) */
+double ramp_rng_exponential(ramp_rng *r, double rate);
+double ramp_rng_gamma(ramp_rng *r, double shape); /* scale 1 */
+uint32_t ramp_rng_below(ramp_rng *r, uint32_t n); /* uniform in [0, n) */
+
+#endif /* RAMP_INTERNAL_H */

@@ -124,6 +124,7 @@ ramp_status ramp_placement_balanced(int experts, ramp_layout layout,
                                     ramp_placement **out);
 void ramp_placement_free(ramp_placement *p);
 
+
 /* The per-GPU geometry a kernel sees. */
 typedef struct {
     int experts;  /* experts on this GPU (max over GPUs) */
@@ -162,7 +163,10 @@ double ramp_imbalance(const ramp_placement *p, const int32_t *counts);
  *   "topk_ids" I32 [N, k] optional: router's expert ids, records' rows in
  *                         order (N = sum of tokens)
  * and __metadata__ {"format":"ramp-trace","version":"1","model","experts",
- * "topk","domain","source"}. numpy/safetensors read it without libramp.
+ * "topk","domain","source","aggregate":"0"|"1"}. numpy/safetensors read it
+ * without libramp. Readers check every record: counts >= 0 and (per-batch
+ * traces) each <= tokens and summing to tokens*topk; ids in [0, E), distinct
+ * within a token, and their histogram equal to the record's counts.
  * ==================================================================== */
 
 typedef struct {
@@ -180,6 +184,10 @@ typedef struct {
     int32_t *topk_ids;  /* NULL, or [topk_rows * topk] */
     int64_t topk_rows;
     int64_t topk_capacity;
+    int aggregate;      /* 1: records are totals over many batches (imported,
+                           metadata aggregate="1"): counts need only sum to
+                           within topk-1 of tokens*topk, and hold no ids.
+                           Set it right after create, before appending. */
 } ramp_trace;
 
 ramp_status ramp_trace_create(const char *model, const char *domain,
@@ -187,7 +195,9 @@ ramp_status ramp_trace_create(const char *model, const char *domain,
                               ramp_trace **out);
 /* Appends one record. counts: [E], must sum to tokens*topk unless the trace
  * holds aggregates (tokens may then be the sum / k rounded). ids: NULL or
- * [tokens * topk] expert ids in [0, E). */
+ * [tokens * topk] expert ids in [0, E), k distinct per token, matching
+ * counts; either every record has ids or none (the first decides).
+ * RAMP_ERR_INVALID_ARGUMENT (trace unchanged) if any check fails. */
 ramp_status ramp_trace_append(ramp_trace *t, int32_t step, int32_t layer,
                               int32_t tokens, const int32_t *counts,
                               const int32_t *ids);
@@ -198,6 +208,26 @@ ramp_status ramp_trace_read(const char *path, ramp_trace **out);
  * `more`, writes back atomically. */
 ramp_status ramp_trace_append_file(const char *path, const ramp_trace *more);
 void ramp_trace_free(ramp_trace *t);
+
+/* [src/layout.c] */
+/* One balanced placement per MoE layer (EPLB-style, per layer), the expected
+ * load of layer l being its experts' total counts over the records of `on`
+ * with layer l. out: [layers] placements; free each, then the array. */
+ramp_status ramp_placements_balanced_on(const ramp_trace *on, ramp_layout layout,
+                                        int layers, ramp_placement ***out);
+/* Median imbalance over records with min_tokens <= tokens <= max_tokens
+ * (max_tokens <= 0: none), record r using placements[layer % n]. */
+ramp_status ramp_imbalance_median(const ramp_trace *t,
+                                  ramp_placement *const *placements, int n,
+                                  int min_tokens, int max_tokens,
+                                  double *median, int64_t *records);
+
+/* [src/uniform.c] vLLM's tuning workload: `repeats` batches of each size whose
+ * tokens pick k distinct experts uniformly at random; domain "uniform",
+ * record layer = repeat index. */
+ramp_status ramp_trace_uniform_batches(const ramp_model *m, const int *sizes,
+                                       int nsizes, int repeats, uint64_t seed,
+                                       ramp_trace **out);
 
 /* Imports SGLang's expert-distribution dump {"logical_count": [L][E]}: one
  * record per layer with a nonzero row (dense layers skipped), tokens = row
@@ -219,7 +249,10 @@ typedef struct {
 
 /* Statistics over the records with min_tokens <= tokens <= max_tokens
  * (max_tokens <= 0: no upper bound) for the imbalance; batch-size figures
- * cover all records. */
+ * cover all records. Token percentiles are nearest-rank (sorted[ceil(qn)-1]);
+ * imbalance quantiles interpolate linearly (numpy's default). With no record
+ * (in range) the mean/fraction (imbalance) figures are NaN. p->experts must
+ * equal t->experts. */
 ramp_status ramp_trace_stats_compute(const ramp_trace *t,
                                      const ramp_placement *p, int min_tokens,
                                      int max_tokens, ramp_trace_stats *out);
@@ -250,6 +283,7 @@ typedef struct {
     int concurrency;      /* requests held running (CONCURRENCY) */
     double rate;          /* requests per second (RATE) */
     double step_seconds;  /* simulated time per forward pass (RATE) */
+    double seconds_per_token; /* plus this per token of the pass (RATE) */
     int token_budget;     /* max tokens per forward pass */
     int max_running;      /* cap on running requests (RATE) */
     int steps;            /* forward passes to record */
@@ -257,6 +291,8 @@ typedef struct {
     int layers;           /* MoE layers recorded per pass (<= model.layers) */
     int record_ids;       /* also store top-k ids */
     uint64_t seed;
+    uint64_t popularity_seed; /* which experts are hot; 0: derived from the
+                                 model's name, so traces of one model agree */
     const char *routing_dir; /* folder with the real counts (data/routing) */
 } ramp_traffic_params;
 
@@ -317,6 +353,11 @@ ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_resources *out);
 
+/* Every candidate of the grid for a geometry, valid or not (for listings
+ * that show why one does not fit). *out is malloc'd; free with free(). */
+ramp_status ramp_config_candidates(const ramp_geometry *g, ramp_config **out,
+                                   int *count);
+
 /* Every valid configuration for a geometry, in a stable order. *out is
  * malloc'd; free with free(). */
 ramp_status ramp_config_space(const ramp_geometry *g,
@@ -329,8 +370,11 @@ ramp_status ramp_config_space(const ramp_geometry *g,
  * safetensors (docs/formats.md): "loads" I32 [L, X] tokens per local expert,
  * "nexp" I32 [L], "batch" I32 [L], "gpu" I32 [L], "domain" I32 [L],
  * "batch_tokens" I32 [L], "times_us" F32 [L, C] (NaN: not measured yet);
- * __metadata__ holds format, version, model, layout, geometry, the
- * configuration names (comma separated), domain names, device, command, date.
+ * __metadata__ holds format, version, model, layout, geometry (experts, topk,
+ * inter, hidden, bf16), sms, the configuration names and their blocks_per_sm
+ * (comma separated), domain names, device, command, date. Set device,
+ * command, date and times_us directly; ramp_timing_write refuses Inf or
+ * negative times (RAMP_ERR_NUMERIC) and anything the reader would refuse.
  * ==================================================================== */
 
 typedef struct {
@@ -376,6 +420,39 @@ ramp_status ramp_timing_read(const char *path, int allow_missing,
                              ramp_timing **out);
 void ramp_timing_free(ramp_timing *t);
 
+/* [src/loadset.c] Adds the per-GPU loads of a trace's records to a dataset (times NaN, to be
+ * filled by `ramp bench` on a GPU or by the simulator). Every `stride`-th
+ * record with min_tokens <= tokens is taken, at most max_batches (<= 0: no
+ * limit); each record becomes one batch of per-GPU loads. Record r uses
+ * placements[layer % nplacements] (one for all, or one per layer). */
+ramp_status ramp_timing_add_trace(ramp_timing *t, const ramp_trace *trace,
+                                  ramp_placement *const *placements,
+                                  int nplacements, int stride, int min_tokens,
+                                  int64_t max_batches);
+
+/* [src/simulate.c] A stand-in for H200 measurements until real ones exist: an analytic model
+ * of the fused kernel (waves of tiles sharing HBM bandwidth, pipeline depth
+ * bounding each block's bytes in flight, MMA rate, padding, L2 reuse under
+ * grouped order, split-K partial sums, launch and per-expert costs) plus
+ * seeded multiplicative noise. Datasets it fills say device "simulated".
+ * Never report a speed from it. */
+typedef struct {
+    double hbm_bytes_per_us;   /* 4.2e6: the H200's measured copy rate */
+    double mma_flops_per_us;   /* per SM: 4.0e6 (mma.sync FP8, estimate) */
+    double latency_us;         /* one pipeline stage's load latency: 1.0 */
+    double launch_us;          /* fixed cost of a launch: 3.0 */
+    double noise;              /* relative sd of the noise: 0.01 */
+    uint64_t seed;
+} ramp_sim_params;
+
+void ramp_sim_defaults(ramp_sim_params *p);
+ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
+                          const ramp_geometry *g, const ramp_device_limits *lim,
+                          int nexp, const int32_t *load, double *time_us);
+/* Fills every time of a dataset; salt decorrelates the noise between calls. */
+ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *lim,
+                          ramp_timing *t);
+
 /* ======================================================================
  * 7. Cost model (paper Section 3.1, Equations 1-3)
  * ==================================================================== */
@@ -406,13 +483,687 @@ double ramp_spearman(const double *a, const double *b, int n);
  *    modules (menu.c, policy.c, eval.c).
  * ==================================================================== */
 
-/* @@MENU_POLICY_EVAL@@ */
+/* ---- 8a. The fitted cost model (costmodel.c) ---------------------------
+ *
+ * One coefficient vector per configuration. RAMP_COSTMODEL_EQ3 is the
+ * paper's Equation 3, t = th0 + th1*W + th2*T + th3*A, fit by NNLS on the
+ * relative error: min sum_i (t_hat(n_i)/t(n_i) - 1)^2, i.e. rows scaled by
+ * 1/t_i and target 1. RAMP_COSTMODEL_TILECOUNT is Appendix A.2's
+ * alternative, t = th0 + th1*T + th2*T/sms + th3*log(1+T), fit by ordinary
+ * least squares on the same relative error (only the terms and the sign
+ * constraint differ; T and T/sms are collinear within one configuration,
+ * and the pivoted OLS then gives one of them a zero coefficient). */
+
+#define RAMP_COST_TERMS 4
+
+typedef enum {
+    RAMP_COSTMODEL_EQ3 = 0,
+    RAMP_COSTMODEL_TILECOUNT = 1
+} ramp_costmodel_kind;
+
+typedef struct {
+    ramp_costmodel_kind kind;
+    ramp_geometry geom;
+    int sms;
+    int nconfigs;
+    ramp_config *configs;   /* [nconfigs] copies of the dataset's */
+    int *blocks_per_sm;     /* [nconfigs] occupancy class of each */
+    double *theta;          /* [nconfigs * RAMP_COST_TERMS], microseconds */
+    int64_t *rows;          /* [nconfigs] loads the fit used; 0: unfit, and
+                               its prediction is +INFINITY */
+    double *rel_rmse;       /* [nconfigs] fit's RMS relative error (NaN unfit) */
+} ramp_costmodel;
+
+/* The terms of load `load` under configuration c (EQ3: 1, W, T, A;
+ * TILECOUNT: 1, T, T/sms, log(1+T)). */
+void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
+                          const ramp_geometry *g, int sms, int blocks_per_sm,
+                          int nexp, const int32_t *load,
+                          double terms[RAMP_COST_TERMS]);
+
+/* Fits every configuration of t on the loads where mask[i] != 0 (mask NULL:
+ * all loads). A configuration's rows are the masked loads with a finite
+ * time for it (NaN = not measured is skipped); a time <= 0 or infinite is
+ * RAMP_ERR_NUMERIC naming the load and configuration. RAMP_ERR_INVALID_
+ * ARGUMENT if no configuration has a single row. */
+ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
+                               ramp_costmodel_kind kind, ramp_costmodel **out);
+void ramp_costmodel_free(ramp_costmodel *m);
+
+/* Predicted time (us) of configuration `config` on a load. */
+double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
+                              const int32_t *load);
+/* Predictions of every configuration into out[nconfigs]. */
+void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
+                                const int32_t *load, double *out);
+/* argmin of the prediction over candidates (NULL: all configurations);
+ * ties go to the earliest candidate. RAMP_ERR_NUMERIC if no candidate has a
+ * finite prediction. */
+ramp_status ramp_costmodel_pick(const ramp_costmodel *m, int nexp,
+                                const int32_t *load, const int *candidates,
+                                int ncandidates, int *config);
+
+typedef struct {
+    int64_t loads;            /* loads with a defined rank correlation */
+    double spearman_median;   /* per load: predicted vs measured order */
+    double spearman_p10;
+    double pick_err_median;   /* |predicted/measured - 1| of the pick */
+    double pick_err_p90;
+    double pick_gap_mean;     /* mean of t(pick)/t(best) - 1 */
+} ramp_costmodel_diag;
+
+/* Diagnostics over masked loads of t (which must have m's configurations),
+ * ranking the candidates (NULL: all) with a finite measured time. */
+ramp_status ramp_costmodel_diagnose(const ramp_costmodel *m,
+                                    const ramp_timing *t, const uint8_t *mask,
+                                    const int *candidates, int ncandidates,
+                                    ramp_costmodel_diag *out);
+
+/* ---- 8b. The menu (menu.c) ----------------------------------------------
+ *
+ * Greedy top-N from one occupancy class (blocks_per_sm): repeatedly add the
+ * configuration that most lowers the workload's total, sum over loads of the
+ * minimum over the menu of the time (measured, or predicted by a cost
+ * model). Each class with a valid configuration gets its own greedy menu; the
+ * class whose menu has the lowest total wins.
+ * Tie-breaks: between configurations, the lower index in the dataset; between
+ * classes, the lower blocks_per_sm. A menu always gets min(size, class size)
+ * entries, even when a later entry no longer lowers the total. A
+ * configuration is a candidate only if its time (or prediction) is finite on
+ * every load of the workload and its blocks_per_sm is >= 1. */
+
+#define RAMP_MENU_MAX 16
+
+typedef struct {
+    int count;
+    int blocks_per_sm;               /* the occupancy class */
+    int config[RAMP_MENU_MAX];       /* indices into the dataset's configs,
+                                        in the order the greedy added them */
+    double total_us[RAMP_MENU_MAX];  /* workload total with entries 0..i */
+    int64_t loads;                   /* loads in the workload */
+} ramp_menu;
+
+/* size: 1..RAMP_MENU_MAX (6 in the paper). occupancy: 0 tries every class,
+ * else only that class. model: NULL for measured times, else predicted.
+ * mask: the workload's loads (NULL: all). */
+ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
+                             int size, int occupancy,
+                             const ramp_costmodel *model, ramp_menu *out);
+
+/* ---- 8c. Policies (policy.c) --------------------------------------------
+ *
+ * A policy picks a configuration index for each per-GPU load. Those that
+ * learn are fit on a training mask of loads and never see any other load's
+ * times. Table policies key a table on some statistic, keep in each cell the
+ * configuration with the least summed measured time over the cell's training
+ * loads (batch tables: the least summed layer time, slowest GPU), and fall
+ * back to the nearest non-empty cell (token axis first, then the others;
+ * ties to the lower cell). */
+
+typedef enum {
+    RAMP_POLICY_VLLM = 0,        /* batch-size table tuned on uniformly
+                                    random routing; whole batch's tokens */
+    RAMP_POLICY_TRACE_TABLE,     /* same lookup tuned on training traffic */
+    RAMP_POLICY_PER_GPU_TABLE,   /* keyed on the GPU's own token count */
+    RAMP_POLICY_TABLE_PADDING,   /* 2-D: tokens x padding (8 buckets) */
+    RAMP_POLICY_TABLE_ACTIVE,    /* 2-D: tokens x active experts */
+    RAMP_POLICY_TABLE_MAXMEAN,   /* 2-D: tokens x largest load / mean */
+    RAMP_POLICY_TABLE_CV,        /* 2-D: tokens x coefficient of variation */
+    RAMP_POLICY_TABLE_3D,        /* tokens x active x padding (quartiles) */
+    RAMP_POLICY_KNN,             /* k nearest training loads */
+    RAMP_POLICY_EXHAUSTIVE,      /* oracle: argmin of the measured times */
+    RAMP_POLICY_COSTMODEL,       /* RaMP: argmin of Equation 3 */
+    RAMP_POLICY_TILECOUNT_OLS,   /* argmin of Appendix A.2's tile formula */
+    RAMP_POLICY_MENU_TABLE,      /* trace-tuned batch-size table on the menu */
+    RAMP_POLICY_MENU_COSTMODEL,  /* RaMP on the menu: what is served */
+    RAMP_POLICY_MENU_BEST,       /* oracle on the menu */
+    RAMP_POLICY_COUNT
+} ramp_policy_kind;
+
+/* Stable short names ("vllm", "trace-table", "per-gpu-table",
+ * "table-padding", "table-active", "table-maxmean", "table-cv", "table-3d",
+ * "knn", "exhaustive", "ramp", "tilecount-ols", "menu-table", "menu-ramp",
+ * "menu-best"); "?" out of range. */
+const char *ramp_policy_name(ramp_policy_kind k);
+/* Human label ("vLLM's tuning"); "?" out of range. */
+const char *ramp_policy_label(ramp_policy_kind k);
+/* Parses a short name (case-insensitive); also "costmodel" for "ramp". */
+ramp_status ramp_policy_parse(const char *text, ramp_policy_kind *out);
+/* 1 if the policy reads the measured times of the load it chooses for
+ * (EXHAUSTIVE, MENU_BEST): an oracle, not a policy one can deploy. */
+int ramp_policy_is_oracle(ramp_policy_kind k);
+/* 1 for MENU_TABLE, MENU_COSTMODEL, MENU_BEST. */
+int ramp_policy_needs_menu(ramp_policy_kind k);
+
+typedef enum {
+    RAMP_BUCKETS_POW2 = 0,   /* 0, 1, 2-3, 4-7, ... */
+    RAMP_BUCKETS_VLLM18 = 1  /* nearest of vLLM's 18 batch sizes */
+} ramp_token_buckets;
+
+/* vLLM's tuned batch sizes. */
+#define RAMP_VLLM_SIZES 18
+extern const int ramp_vllm_batch_sizes[RAMP_VLLM_SIZES];
+
+typedef struct {
+    const int *menu;             /* candidates of the MENU_* kinds */
+    int menu_count;
+    const char *tune_domain;     /* VLLM tunes on this domain: "uniform" */
+    ramp_token_buckets gpu_buckets; /* per-GPU token axis: POW2 */
+    int pad_buckets;             /* 8 */
+    int aux_buckets;             /* 4: active / max-over-mean / CV axes */
+    int cube_buckets;            /* 4: the 3-D table's quartiles */
+    int knn_k;                   /* 8 */
+} ramp_policy_options;
+
+void ramp_policy_defaults(ramp_policy_options *o);
+
+typedef struct ramp_policy ramp_policy;
+
+/* Fits `kind` on the loads with train_mask[i] != 0 (NULL: all). VLLM keeps
+ * only masked loads of options->tune_domain and fails with RAMP_ERR_NOT_FOUND
+ * if there are none. Batch tables use the batches all of whose loads are
+ * masked. Times of the masked loads must be finite (RAMP_ERR_NUMERIC names
+ * the load and configuration). opt NULL: defaults. */
+ramp_status ramp_policy_fit(ramp_policy_kind kind, const ramp_timing *t,
+                            const uint8_t *train_mask,
+                            const ramp_policy_options *opt, ramp_policy **out);
+/* Chooses for load i of t (t must have the fitted dataset's configurations;
+ * oracles read t's measured times of load i). */
+ramp_status ramp_policy_choose(const ramp_policy *p, const ramp_timing *t,
+                               int64_t i, int *config);
+/* Chooses for a raw load (not for oracles: RAMP_ERR_UNSUPPORTED). */
+ramp_status ramp_policy_choose_load(const ramp_policy *p, int nexp,
+                                    const int32_t *load, int32_t batch_tokens,
+                                    int *config);
+ramp_policy_kind ramp_policy_kind_of(const ramp_policy *p);
+/* The fitted cost model of COSTMODEL, MENU_COSTMODEL, TILECOUNT_OLS; else
+ * NULL. Owned by the policy. */
+const ramp_costmodel *ramp_policy_costmodel(const ramp_policy *p);
+void ramp_policy_free(ramp_policy *p);
+
+/* ---- 8d. Held-out evaluation (eval.c) -----------------------------------
+ *
+ * For each held-out domain d (every domain of the dataset except "uniform"
+ * that has batches): every learning policy, and the menu, are fit on the
+ * other domains' loads (VLLM on the "uniform" loads; the others on the
+ * traffic domains, "uniform" excluded unless train_uniform), from a copy of
+ * the dataset whose held-out times are NaN, and scored on d's batches. A
+ * batch's layer time under a policy is the max over its GPUs of the measured
+ * time of the configuration the policy picked for that GPU. The reference,
+ * "RaMP", is COSTMODEL over the full space. All times must be finite and > 0.
+ * Ratios are geometric means over batches; intervals are percentile
+ * bootstraps over batches (seeded). */
+
+typedef struct {
+    uint64_t seed;          /* bootstrap seed (1) */
+    int bootstrap;          /* resamples (1000); 0: no intervals */
+    int min_tokens;         /* the ">= 128" subset's threshold (128) */
+    int menu_size;          /* 6; 0: no menu policies */
+    int train_uniform;      /* 1: "uniform" loads also train the others */
+    const char *holdout;    /* NULL: every domain in turn; else only this */
+    uint32_t policies;      /* bit (1u << kind) per policy; 0: all.
+                               COSTMODEL and EXHAUSTIVE always run */
+    int scatter_max;        /* predicted-vs-measured points kept (4000) */
+    ramp_policy_options policy;
+} ramp_eval_options;
+
+void ramp_eval_defaults(ramp_eval_options *o);
+
+/* A ratio over batches: geometric mean of t_num / t_den and its interval. */
+typedef struct {
+    int64_t batches;
+    double geomean, lo, hi;  /* NaN when batches == 0 */
+} ramp_eval_ratio;
+
+typedef struct {
+    int ran;                 /* requested and fit in every fold */
+    char why[160];           /* why not, when requested but !ran */
+    double total_us;         /* sum of layer times over scored batches */
+    ramp_eval_ratio speedup_all; /* RaMP over this policy, all batches */
+    ramp_eval_ratio speedup_ge;  /* ... on batches >= min_tokens */
+    double gap_all_pct;      /* this policy's gap to exhaustive:         */
+    double gap_ge_pct;       /* (geomean t / t_exhaustive - 1) * 100     */
+} ramp_eval_policy_stats;
+
+typedef struct {
+    char domain[RAMP_NAME_MAX];
+    int64_t train_loads;     /* traffic loads the fold was fit on */
+    int64_t test_batches;
+    int64_t test_loads;
+    ramp_menu menu;          /* count 0 when menu_size == 0 */
+    double spearman_median;  /* cost model on the held-out loads */
+    double pick_err_median;
+} ramp_eval_fold;
+
+typedef struct {
+    char model[RAMP_NAME_MAX];
+    char layout[16];
+    char device[64];
+    int nconfigs;
+    ramp_config *configs;         /* [nconfigs] the dataset's */
+    int min_tokens;
+    int bootstrap;
+    uint64_t seed;
+    int menu_size;
+    ramp_eval_policy_stats policy[RAMP_POLICY_COUNT];
+    int nfolds;
+    ramp_eval_fold *folds;        /* [nfolds] */
+    int64_t nbatches;             /* scored batches */
+    int64_t nbatches_ge;          /* of which >= min_tokens */
+    int32_t *batch_id;            /* [nbatches] */
+    int32_t *batch_tokens;        /* [nbatches] */
+    int32_t *batch_fold;          /* [nbatches] index into folds */
+    int32_t *batch_gpus;          /* [nbatches] loads in the batch */
+    double *layer_us;             /* [nbatches * RAMP_POLICY_COUNT]; NaN
+                                     where the policy did not run */
+    int64_t nloads;               /* the dataset's loads */
+    int32_t *choice;              /* [nloads * RAMP_POLICY_COUNT]; -1 where
+                                     not scored */
+    double spearman_median;       /* over every held-out load */
+    double pick_err_median;
+    int64_t nscatter;             /* sample of (predicted, measured) */
+    double *scatter_pred;         /* [nscatter] */
+    double *scatter_meas;         /* [nscatter] */
+} ramp_eval_result;
+
+/* Runs the held-out evaluation. RAMP_ERR_INVALID_ARGUMENT when fewer than
+ * two traffic domains (nothing to train on) or the holdout is unknown. */
+ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
+                          ramp_eval_result **out);
+void ramp_eval_free(ramp_eval_result *r);
+
+/* Geometric mean over scored batches with batch_tokens >= min_tokens of
+ * layer(num) / layer(den), with the result's bootstrap interval.
+ * RAMP_ERR_INVALID_ARGUMENT if either policy did not run. */
+ramp_status ramp_eval_compare(const ramp_eval_result *r, ramp_policy_kind num,
+                              ramp_policy_kind den, int min_tokens,
+                              ramp_eval_ratio *out);
+
+/* Reports (paper layout; one row per result, e.g. per layout):
+ * Table 3: RaMP over vLLM's tuning (all, >= min_tokens), over the
+ *          trace-tuned and per-GPU tables (all), RaMP's gap (all, %).
+ * Table 4: each per-GPU policy's gap to exhaustive on >= min_tokens
+ *          batches: geometric mean over the results and the worst.
+ * Table 9: on >= min_tokens batches, RaMP-on-menu over the table on the
+ *          menu, its gap to the best of the menu, and against the full
+ *          space its speedup over vLLM's tuning and gap to exhaustive.
+ * Summary: every policy of one result with intervals and diagnostics. */
+ramp_status ramp_eval_print_table3(FILE *f, const ramp_eval_result *const *r,
+                                   int n);
+ramp_status ramp_eval_print_table4(FILE *f, const ramp_eval_result *const *r,
+                                   int n);
+ramp_status ramp_eval_print_table9(FILE *f, const ramp_eval_result *const *r,
+                                   int n);
+ramp_status ramp_eval_print_summary(FILE *f, const ramp_eval_result *r);
+
+/* Writes dir/batches.csv (one row per scored batch: domain, batch,
+ * batch_tokens, gpus, then <policy>_us per policy that ran) and
+ * dir/summary.csv (one row per policy), each atomically. dir must exist. */
+ramp_status ramp_eval_write_csv(const ramp_eval_result *r, const char *dir);
+/* Writes dir/predicted_vs_measured.svg and dir/speedup.svg atomically. */
+ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir);
+
+/* ---- 8e. Plain SVG plots (plot_svg.c) ----------------------------------- */
+
+/* Scatter of (x, y), log-log when loglog (non-positive points dropped),
+ * with the line y = x when diagonal. Written atomically. */
+ramp_status ramp_svg_scatter(const char *path, const char *title,
+                             const char *xlabel, const char *ylabel,
+                             const double *x, const double *y, int64_t n,
+                             int loglog, int diagonal);
+/* Grouped bars: values[g * nseries + s] (NaN: no bar), a dashed line at
+ * `reference` (NaN: none), a legend of the series. Written atomically. */
+ramp_status ramp_svg_bars(const char *path, const char *title,
+                          const char *ylabel, int ngroups,
+                          const char *const *groups, int nseries,
+                          const char *const *series, const double *values,
+                          double reference);
+
+/* ---- 8f. Plans (plan.c) --------------------------------------------------
+ *
+ * What the GPU layer serves: the menu's configurations in their order, each
+ * with its Equation 3 coefficients, for one model, layout and geometry. JSON:
+ *   {"format": "ramp-plan", "version": 1, "libramp": "0.1.0",
+ *    "model": "...", "layout": "EP8", "device": "...", "sms": 132,
+ *    "geometry": {"experts", "topk", "inter", "hidden", "bf16"},
+ *    "occupancy": 2, "cost_terms": ["1", "waves", "tiles", "active"],
+ *    "menu": [{"config": "r16.w256.s4", "theta": [t0, t1, t2, t3]}, ...]} */
+
+typedef struct {
+    char model[RAMP_NAME_MAX];
+    char layout[16];
+    char device[64];
+    char libramp[16];                 /* version that wrote it */
+    ramp_geometry geom;
+    int sms;
+    int blocks_per_sm;                /* occupancy class of the menu */
+    int count;
+    ramp_config configs[RAMP_MENU_MAX];
+    double theta[RAMP_MENU_MAX][RAMP_COST_TERMS];
+} ramp_plan;
+
+/* A plan from a dataset's menu and an EQ3 model fit on the same dataset's
+ * configurations (RAMP_ERR_INVALID_ARGUMENT if an entry is unfit). */
+ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
+                           const ramp_costmodel *m, ramp_plan *out);
+/* Checks a plan: geometry, layout, sms, 1..RAMP_MENU_MAX distinct valid
+ * configurations, finite non-negative coefficients. */
+ramp_status ramp_plan_validate(const ramp_plan *p);
+/* Writes JSON atomically; validates first. */
+ramp_status ramp_plan_write(const ramp_plan *p, const char *path);
+/* Reads and validates; RAMP_ERR_FORMAT names the file and field. */
+ramp_status ramp_plan_read(const char *path, ramp_plan *out);
+/* Same from bytes in memory (for fuzzing); label names the source. */
+ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
+                            ramp_plan *out);
+/* The plan's pick for a load: argmin over its entries of Equation 3 (ties
+ * to the earlier entry), the CPU twin of the selection kernel. */
+int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load);
 
 /* ======================================================================
  * 9. GPU runtime (advanced): driver API and NVRTC loaded with dlopen.
  * ==================================================================== */
 
-/* @@GPU@@ */
+/* Nothing in this section needs the CUDA toolkit to build. The driver
+ * (libcuda.so.1) is loaded on the first GPU call, NVRTC (libnvrtc.so) on the
+ * first compile; on a machine without them every GPU entry point returns
+ * RAMP_ERR_NO_GPU with a message saying what was tried, and the rest of
+ * libramp works. Compiling (9.2) needs NVRTC but no GPU. Environment:
+ *   RAMP_CUDA_DRIVER  path of libcuda.so.1 (default: the loader's search)
+ *   RAMP_NVRTC_LIB    path of libnvrtc (default: libnvrtc.so.13, .12, .so,
+ *                     $CUDA_HOME/lib64, /usr/local/cuda/lib64)
+ *   RAMP_KERNEL_DIR   folder of the kernel sources (default: the source tree)
+ *   RAMP_CACHE_DIR    cubin cache (default $XDG_CACHE_HOME/ramp, else
+ *                     ~/.cache/ramp); RAMP_JIT_CACHE=0 turns the cache off
+ *   RAMP_JIT_DUMP=1   writes source, PTX and compiler log beside the cache */
+
+/* ---- 9.1 Devices, memory, streams, events, graphs ---------------------- */
+
+/* One GPU: the driver's primary context of a device, which the CUDA runtime
+ * (and PyTorch) share, so device pointers and streams pass both ways. */
+typedef struct ramp_gpu ramp_gpu;
+/* A device address (CUdeviceptr / a cudaMalloc pointer). */
+typedef uint64_t ramp_devptr;
+/* A CUDA stream (CUstream, the same object as cudaStream_t). Functions that
+ * launch work need one the caller created: NULL (the legacy default stream,
+ * which a CUDA graph cannot capture) is refused before anything is queued. */
+typedef void *ramp_stream;
+
+typedef struct {
+    ramp_device_limits limits; /* from the device's attributes */
+    int ordinal;
+    int cc_major, cc_minor;    /* 9, 0 on H100/H200 */
+    int l2_bytes;              /* L2 cache size */
+    int max_threads_per_block;
+    int clock_khz;             /* SM clock the driver reports (0: unknown) */
+    size_t global_bytes;       /* device memory */
+    int driver_version;        /* e.g. 13000 for CUDA 13.0 */
+} ramp_gpu_info;
+
+/* Devices the driver sees. RAMP_ERR_NO_GPU when there is no driver or none. */
+ramp_status ramp_gpu_count(int *count);
+/* Opens device `ordinal` (0-based) and makes its primary context current on
+ * the calling thread. RAMP_ERR_NO_GPU (no driver, no device, ordinal past the
+ * count), RAMP_ERR_CUDA for other driver failures. */
+ramp_status ramp_gpu_open(int ordinal, ramp_gpu **out);
+void ramp_gpu_close(ramp_gpu *gpu);
+ramp_status ramp_gpu_get_info(const ramp_gpu *gpu, ramp_gpu_info *out);
+/* Waits for all work on the device (cuCtxSynchronize). */
+ramp_status ramp_gpu_sync(ramp_gpu *gpu);
+
+/* Device memory. ramp_gpu_free accepts 0. The synchronous copies wait for
+ * the copy; the async ones queue it on a (non-NULL) stream. */
+ramp_status ramp_gpu_alloc(ramp_gpu *gpu, size_t bytes, ramp_devptr *out);
+ramp_status ramp_gpu_free(ramp_gpu *gpu, ramp_devptr ptr);
+ramp_status ramp_gpu_upload(ramp_gpu *gpu, ramp_devptr dst, const void *src,
+                            size_t bytes);
+ramp_status ramp_gpu_download(ramp_gpu *gpu, void *dst, ramp_devptr src,
+                              size_t bytes);
+ramp_status ramp_gpu_upload_async(ramp_gpu *gpu, ramp_devptr dst,
+                                  const void *src, size_t bytes,
+                                  ramp_stream stream);
+ramp_status ramp_gpu_download_async(ramp_gpu *gpu, void *dst, ramp_devptr src,
+                                    size_t bytes, ramp_stream stream);
+/* Sets `count` 32-bit words at dst to value. */
+ramp_status ramp_gpu_fill32_async(ramp_gpu *gpu, ramp_devptr dst,
+                                  uint32_t value, size_t count,
+                                  ramp_stream stream);
+
+/* A non-blocking stream (does not wait on the legacy default stream). */
+ramp_status ramp_stream_create(ramp_gpu *gpu, ramp_stream *out);
+ramp_status ramp_stream_destroy(ramp_gpu *gpu, ramp_stream stream);
+ramp_status ramp_stream_sync(ramp_gpu *gpu, ramp_stream stream);
+
+/* Events for timing: record two on a stream, then read the time between. */
+typedef struct ramp_event ramp_event;
+ramp_status ramp_event_create(ramp_gpu *gpu, ramp_event **out);
+ramp_status ramp_event_record(ramp_event *ev, ramp_stream stream);
+/* Waits for `end`, then gives end - start in microseconds. */
+ramp_status ramp_event_elapsed_us(ramp_event *start, ramp_event *end,
+                                  double *us);
+void ramp_event_free(ramp_event *ev);
+
+/* CUDA graphs: everything queued on `stream` between begin and end (thread-
+ * local capture mode) is recorded, not run; end instantiates it. A replay
+ * runs the recorded launches with the recorded arguments; device memory they
+ * read may change between replays. */
+typedef struct ramp_graph ramp_graph;
+ramp_status ramp_graph_capture_begin(ramp_gpu *gpu, ramp_stream stream);
+ramp_status ramp_graph_capture_end(ramp_gpu *gpu, ramp_stream stream,
+                                   ramp_graph **out);
+ramp_status ramp_graph_replay(ramp_graph *graph, ramp_stream stream);
+void ramp_graph_free(ramp_graph *graph);
+
+/* ---- 9.2 Run-time compilation (NVRTC, no GPU needed) ------------------- */
+
+/* What ptxas reported for one entry function ("-v"). */
+typedef struct {
+    char name[128];        /* entry function (extern "C" kernels: plain name) */
+    int registers;         /* per thread */
+    int smem_bytes;        /* static shared memory */
+    int cmem_bytes;        /* constant bank 0 */
+    int stack_bytes;       /* stack frame */
+    int spill_store_bytes;
+    int spill_load_bytes;
+    int barriers;
+} ramp_kernel_report;
+
+typedef struct {
+    const char *name;      /* program name: messages, cache and dump files;
+                              letters, digits, '.', '_', '-' (max 64) */
+    const char *source;    /* CUDA source text; #include "x" is looked up in
+                              kernel_dir (C-style CUDA, no std headers) */
+    const char *const *defines; /* "NAME" or "NAME=VALUE", passed as -D */
+    int ndefines;
+    const char *const *options; /* extra NVRTC options, e.g. "-maxrregcount=128" */
+    int noptions;
+    const char *kernel_dir; /* NULL: $RAMP_KERNEL_DIR, else the source tree */
+    const char *arch;       /* NULL: "sm_90a" */
+} ramp_jit_request;
+
+typedef struct {
+    void *cubin;
+    size_t cubin_size;
+    char *log;             /* NVRTC's log with ptxas's -v report */
+    int nkernels;
+    ramp_kernel_report *kernels; /* [nkernels] one per entry function */
+    int ptxas_warnings;    /* "ptxas warning" lines in the log */
+    uint64_t key;          /* cache key: hash of source, headers, options,
+                              NVRTC version */
+    int from_cache;        /* 1: read from the disk cache, not compiled */
+    int nvrtc_major, nvrtc_minor;
+} ramp_jit_result;
+
+/* Compiles with "-arch=sm_90a --std=c++17 -default-device -lineinfo
+ * --ptxas-options=-v" plus the request's defines and options, or reads the
+ * cubin from the disk cache. RAMP_ERR_COMPILE with the compiler's log in the
+ * message when compilation fails; RAMP_ERR_NOT_FOUND for a missing include;
+ * RAMP_ERR_NO_GPU when NVRTC cannot be loaded. A cache that cannot be written
+ * is not an error (the result is simply not cached). */
+ramp_status ramp_jit_compile(const ramp_jit_request *req, ramp_jit_result **out);
+void ramp_jit_result_free(ramp_jit_result *r);
+/* The report of entry function `name`, or NULL. */
+const ramp_kernel_report *ramp_jit_kernel(const ramp_jit_result *r,
+                                          const char *name);
+/* NVRTC's version; RAMP_ERR_NO_GPU when it cannot be loaded. */
+ramp_status ramp_jit_version(int *major, int *minor);
+/* Parses ptxas -v output (as found in NVRTC's log). *out is malloc'd (free
+ * with free()); RAMP_ERR_FORMAT on a line it cannot read. */
+ramp_status ramp_ptxas_parse(const char *log, ramp_kernel_report **out,
+                             int *count);
+/* Fills `out` from a compiled kernel's report (measured = 1): blocks_per_sm
+ * by the occupancy rules of sm_90 (registers allocated per warp in units of
+ * 256 over 4 sub-partitions, 1 KB of shared memory reserved per block),
+ * valid = 0 with the reason if the kernel cannot launch with `threads`
+ * threads and `dynamic_smem` bytes, or if it spills. */
+ramp_status ramp_resources_from_report(const ramp_kernel_report *k,
+                                       int threads, int dynamic_smem,
+                                       const ramp_device_limits *lim,
+                                       ramp_resources *out);
+
+/* ---- 9.3 Modules and launches -------------------------------------------- */
+
+typedef struct ramp_module ramp_module;
+typedef struct ramp_kernel ramp_kernel; /* owned by its module */
+
+ramp_status ramp_module_load(ramp_gpu *gpu, const void *cubin, size_t size,
+                             ramp_module **out);
+void ramp_module_free(ramp_module *m);
+/* Looks up an entry function and allows it `max_dynamic_smem` bytes of
+ * dynamic shared memory (raising the 48 KB default when needed). */
+ramp_status ramp_module_kernel(ramp_module *m, const char *name,
+                               int max_dynamic_smem, ramp_kernel **out);
+/* Registers, static shared memory and stack the driver reports for it. */
+ramp_status ramp_kernel_attributes(const ramp_kernel *k,
+                                   ramp_kernel_report *out);
+/* Queues one launch (cuLaunchKernel). args: one pointer per kernel parameter.
+ * Checks the shape (block <= 1024 threads, dynamic_smem <= the kernel's
+ * allowance) and the stream (non-NULL) before launching. */
+ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
+                               const unsigned block[3], int dynamic_smem,
+                               ramp_stream stream, void **args);
+
+/* ---- 9.4 The selection kernel (Section 3.2, Algorithm 1) ----------------- */
+
+#define RAMP_SELECT_MAX_ENTRIES 16
+
+/* One menu entry as the selection kernel sees it: Equation 1's tile sizes and
+ * Equation 3's coefficients (in microseconds, float32). */
+typedef struct {
+    int rows;        /* b_c: token rows per tile (1..1024) */
+    int slices;      /* q_c = ceil(h / w) * splitk: tiles per row-tile */
+    int slots;       /* S_c = sms * blocks_per_sm: tiles per wave */
+    float theta[4];  /* fixed, per wave, per tile, per active expert; finite,
+                        |theta| <= 1e20 (so no prediction overflows) */
+} ramp_select_entry;
+
+/* From a configuration and a fitted model: rows = c->rows, slices =
+ * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm. */
+ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
+                                   int sms, int blocks_per_sm,
+                                   const double theta[4],
+                                   ramp_select_entry *out);
+
+typedef struct {
+    int experts;          /* E: ids in [0, E) are valid (1..65535) */
+    int topk;             /* k (1..E) */
+    int max_tokens;       /* most tokens one call may carry (>= 1) */
+    int local_experts;    /* experts on this GPU (1..1024) */
+    const int32_t *local_of; /* [E] local index of each expert on this GPU,
+                                -1 for experts held elsewhere; NULL: experts
+                                first_expert .. first_expert+local_experts-1 */
+    int first_expert;
+    int nentries;         /* menu size, 1..RAMP_SELECT_MAX_ENTRIES */
+    ramp_select_entry entries[RAMP_SELECT_MAX_ENTRIES];
+    int group_only;       /* 1: skip Equation 3, always entry 0 (the plain
+                             group-and-pad kernel that RaMP replaces) */
+} ramp_select_desc;
+
+/* Checks every field: RAMP_ERR_INVALID_ARGUMENT naming the field and value
+ * (k > E, a local_of entry out of range or repeated, ...). */
+ramp_status ramp_select_desc_check(const ramp_select_desc *d);
+/* Output capacities: *max_slots >= padded token slots and *max_tiles >= row
+ * tiles any routing of max_tokens tokens can produce with any entry. */
+ramp_status ramp_select_capacity(const ramp_select_desc *d, int64_t *max_slots,
+                                 int64_t *max_tiles);
+
+/* Indices into the selection's int32 meta array. */
+enum {
+    RAMP_SELECT_META_CHOSEN = 0,   /* chosen menu index */
+    RAMP_SELECT_META_TILES = 1,    /* row tiles of the chosen entry */
+    RAMP_SELECT_META_SLOTS = 2,    /* padded slots = tiles * rows */
+    RAMP_SELECT_META_LOCAL = 3,    /* token-expert pairs on this GPU */
+    RAMP_SELECT_META_BAD_IDS = 4,  /* ids < -1 or >= E: skipped, counted */
+    RAMP_SELECT_META_TOKENS = 5,   /* tokens processed */
+    RAMP_SELECT_META_CLAMPED = 6,  /* 1: a device-side token count was out of
+                                      [0, max_tokens] and was clamped */
+    RAMP_SELECT_META_COUNT = 8
+};
+
+/* Result of one selection, on the host. Output layout (same on the GPU):
+ *   sorted_ids[slots]: token-slot ids (token * k + j) grouped by local expert
+ *     (expert 0 first) and, within an expert, by increasing id; each expert's
+ *     run padded with -1 to a multiple of the chosen entry's rows.
+ *   tile_expert[tiles]: local expert of each row tile.
+ *   tile_start[local_experts + 1]: first tile of each expert; slot of a tile
+ *     = tile * rows.
+ *   counts[local_experts]: pairs per local expert.
+ *   pred[nentries]: Equation 3 per entry (float32; all 0 under group_only).
+ * Choice: lowest predicted time, ties to the lowest menu index. Entries past
+ * slots / tiles are left untouched. */
+typedef struct {
+    int32_t meta[RAMP_SELECT_META_COUNT];
+    float pred[RAMP_SELECT_MAX_ENTRIES];
+    int local_experts;
+    int64_t max_slots, max_tiles;
+    int32_t *counts;      /* [local_experts] */
+    int32_t *tile_start;  /* [local_experts + 1] */
+    int32_t *sorted_ids;  /* [max_slots] */
+    int32_t *tile_expert; /* [max_tiles] */
+} ramp_select_result;
+
+ramp_status ramp_select_result_create(const ramp_select_desc *d,
+                                      ramp_select_result **out);
+void ramp_select_result_free(ramp_select_result *r);
+
+/* The CPU twin: what the kernel computes, bit for bit (Equation 3 is
+ * evaluated as fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))) in float32 on
+ * both). ids: [tokens * k] int32. RAMP_ERR_INVALID_ARGUMENT when tokens is
+ * outside [0, max_tokens] or ids is NULL with tokens > 0. Bad ids are not an
+ * error: they are skipped and counted in meta. */
+ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
+                            const int32_t *ids, ramp_select_result *out);
+
+/* The selection kernel on a GPU: compiled (cached) and loaded at create, with
+ * device buffers for its outputs. A launch is one kernel of a fixed shape
+ * (1 block of 1024 threads), with no host synchronisation: safe to capture. */
+typedef struct ramp_selector ramp_selector;
+
+/* Device addresses of a selector's outputs (layout as ramp_select_result). */
+typedef struct {
+    ramp_devptr meta, pred, counts, tile_start, sorted_ids, tile_expert;
+    int64_t max_slots, max_tiles;
+} ramp_select_device;
+
+ramp_status ramp_selector_create(ramp_gpu *gpu, const ramp_select_desc *d,
+                                 ramp_selector **out);
+/* topk_ids: device int32 [tokens, k] (16-byte alignment makes loads wider).
+ * tokens_dev: 0, or a device int32 holding the token count, read by the
+ * kernel instead of `tokens` (a captured graph then serves any batch up to
+ * max_tokens; a value out of range is clamped and flagged in meta).
+ * Fails before launching on tokens outside [0, max_tokens], a NULL stream or
+ * a zero topk_ids with tokens > 0. */
+ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
+                                 int tokens, ramp_devptr tokens_dev,
+                                 ramp_stream stream);
+ramp_status ramp_selector_device(const ramp_selector *s,
+                                 ramp_select_device *out);
+/* Copies the outputs of the last launch on `stream` into `out` (waits). */
+ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
+                                   ramp_select_result *out);
+/* Shared memory the kernel uses for this descriptor (bytes). */
+int64_t ramp_select_smem_bytes(const ramp_select_desc *d);
+void ramp_selector_free(ramp_selector *s);
 
 #ifdef __cplusplus
 }

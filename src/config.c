@@ -160,12 +160,9 @@ ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
     return RAMP_OK;
 }
 
-ramp_status ramp_config_space(const ramp_geometry *g,
-                              const ramp_device_limits *lim, ramp_config **out,
-                              int *count) {
-    RAMP_CHECK(g && lim && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
-    RAMP_CHECK(g->inter >= 128 && g->hidden >= 128, RAMP_ERR_INVALID_ARGUMENT,
-               "geometry h = %d, d = %d: both must be >= 128", g->inter, g->hidden);
+ramp_status ramp_config_candidates(const ramp_geometry *g, ramp_config **out,
+                                  int *count) {
+    RAMP_CHECK(g && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     int cap = COUNT(ROWS) * COUNT(WIDTHS) * COUNT(STAGES) * 3 * 2, n = 0;
     ramp_config *list = ramp_calloc((size_t)cap, sizeof *list);
     if (!list) return RAMP_ERR_OUT_OF_MEMORY;
@@ -175,13 +172,29 @@ ramp_status ramp_config_space(const ramp_geometry *g,
                 for (int launch = 0; launch < 3; launch++)
                     for (int split = 1; split <= 2; split++) {
                         if (split == 2 && !(g->hidden >= 4096 && ROWS[ri] <= 8)) continue;
-                        ramp_config c = {ROWS[ri], WIDTHS[wi], STAGES[si],
-                                         launch >= 1, launch == 2, split};
-                        ramp_resources r;
-                        ramp_status s = ramp_config_resources(&c, g, lim, &r);
-                        if (s != RAMP_OK) { free(list); return s; }
-                        if (r.valid) list[n++] = c;
+                        list[n++] = (ramp_config){ROWS[ri], WIDTHS[wi], STAGES[si],
+                                                  launch >= 1, launch == 2, split};
                     }
+    *out = list;
+    *count = n;
+    return RAMP_OK;
+}
+
+ramp_status ramp_config_space(const ramp_geometry *g,
+                              const ramp_device_limits *lim, ramp_config **out,
+                              int *count) {
+    RAMP_CHECK(g && lim && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(g->inter >= 128 && g->hidden >= 128, RAMP_ERR_INVALID_ARGUMENT,
+               "geometry h = %d, d = %d: both must be >= 128", g->inter, g->hidden);
+    ramp_config *list = NULL;
+    int total = 0, n = 0;
+    RAMP_TRY(ramp_config_candidates(g, &list, &total));
+    for (int i = 0; i < total; i++) {
+        ramp_resources r;
+        ramp_status s = ramp_config_resources(&list[i], g, lim, &r);
+        if (s != RAMP_OK) { free(list); return s; }
+        if (r.valid) list[n++] = list[i];
+    }
     *out = list;
     *count = n;
     return RAMP_OK;

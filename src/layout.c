@@ -185,3 +185,62 @@ double ramp_imbalance(const ramp_placement *p, const int32_t *counts) {
     }
     return total > 0 ? most / (total / p->gpus) : 1.0;
 }
+
+ramp_status ramp_placements_balanced_on(const ramp_trace *on, ramp_layout layout,
+                                        int layers, ramp_placement ***out) {
+    RAMP_CHECK(on && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(layers >= 1, RAMP_ERR_INVALID_ARGUMENT, "layers = %d: must be >= 1", layers);
+    int E = on->experts;
+    double *expected = ramp_calloc((size_t)layers * (size_t)E, sizeof *expected);
+    ramp_placement **list = ramp_calloc((size_t)layers, sizeof *list);
+    if (!expected || !list) {
+        free(expected);
+        free(list);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    for (int64_t r = 0; r < on->records; r++) {
+        int l = on->layer[r];
+        if (l < 0 || l >= layers) continue;
+        for (int e = 0; e < E; e++) expected[(size_t)l * E + e] += on->counts[r * E + e];
+    }
+    ramp_status s = RAMP_OK;
+    for (int l = 0; l < layers && s == RAMP_OK; l++)
+        s = ramp_placement_balanced(E, layout, expected + (size_t)l * E, &list[l]);
+    free(expected);
+    if (s != RAMP_OK) {
+        for (int l = 0; l < layers; l++) ramp_placement_free(list[l]);
+        free(list);
+        return s;
+    }
+    *out = list;
+    return RAMP_OK;
+}
+
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+ramp_status ramp_imbalance_median(const ramp_trace *t,
+                                  ramp_placement *const *placements, int n,
+                                  int min_tokens, int max_tokens,
+                                  double *median, int64_t *records) {
+    RAMP_CHECK(t && placements && n >= 1 && median, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    for (int i = 0; i < n; i++)
+        RAMP_CHECK(placements[i] && placements[i]->experts == t->experts, RAMP_ERR_INVALID_ARGUMENT,
+                   "placement %d is for %d experts, the trace has %d", i,
+                   placements[i] ? placements[i]->experts : 0, t->experts);
+    double *v = ramp_calloc((size_t)(t->records ? t->records : 1), sizeof *v);
+    if (!v) return RAMP_ERR_OUT_OF_MEMORY;
+    int64_t m = 0;
+    for (int64_t r = 0; r < t->records; r++) {
+        if (t->tokens[r] < min_tokens || (max_tokens > 0 && t->tokens[r] > max_tokens)) continue;
+        int l = t->layer[r] < 0 ? 0 : t->layer[r];
+        v[m++] = ramp_imbalance(placements[l % n], t->counts + r * t->experts);
+    }
+    qsort(v, (size_t)m, sizeof *v, by_double);
+    *median = m == 0 ? 0.0 : (m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]));
+    if (records) *records = m;
+    free(v);
+    return RAMP_OK;
+}

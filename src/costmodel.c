@@ -1,0 +1,699 @@
+/*
+ * costmodel.c - the paper's cost model (Section 3.1): the per-load features
+ * of Equation 1 (tiles T_c, waves W_c, active experts A), the solvers that fit
+ * it (Lawson-Hanson NNLS, pivoted-QR least squares), the per-configuration
+ * fit on relative error, prediction and picking, Spearman's rank correlation
+ * and the diagnostics the paper reports (rank correlation between predicted
+ * and measured order, error of the picked configuration's prediction).
+ *
+ * Solvers work on small n (<= 16 terms) and possibly many rows. Both first
+ * reduce [A | b] by a Householder QR to an n x n triangle, which keeps the
+ * residual's gradient exact (A^T r = R^T (c - R x)) and makes the
+ * active-set iterations of NNLS independent of the number of loads.
+ */
+#include "eval.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define MAX_N 16
+
+/* ---- features ------------------------------------------------------------ */
+
+/* q_c: column slices of the intermediate (a partial slice is still a tile)
+ * times the split of the up projection. */
+static double q_of(const ramp_config *c, const ramp_geometry *g) {
+    int w = c->width > 0 ? c->width : 1;
+    int h = g->inter > 0 ? g->inter : 1;
+    double q = (double)((h + w - 1) / w);
+    return q * (c->splitk > 1 ? c->splitk : 1);
+}
+
+static double slots_of(int sms, int blocks_per_sm) {
+    return (double)(sms > 0 ? sms : 1) * (double)(blocks_per_sm > 0 ? blocks_per_sm : 1);
+}
+
+/* sum_e ceil(n_e / b) and the active experts of a load. */
+static void rowtiles_of(int nexp, const int32_t *load, int b, double *rowtiles,
+                        double *active) {
+    int64_t rt = 0, act = 0;
+    if (b < 1) b = 1;
+    for (int e = 0; load && e < nexp; e++) {
+        int64_t n = load[e];
+        if (n <= 0) continue;
+        act++;
+        rt += (n + b - 1) / b;
+    }
+    *rowtiles = (double)rt;
+    *active = (double)act;
+}
+
+void ramp_features_compute(const ramp_config *c, const ramp_geometry *g,
+                           int sms, int blocks_per_sm, int nexp,
+                           const int32_t *load, ramp_features *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!c || !g) return;
+    double rt, act;
+    rowtiles_of(nexp, load, c->rows, &rt, &act);
+    out->tiles = q_of(c, g) * rt;
+    out->waves = ceil(out->tiles / slots_of(sms, blocks_per_sm));
+    out->active = act;
+}
+
+static void terms_from(ramp_costmodel_kind kind, double tiles, double slots,
+                       int sms, double active, double *terms) {
+    terms[0] = 1.0;
+    if (kind == RAMP_COSTMODEL_TILECOUNT) {
+        terms[1] = tiles;
+        terms[2] = tiles / (double)(sms > 0 ? sms : 1);
+        terms[3] = log1p(tiles);
+    } else {
+        terms[1] = ceil(tiles / slots);
+        terms[2] = tiles;
+        terms[3] = active;
+    }
+}
+
+void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
+                          const ramp_geometry *g, int sms, int blocks_per_sm,
+                          int nexp, const int32_t *load,
+                          double terms[RAMP_COST_TERMS]) {
+    ramp_features f;
+    ramp_features_compute(c, g, sms, blocks_per_sm, nexp, load, &f);
+    terms_from(kind, f.tiles, slots_of(sms, blocks_per_sm), sms, f.active, terms);
+}
+
+/* ---- Householder QR ------------------------------------------------------ */
+
+/* Factors the first nf columns of the m x nc row-major matrix a in place
+ * (R in the upper triangle; zeros are not written below it), applying the
+ * same reflections to the remaining columns (right-hand sides). With perm,
+ * columns are pivoted by largest remaining norm and perm[j] = original
+ * column at position j. v: scratch of m doubles. */
+static void householder(double *a, int m, int nc, int nf, int *perm, double *v) {
+    int steps = m < nf ? m : nf;
+    if (perm)
+        for (int j = 0; j < nf; j++) perm[j] = j;
+    for (int k = 0; k < steps; k++) {
+        if (perm) {
+            int best = k;
+            double bestn = -1;
+            for (int j = k; j < nf; j++) {
+                double s = 0;
+                for (int i = k; i < m; i++) s += a[(size_t)i * nc + j] * a[(size_t)i * nc + j];
+                if (s > bestn) { bestn = s; best = j; }
+            }
+            if (best != k) {
+                for (int i = 0; i < m; i++) {
+                    double tmp = a[(size_t)i * nc + k];
+                    a[(size_t)i * nc + k] = a[(size_t)i * nc + best];
+                    a[(size_t)i * nc + best] = tmp;
+                }
+                int tp = perm[k]; perm[k] = perm[best]; perm[best] = tp;
+            }
+        }
+        double norm = 0, scale = 0;
+        for (int i = k; i < m; i++) {
+            double x = fabs(a[(size_t)i * nc + k]);
+            if (x > scale) scale = x;
+        }
+        if (scale == 0) continue; /* column already zero below the diagonal */
+        for (int i = k; i < m; i++) {
+            double x = a[(size_t)i * nc + k] / scale;
+            norm += x * x;
+        }
+        norm = scale * sqrt(norm);
+        double akk = a[(size_t)k * nc + k];
+        double alpha = akk > 0 ? -norm : norm;
+        double vn = 0;
+        for (int i = k; i < m; i++) {
+            v[i] = a[(size_t)i * nc + k];
+            if (i == k) v[i] -= alpha;
+            vn += v[i] * v[i];
+        }
+        if (vn == 0) continue;
+        for (int j = k + 1; j < nc; j++) {
+            double s = 0;
+            for (int i = k; i < m; i++) s += v[i] * a[(size_t)i * nc + j];
+            s *= 2.0 / vn;
+            for (int i = k; i < m; i++) a[(size_t)i * nc + j] -= s * v[i];
+        }
+        a[(size_t)k * nc + k] = alpha;
+        for (int i = k + 1; i < m; i++) a[(size_t)i * nc + k] = 0;
+    }
+}
+
+static int all_finite(const double *v, size_t n, size_t *where) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) { *where = i; return 0; }
+    return 1;
+}
+
+/* Pivoted-QR least squares on a copy: x = basic solution, zero for columns
+ * found dependent. w: (m * (n + 1)) + m doubles of scratch. */
+static void ols_core(const double *A, int m, int n, const double *b, double *x,
+                     double *w) {
+    double *a = w, *v = w + (size_t)m * (n + 1);
+    int perm[MAX_N];
+    for (int i = 0; i < m; i++) {
+        memcpy(a + (size_t)i * (n + 1), A + (size_t)i * n, (size_t)n * sizeof *a);
+        a[(size_t)i * (n + 1) + n] = b[i];
+    }
+    householder(a, m, n + 1, n, perm, v);
+    int steps = m < n ? m : n, rank = 0;
+    double r00 = steps > 0 ? fabs(a[0]) : 0;
+    double tol = (double)(m > n ? m : n) * DBL_EPSILON * r00;
+    while (rank < steps && fabs(a[(size_t)rank * (n + 1) + rank]) > tol) rank++;
+    double z[MAX_N];
+    for (int j = rank - 1; j >= 0; j--) {
+        double s = a[(size_t)j * (n + 1) + n];
+        for (int l = j + 1; l < rank; l++) s -= a[(size_t)j * (n + 1) + l] * z[l];
+        z[j] = s / a[(size_t)j * (n + 1) + j];
+    }
+    for (int j = 0; j < n; j++) x[j] = 0;
+    for (int j = 0; j < rank; j++) x[perm[j]] = z[j];
+}
+
+ramp_status ramp_ols(const double *A, int m, int n, const double *b, double *x) {
+    RAMP_CHECK(A && b && x, RAMP_ERR_INVALID_ARGUMENT, "ramp_ols: NULL argument");
+    RAMP_CHECK(m >= 1 && n >= 1 && n <= MAX_N, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_ols: m = %d, n = %d (need m >= 1, 1 <= n <= %d)", m, n, MAX_N);
+    size_t where;
+    RAMP_CHECK(all_finite(A, (size_t)m * n, &where), RAMP_ERR_NUMERIC,
+               "ramp_ols: A[%zu][%zu] is not finite", where / n, where % n);
+    RAMP_CHECK(all_finite(b, (size_t)m, &where), RAMP_ERR_NUMERIC,
+               "ramp_ols: b[%zu] is not finite", where);
+    double *w = ramp_calloc((size_t)m * (n + 2), sizeof *w);
+    if (!w) return RAMP_ERR_OUT_OF_MEMORY;
+    ols_core(A, m, n, b, x, w);
+    free(w);
+    for (int j = 0; j < n; j++)
+        RAMP_CHECK(isfinite(x[j]), RAMP_ERR_NUMERIC, "ramp_ols: x[%d] overflowed", j);
+    return RAMP_OK;
+}
+
+/* ---- NNLS (Lawson and Hanson 1974, chapter 23) ---------------------------- */
+
+/* Least squares on the columns in P of the k x n matrix M; z zero elsewhere. */
+static void solve_passive(const double *M, int k, int n, const double *d,
+                          const int *P, double *z, double *w) {
+    double sub[MAX_N * MAX_N], zs[MAX_N];
+    int cols[MAX_N], p = 0;
+    for (int j = 0; j < n; j++)
+        if (P[j]) cols[p++] = j;
+    for (int i = 0; i < k; i++)
+        for (int l = 0; l < p; l++) sub[i * p + l] = M[i * n + cols[l]];
+    for (int j = 0; j < n; j++) z[j] = 0;
+    if (p == 0) return;
+    ols_core(sub, k, p, d, zs, w);
+    for (int l = 0; l < p; l++) z[cols[l]] = zs[l];
+}
+
+/* Lawson-Hanson on a k x n system (k <= n here, unit-norm columns). */
+static ramp_status lawson_hanson(const double *M, int k, int n, const double *d,
+                                 const int *usable, double *x) {
+    int P[MAX_N] = {0}, blocked[MAX_N] = {0};
+    double z[MAX_N], r[MAX_N];
+    double work[MAX_N * (MAX_N + 1) + MAX_N];
+    double dn = 0;
+    for (int i = 0; i < k; i++) dn += d[i] * d[i];
+    dn = sqrt(dn);
+    double tol = 64.0 * DBL_EPSILON * (double)n * (dn > 0 ? dn : 1.0);
+    for (int j = 0; j < n; j++) x[j] = 0;
+    for (int outer = 0;; outer++) {
+        if (outer > 30 * n + 30)
+            RAMP_FAIL(RAMP_ERR_NUMERIC, "ramp_nnls: no convergence after %d iterations", outer);
+        for (int i = 0; i < k; i++) {
+            double s = d[i];
+            for (int j = 0; j < n; j++) s -= M[i * n + j] * x[j];
+            r[i] = s;
+        }
+        int t = -1;
+        double best = tol;
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int i = 0; i < k; i++) s += M[i * n + j] * r[i];
+            if (!P[j] && usable[j] && !blocked[j] && s > best) { best = s; t = j; }
+        }
+        if (t < 0) break;
+        P[t] = 1;
+        for (int inner = 0; inner <= n; inner++) {
+            solve_passive(M, k, n, d, P, z, work);
+            if (inner == 0 && !(z[t] > 0)) {
+                /* Rounding made the new column useless: leave it out until x
+                 * moves (Lawson-Hanson's safeguard against cycling). */
+                P[t] = 0;
+                blocked[t] = 1;
+                break;
+            }
+            int ok = 1;
+            for (int j = 0; j < n; j++)
+                if (P[j] && !(z[j] > 0)) ok = 0;
+            if (ok) {
+                for (int j = 0; j < n; j++) x[j] = P[j] ? z[j] : 0;
+                memset(blocked, 0, sizeof blocked);
+                break;
+            }
+            double alpha = 2.0;
+            int jmin = -1;
+            for (int j = 0; j < n; j++)
+                if (P[j] && !(z[j] > 0)) {
+                    double a = x[j] / (x[j] - z[j]);
+                    if (a < alpha) { alpha = a; jmin = j; }
+                }
+            for (int j = 0; j < n; j++)
+                if (P[j]) x[j] += alpha * (z[j] - x[j]);
+            if (jmin >= 0) x[jmin] = 0;
+            for (int j = 0; j < n; j++)
+                if (P[j] && !(x[j] > 0)) { P[j] = 0; x[j] = 0; }
+            memset(blocked, 0, sizeof blocked);
+        }
+    }
+    return RAMP_OK;
+}
+
+ramp_status ramp_nnls(const double *A, int m, int n, const double *b, double *x) {
+    RAMP_CHECK(A && b && x, RAMP_ERR_INVALID_ARGUMENT, "ramp_nnls: NULL argument");
+    RAMP_CHECK(m >= 1 && n >= 1 && n <= MAX_N, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_nnls: m = %d, n = %d (need m >= 1, 1 <= n <= %d)", m, n, MAX_N);
+    size_t where;
+    RAMP_CHECK(all_finite(A, (size_t)m * n, &where), RAMP_ERR_NUMERIC,
+               "ramp_nnls: A[%zu][%zu] is not finite", where / n, where % n);
+    RAMP_CHECK(all_finite(b, (size_t)m, &where), RAMP_ERR_NUMERIC,
+               "ramp_nnls: b[%zu] is not finite", where);
+    /* Unit-norm columns: the constraint x >= 0 is unchanged by positive
+     * scaling, and the multiplier test compares like with like. */
+    double scale[MAX_N];
+    int usable[MAX_N];
+    for (int j = 0; j < n; j++) {
+        double mx = 0, s = 0;
+        for (int i = 0; i < m; i++) mx = fmax(mx, fabs(A[(size_t)i * n + j]));
+        if (mx > 0)
+            for (int i = 0; i < m; i++) {
+                double v = A[(size_t)i * n + j] / mx;
+                s += v * v;
+            }
+        usable[j] = mx > 0;
+        scale[j] = mx > 0 ? 1.0 / (mx * sqrt(s)) : 0;
+    }
+    int k = m < n ? m : n;
+    double *a = ramp_calloc((size_t)m * (n + 1) + (size_t)m, sizeof *a);
+    if (!a) return RAMP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++)
+            a[(size_t)i * (n + 1) + j] = A[(size_t)i * n + j] * scale[j];
+        a[(size_t)i * (n + 1) + n] = b[i];
+    }
+    double M[MAX_N * MAX_N], d[MAX_N];
+    if (m > n) {
+        householder(a, m, n + 1, n, NULL, a + (size_t)m * (n + 1));
+        k = n;
+    }
+    for (int i = 0; i < k; i++) {
+        for (int j = 0; j < n; j++) M[i * n + j] = a[(size_t)i * (n + 1) + j];
+        d[i] = a[(size_t)i * (n + 1) + n];
+    }
+    free(a);
+    ramp_status s = lawson_hanson(M, k, n, d, usable, x);
+    if (s != RAMP_OK) return s;
+    for (int j = 0; j < n; j++) {
+        x[j] *= scale[j];
+        RAMP_CHECK(isfinite(x[j]), RAMP_ERR_NUMERIC, "ramp_nnls: x[%d] overflowed", j);
+    }
+    return RAMP_OK;
+}
+
+/* ---- Spearman ------------------------------------------------------------ */
+
+typedef struct { double v; int i; } ranked;
+
+static int by_value(const void *pa, const void *pb) {
+    const ranked *a = pa, *b = pb;
+    if (a->v < b->v) return -1;
+    if (a->v > b->v) return 1;
+    return a->i - b->i;
+}
+
+/* Average ranks (1-based) of v into r; returns 0 if out of memory. */
+static int ranks_of(const double *v, int n, double *r, ranked *tmp) {
+    for (int i = 0; i < n; i++) { tmp[i].v = v[i]; tmp[i].i = i; }
+    qsort(tmp, (size_t)n, sizeof *tmp, by_value);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && tmp[j + 1].v == tmp[i].v) j++;
+        double avg = 0.5 * (double)(i + j) + 1.0;
+        for (int l = i; l <= j; l++) r[tmp[l].i] = avg;
+        i = j + 1;
+    }
+    return 1;
+}
+
+static double pearson(const double *a, const double *b, int n) {
+    double ma = 0, mb = 0;
+    for (int i = 0; i < n; i++) { ma += a[i]; mb += b[i]; }
+    ma /= n;
+    mb /= n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (int i = 0; i < n; i++) {
+        double da = a[i] - ma, db = b[i] - mb;
+        sab += da * db;
+        saa += da * da;
+        sbb += db * db;
+    }
+    if (saa <= 0 || sbb <= 0) return NAN;
+    double r = sab / sqrt(saa * sbb);
+    return r > 1 ? 1 : r < -1 ? -1 : r;
+}
+
+double ramp_spearman(const double *a, const double *b, int n) {
+    if (!a || !b || n < 2) return NAN;
+    for (int i = 0; i < n; i++)
+        if (!isfinite(a[i]) || !isfinite(b[i])) return NAN;
+    double *ra = malloc((size_t)n * 2 * sizeof *ra);
+    ranked *tmp = malloc((size_t)n * sizeof *tmp);
+    double r = NAN;
+    if (ra && tmp) {
+        ranks_of(a, n, ra, tmp);
+        ranks_of(b, n, ra + n, tmp);
+        r = pearson(ra, ra + n, n);
+    }
+    free(ra);
+    free(tmp);
+    return r;
+}
+
+/* ---- the fitted model ---------------------------------------------------- */
+
+void ramp_costmodel_free(ramp_costmodel *m) {
+    if (!m) return;
+    free(m->configs);
+    free(m->blocks_per_sm);
+    free(m->theta);
+    free(m->rows);
+    free(m->rel_rmse);
+    free(m);
+}
+
+static ramp_status costmodel_alloc(const ramp_timing *t, ramp_costmodel_kind kind,
+                                   ramp_costmodel **out) {
+    ramp_costmodel *m = ramp_calloc(1, sizeof *m);
+    if (!m) return RAMP_ERR_OUT_OF_MEMORY;
+    int nc = t->nconfigs;
+    m->kind = kind;
+    m->geom = t->geom;
+    m->sms = t->sms;
+    m->nconfigs = nc;
+    m->configs = ramp_calloc((size_t)nc, sizeof *m->configs);
+    m->blocks_per_sm = ramp_calloc((size_t)nc, sizeof *m->blocks_per_sm);
+    m->theta = ramp_calloc((size_t)nc * RAMP_COST_TERMS, sizeof *m->theta);
+    m->rows = ramp_calloc((size_t)nc, sizeof *m->rows);
+    m->rel_rmse = ramp_calloc((size_t)nc, sizeof *m->rel_rmse);
+    if (!m->configs || !m->blocks_per_sm || !m->theta || !m->rows || !m->rel_rmse) {
+        ramp_costmodel_free(m);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(m->configs, t->configs, (size_t)nc * sizeof *m->configs);
+    memcpy(m->blocks_per_sm, t->blocks_per_sm, (size_t)nc * sizeof *m->blocks_per_sm);
+    *out = m;
+    return RAMP_OK;
+}
+
+int ramp_distinct_rows(const ramp_config *configs, int nconfigs, int *rows, int cap) {
+    int n = 0;
+    for (int c = 0; c < nconfigs; c++) {
+        int b = configs[c].rows > 0 ? configs[c].rows : 1, seen = 0;
+        for (int i = 0; i < n; i++)
+            if (rows[i] == b) seen = 1;
+        if (!seen && n < cap) rows[n++] = b;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+        for (int j = i; j > 0 && rows[j - 1] > rows[j]; j--) {
+            int tmp = rows[j]; rows[j] = rows[j - 1]; rows[j - 1] = tmp;
+        }
+    return n;
+}
+
+static int rows_slot(const int *rows, int nrows, int b) {
+    if (b < 1) b = 1;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i] == b) return i;
+    return -1;
+}
+
+static ramp_status check_timing(const ramp_timing *t) {
+    RAMP_CHECK(t, RAMP_ERR_INVALID_ARGUMENT, "timing dataset is NULL");
+    RAMP_CHECK(t->nconfigs >= 1 && t->configs && t->blocks_per_sm,
+               RAMP_ERR_INVALID_ARGUMENT, "timing dataset has no configurations");
+    RAMP_CHECK(t->nloads >= 0 && (t->nloads == 0 || (t->loads && t->nexp && t->times_us)),
+               RAMP_ERR_INVALID_ARGUMENT, "timing dataset has no load arrays");
+    return RAMP_OK;
+}
+
+ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
+                               ramp_costmodel_kind kind, ramp_costmodel **out) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_costmodel_fit: out is NULL");
+    RAMP_TRY(check_timing(t));
+    RAMP_CHECK(kind == RAMP_COSTMODEL_EQ3 || kind == RAMP_COSTMODEL_TILECOUNT,
+               RAMP_ERR_INVALID_ARGUMENT, "cost model kind %d unknown", (int)kind);
+    RAMP_CHECK(t->nloads <= INT32_MAX, RAMP_ERR_UNSUPPORTED,
+               "%lld loads: at most 2^31-1 per fit", (long long)t->nloads);
+    int nc = t->nconfigs, rows[64];
+    int nrows = ramp_distinct_rows(t->configs, nc, rows, 64);
+    int64_t nsel = 0;
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (!mask || mask[i]) nsel++;
+    RAMP_CHECK(nsel > 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_fit: the mask selects none of %lld loads",
+               (long long)t->nloads);
+
+    ramp_costmodel *m = NULL;
+    RAMP_TRY(costmodel_alloc(t, kind, &m));
+    /* Per selected load: row tiles at each distinct rows value, then A. */
+    int64_t *sel = ramp_calloc((size_t)nsel, sizeof *sel);
+    double *rt = ramp_calloc((size_t)nsel * (nrows + 1), sizeof *rt);
+    double *A = ramp_calloc((size_t)nsel * RAMP_COST_TERMS, sizeof *A);
+    double *bvec = ramp_calloc((size_t)nsel, sizeof *bvec);
+    ramp_status st = RAMP_OK;
+    if (!sel || !rt || !A || !bvec) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
+    int64_t k = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        if (mask && !mask[i]) continue;
+        sel[k] = i;
+        const int32_t *ld = ramp_load_of(t, i);
+        for (int r = 0; r < nrows; r++)
+            rowtiles_of(t->nexp[i], ld, rows[r], &rt[k * (nrows + 1) + r],
+                        &rt[k * (nrows + 1) + nrows]);
+        k++;
+    }
+    int fitted = 0;
+    for (int c = 0; c < nc && st == RAMP_OK; c++) {
+        const ramp_config *cfg = &t->configs[c];
+        int slot = rows_slot(rows, nrows, cfg->rows);
+        double q = q_of(cfg, &t->geom), slots = slots_of(t->sms, t->blocks_per_sm[c]);
+        int64_t nr = 0;
+        for (int64_t j = 0; j < nsel; j++) {
+            double time = t->times_us[(size_t)sel[j] * nc + c];
+            if (isnan(time)) continue; /* not measured */
+            if (!(time > 0) || !isfinite(time)) {
+                char name[64];
+                st = ramp_set_error(RAMP_ERR_NUMERIC, __FILE__, __LINE__,
+                                    "timing load %lld, config %s: time %g us "
+                                    "(need finite and > 0 to fit)",
+                                    (long long)sel[j],
+                                    ramp_config_name(cfg, name, sizeof name), time);
+                break;
+            }
+            double terms[RAMP_COST_TERMS];
+            terms_from(kind, q * rt[j * (nrows + 1) + slot], slots, t->sms,
+                       rt[j * (nrows + 1) + nrows], terms);
+            for (int l = 0; l < RAMP_COST_TERMS; l++)
+                A[nr * RAMP_COST_TERMS + l] = terms[l] / time;
+            bvec[nr] = 1.0;
+            nr++;
+        }
+        if (st != RAMP_OK) break;
+        m->rows[c] = nr;
+        m->rel_rmse[c] = NAN;
+        if (nr == 0) continue;
+        double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
+        st = kind == RAMP_COSTMODEL_EQ3
+                 ? ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, th)
+                 : ramp_ols(A, (int)nr, RAMP_COST_TERMS, bvec, th);
+        if (st != RAMP_OK) break;
+        double ss = 0;
+        for (int64_t j = 0; j < nr; j++) {
+            double p = 0;
+            for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * th[l];
+            ss += (p - 1) * (p - 1);
+        }
+        m->rel_rmse[c] = sqrt(ss / (double)nr);
+        fitted++;
+    }
+    if (st == RAMP_OK && fitted == 0)
+        st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                            "ramp_costmodel_fit: no configuration has a measured "
+                            "time on the %lld selected loads", (long long)nsel);
+done:
+    free(sel);
+    free(rt);
+    free(A);
+    free(bvec);
+    if (st != RAMP_OK) {
+        ramp_costmodel_free(m);
+        return st;
+    }
+    *out = m;
+    return RAMP_OK;
+}
+
+void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
+                                const int32_t *load, double *out) {
+    if (!m || !out) return;
+    /* Row tiles depend on the configuration only through b: compute once per
+     * distinct b. */
+    int seen_b[64], nseen = 0;
+    double seen_rt[64], active = 0;
+    for (int c = 0; c < m->nconfigs; c++) {
+        if (m->rows[c] == 0) { out[c] = INFINITY; continue; }
+        const ramp_config *cfg = &m->configs[c];
+        int b = cfg->rows > 0 ? cfg->rows : 1, s = -1;
+        for (int i = 0; i < nseen; i++)
+            if (seen_b[i] == b) s = i;
+        double rt;
+        if (s >= 0) rt = seen_rt[s];
+        else {
+            rowtiles_of(nexp, load, b, &rt, &active);
+            if (nseen < 64) { seen_b[nseen] = b; seen_rt[nseen++] = rt; }
+        }
+        double terms[RAMP_COST_TERMS];
+        terms_from(m->kind, q_of(cfg, &m->geom) * rt,
+                   slots_of(m->sms, m->blocks_per_sm[c]), m->sms, active, terms);
+        const double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
+        double p = 0;
+        for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+        out[c] = p;
+    }
+}
+
+double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
+                              const int32_t *load) {
+    if (!m || config < 0 || config >= m->nconfigs) return NAN;
+    if (m->rows[config] == 0) return INFINITY;
+    double terms[RAMP_COST_TERMS];
+    ramp_costmodel_terms(m->kind, &m->configs[config], &m->geom, m->sms,
+                         m->blocks_per_sm[config], nexp, load, terms);
+    const double *th = &m->theta[(size_t)config * RAMP_COST_TERMS];
+    double p = 0;
+    for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+    return p;
+}
+
+ramp_status ramp_costmodel_pick(const ramp_costmodel *m, int nexp,
+                                const int32_t *load, const int *candidates,
+                                int ncandidates, int *config) {
+    RAMP_CHECK(m && config && (load || nexp == 0), RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_pick: NULL argument");
+    int n = candidates ? ncandidates : m->nconfigs;
+    RAMP_CHECK(n >= 1, RAMP_ERR_INVALID_ARGUMENT, "ramp_costmodel_pick: no candidates");
+    double *pred = ramp_calloc((size_t)m->nconfigs, sizeof *pred);
+    if (!pred) return RAMP_ERR_OUT_OF_MEMORY;
+    ramp_costmodel_predict_all(m, nexp, load, pred);
+    int best = -1;
+    double bv = INFINITY;
+    for (int i = 0; i < n; i++) {
+        int c = candidates ? candidates[i] : i;
+        if (c < 0 || c >= m->nconfigs) {
+            free(pred);
+            RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT, "candidate %d: config index %d out of [0, %d)",
+                      i, c, m->nconfigs);
+        }
+        if (pred[c] < bv) { bv = pred[c]; best = c; }
+    }
+    free(pred);
+    RAMP_CHECK(best >= 0, RAMP_ERR_NUMERIC,
+               "ramp_costmodel_pick: no candidate has a finite prediction (unfit)");
+    *config = best;
+    return RAMP_OK;
+}
+
+/* ---- diagnostics --------------------------------------------------------- */
+
+void ramp_costmodel_load_diag(const ramp_costmodel *m, const ramp_timing *t,
+                              int64_t i, const int *cands, int ncand,
+                              double *scratch, double *rho, double *pick_err,
+                              double *pred_out) {
+    int nc = m->nconfigs;
+    double *pred = pred_out ? pred_out : scratch;
+    double *pv = scratch + nc, *mv = scratch + 2 * (size_t)nc;
+    ramp_costmodel_predict_all(m, t->nexp[i], ramp_load_of(t, i), pred);
+    const float *tm = ramp_times_of(t, i);
+    int n = 0, best = -1;
+    int total = cands ? ncand : nc;
+    for (int j = 0; j < total; j++) {
+        int c = cands ? cands[j] : j;
+        if (!isfinite(tm[c]) || !isfinite(pred[c])) continue;
+        pv[n] = pred[c];
+        mv[n] = tm[c];
+        if (best < 0 || pred[c] < pred[best]) best = c;
+        n++;
+    }
+    *rho = ramp_spearman(pv, mv, n);
+    *pick_err = best >= 0 ? fabs(pred[best] / tm[best] - 1.0) : NAN;
+}
+
+ramp_status ramp_costmodel_diagnose(const ramp_costmodel *m,
+                                    const ramp_timing *t, const uint8_t *mask,
+                                    const int *candidates, int ncandidates,
+                                    ramp_costmodel_diag *out) {
+    RAMP_CHECK(m && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_costmodel_diagnose: NULL argument");
+    RAMP_TRY(check_timing(t));
+    RAMP_CHECK(t->nconfigs == m->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
+               "dataset has %d configurations, the model %d", t->nconfigs, m->nconfigs);
+    for (int j = 0; candidates && j < ncandidates; j++)
+        RAMP_CHECK(candidates[j] >= 0 && candidates[j] < m->nconfigs,
+                   RAMP_ERR_INVALID_ARGUMENT, "candidate %d: index %d out of range", j,
+                   candidates[j]);
+    memset(out, 0, sizeof *out);
+    int nc = m->nconfigs;
+    double *scratch = ramp_calloc((size_t)nc * 3, sizeof *scratch);
+    double *rhos = ramp_calloc((size_t)(t->nloads ? t->nloads : 1), sizeof *rhos);
+    double *errs = ramp_calloc((size_t)(t->nloads ? t->nloads : 1), sizeof *errs);
+    if (!scratch || !rhos || !errs) {
+        free(scratch); free(rhos); free(errs);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    int64_t nr = 0, ne = 0, ng = 0;
+    double gap = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        if (mask && !mask[i]) continue;
+        double rho, err;
+        ramp_costmodel_load_diag(m, t, i, candidates, ncandidates, scratch, &rho, &err, NULL);
+        if (!isnan(rho)) rhos[nr++] = rho;
+        if (!isnan(err)) {
+            errs[ne++] = err;
+            /* gap of the pick to the best measured among the candidates */
+            const float *tm = ramp_times_of(t, i);
+            int total = candidates ? ncandidates : nc, pick = -1, best = -1;
+            for (int j = 0; j < total; j++) {
+                int c = candidates ? candidates[j] : j;
+                if (!isfinite(tm[c]) || !isfinite(scratch[c])) continue;
+                if (pick < 0 || scratch[c] < scratch[pick]) pick = c;
+                if (best < 0 || tm[c] < tm[best]) best = c;
+            }
+            gap += (double)tm[pick] / (double)tm[best] - 1.0;
+            ng++;
+        }
+    }
+    out->loads = nr;
+    out->spearman_median = ramp_median_inplace(rhos, nr);
+    out->spearman_p10 = nr ? ramp_quantile_sorted(rhos, nr, 0.10) : NAN;
+    out->pick_err_median = ramp_median_inplace(errs, ne);
+    out->pick_err_p90 = ne ? ramp_quantile_sorted(errs, ne, 0.90) : NAN;
+    out->pick_gap_mean = ng ? gap / (double)ng : NAN;
+    free(scratch);
+    free(rhos);
+    free(errs);
+    return RAMP_OK;
+}

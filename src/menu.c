@@ -1,0 +1,131 @@
+/*
+ * menu.c - RaMP's menu (paper Section 3.1, last paragraph, and 3.3): the few
+ * configurations compiled into the polymorphic kernel. All entries share one
+ * shared-memory buffer, so they come from one occupancy class
+ * (blocks_per_sm). Within each class a greedy adds, one at a time, the
+ * configuration that most lowers the workload's total time, sum over loads
+ * of min over the menu; the class with the lowest total wins.
+ *
+ * The objective is facility-location-like (a sum of minima), so the greedy
+ * is not always optimal for 2 <= N < class size; it is exact for N = 1 and
+ * for N = class size, and its total never rises as N grows.
+ */
+#include "eval.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Greedy over the class members (ascending indices). V is column-major:
+ * V[c * n + i] = time of config c on selected load i. */
+static void greedy_class(const double *V, int64_t n, const int *members,
+                         int nmembers, int size, double *cur, ramp_menu *m) {
+    memset(m, 0, sizeof *m);
+    for (int64_t i = 0; i < n; i++) cur[i] = INFINITY;
+    int taken[RAMP_MENU_MAX];
+    int steps = size < nmembers ? size : nmembers;
+    for (int s = 0; s < steps; s++) {
+        int best = -1;
+        double bt = INFINITY;
+        for (int j = 0; j < nmembers; j++) {
+            int c = members[j], used = 0;
+            for (int l = 0; l < s; l++)
+                if (taken[l] == c) used = 1;
+            if (used) continue;
+            const double *col = V + (size_t)c * (size_t)n;
+            double total = 0;
+            for (int64_t i = 0; i < n; i++) total += col[i] < cur[i] ? col[i] : cur[i];
+            if (best < 0 || total < bt) { bt = total; best = c; } /* ties: lower index */
+        }
+        const double *col = V + (size_t)best * (size_t)n;
+        for (int64_t i = 0; i < n; i++)
+            if (col[i] < cur[i]) cur[i] = col[i];
+        taken[s] = best;
+        m->config[s] = best;
+        m->total_us[s] = bt;
+        m->count = s + 1;
+    }
+    m->loads = n;
+}
+
+ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
+                             int size, int occupancy,
+                             const ramp_costmodel *model, ramp_menu *out) {
+    RAMP_CHECK(t && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_menu_greedy: NULL argument");
+    RAMP_CHECK(size >= 1 && size <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
+               "menu size %d: must be 1..%d", size, RAMP_MENU_MAX);
+    RAMP_CHECK(occupancy >= 0, RAMP_ERR_INVALID_ARGUMENT,
+               "occupancy class %d: must be >= 0 (0: any)", occupancy);
+    RAMP_CHECK(t->nconfigs >= 1 && t->configs && t->blocks_per_sm,
+               RAMP_ERR_INVALID_ARGUMENT, "timing dataset has no configurations");
+    RAMP_CHECK(!model || model->nconfigs == t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
+               "cost model has %d configurations, the dataset %d",
+               model ? model->nconfigs : 0, t->nconfigs);
+    int nc = t->nconfigs;
+    int64_t n = 0;
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (!mask || mask[i]) n++;
+    RAMP_CHECK(n > 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_menu_greedy: the workload mask selects none of %lld loads",
+               (long long)t->nloads);
+
+    double *V = ramp_calloc((size_t)n * (size_t)nc, sizeof *V);
+    double *cur = ramp_calloc((size_t)n, sizeof *cur);
+    double *pred = ramp_calloc((size_t)nc, sizeof *pred);
+    int *ok = ramp_calloc((size_t)nc, sizeof *ok);
+    int *members = ramp_calloc((size_t)nc, sizeof *members);
+    ramp_status st = RAMP_OK;
+    if (!V || !cur || !pred || !ok || !members) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
+    int64_t k = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        if (mask && !mask[i]) continue;
+        if (model) ramp_costmodel_predict_all(model, t->nexp[i], ramp_load_of(t, i), pred);
+        const float *tm = ramp_times_of(t, i);
+        for (int c = 0; c < nc; c++)
+            V[(size_t)c * (size_t)n + (size_t)k] = model ? pred[c] : (double)tm[c];
+        k++;
+    }
+    /* Candidates: runnable, and timed (or predicted) on every load. */
+    for (int c = 0; c < nc; c++) {
+        ok[c] = t->blocks_per_sm[c] >= 1;
+        for (int64_t i = 0; ok[c] && i < n; i++)
+            if (!isfinite(V[(size_t)c * (size_t)n + (size_t)i])) ok[c] = 0;
+    }
+    int have = 0;
+    memset(out, 0, sizeof *out);
+    /* Classes in ascending blocks_per_sm: a tie keeps the lower class. */
+    int cls = 0;
+    for (;;) {
+        int next = 0;
+        for (int c = 0; c < nc; c++)
+            if (ok[c] && t->blocks_per_sm[c] > cls &&
+                (next == 0 || t->blocks_per_sm[c] < next))
+                next = t->blocks_per_sm[c];
+        if (next == 0) break;
+        cls = next;
+        if (occupancy && cls != occupancy) continue;
+        int nm = 0;
+        for (int c = 0; c < nc; c++)
+            if (ok[c] && t->blocks_per_sm[c] == cls) members[nm++] = c;
+        ramp_menu m;
+        greedy_class(V, n, members, nm, size, cur, &m);
+        m.blocks_per_sm = cls;
+        if (!have || m.total_us[m.count - 1] < out->total_us[out->count - 1]) {
+            *out = m;
+            have = 1;
+        }
+    }
+    if (!have)
+        st = ramp_set_error(RAMP_ERR_NOT_FOUND, __FILE__, __LINE__,
+                            occupancy ? "no configuration of occupancy class %d is "
+                                        "runnable and %s on every load of the workload"
+                                      : "no configuration (class %d = any) is runnable "
+                                        "and %s on every load of the workload",
+                            occupancy, model ? "predicted" : "timed");
+done:
+    free(V);
+    free(cur);
+    free(pred);
+    free(ok);
+    free(members);
+    return st;
+}

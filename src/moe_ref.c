@@ -1,0 +1,271 @@
+/*
+ * moe_ref.c - CPU reference of one GPU's MoE layer (see moe_ref.h): the
+ * fused kernel's arithmetic with FP8 rounding at the same points, plus a
+ * per-element bound on how far a correct GPU result may lie from it.
+ *
+ * Work is split over tokens (each token's row of the output depends on that
+ * token alone), so threads need no synchronisation beyond the join.
+ */
+#include "moe_ref.h"
+
+#include "fp8.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const ramp_moe_layer *L;
+    const ramp_moe_batch *B;
+    float *out, *bound;
+    int first, step;
+    int failed;
+} ref_job;
+
+static float silu_f(float g) { return g / (1.0f + expf(-g)); }
+
+/* Weight element (i, k) of a row-major [rows, cols] matrix as float. */
+static inline float wval(const ramp_moe_layer *L, const void *w, size_t idx,
+                         const float *lut) {
+    return L->bf16 ? ramp_bf16_decode(((const uint16_t *)w)[idx])
+                   : lut[((const uint8_t *)w)[idx]];
+}
+
+void ramp_moe_quantize_tokens(const uint16_t *x_bf16, int tokens, int hidden,
+                              uint8_t *codes, float *scales) {
+    float buf[RAMP_FP8_GROUP];
+    for (int m = 0; m < tokens; m++)
+        for (int g = 0; g < hidden / RAMP_FP8_GROUP; g++) {
+            for (int i = 0; i < RAMP_FP8_GROUP; i++)
+                buf[i] = ramp_bf16_decode(x_bf16[(size_t)m * hidden + g * RAMP_FP8_GROUP + i]);
+            scales[(size_t)m * (hidden / RAMP_FP8_GROUP) + g] =
+                ramp_fp8_quant_group(buf, RAMP_FP8_GROUP,
+                                     codes + (size_t)m * hidden + g * RAMP_FP8_GROUP);
+        }
+}
+
+/* One token: all its local experts. Scratch: x[d], xs[d/128], gu[2h],
+ * gabs[2h], a[h], q[h] (float values), c[h] (bound weights), s[h/128]. */
+static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
+                      float *scratch, float *out, float *bound) {
+    const int d = L->hidden, h = L->inter, k = L->topk;
+    const int G = RAMP_FP8_GROUP, fp8 = !L->bf16;
+    const float *lut = ramp_e4m3_table();
+    float *x = scratch, *xs = x + d, *gu = xs + d / G + 1, *gabs = gu + 2 * h,
+          *a = gabs + 2 * h, *q = a + h, *c = q + h, *s = c + h, *ds = s + h / G + 1;
+    uint8_t codes[RAMP_FP8_GROUP];
+
+    /* 1. the token's K operand */
+    for (int kb = 0; kb < (fp8 ? d / G : 1); kb++) xs[kb] = 1.0f;
+    if (fp8 && B->x) {
+        for (int i = 0; i < d; i++) x[i] = lut[B->x[(size_t)m * d + i]];
+        for (int kb = 0; kb < d / G; kb++) xs[kb] = B->x_scale[(size_t)m * (d / G) + kb];
+    } else if (fp8) {
+        for (int kb = 0; kb < d / G; kb++) {
+            float buf[RAMP_FP8_GROUP];
+            for (int i = 0; i < G; i++)
+                buf[i] = ramp_bf16_decode(B->x_bf16[(size_t)m * d + kb * G + i]);
+            xs[kb] = ramp_fp8_quant_group(buf, G, codes);
+            for (int i = 0; i < G; i++) x[kb * G + i] = lut[codes[i]];
+        }
+    } else {
+        for (int i = 0; i < d; i++) x[i] = ramp_bf16_decode(B->x_bf16[(size_t)m * d + i]);
+    }
+    float *orow = out + (size_t)m * d;
+    float *brow = bound ? bound + (size_t)m * d : NULL;
+    for (int r = 0; r < d; r++) orow[r] = 0.0f;
+    if (brow)
+        for (int r = 0; r < d; r++) brow[r] = 0.0f;
+
+    for (int j = 0; j < k; j++) {
+        int e = B->topk_ids[(size_t)m * k + j];
+        if (e < 0 || e >= L->experts) continue;
+        float rw = B->topk_weights[(size_t)m * k + j];
+        /* 2. gate and up */
+        const size_t w13e = (size_t)e * 2 * h * d;
+        for (int i = 0; i < 2 * h; i++) {
+            float acc = 0.0f, aabs = 0.0f;
+            const size_t row = w13e + (size_t)i * d;
+            if (fp8) {
+                for (int kb = 0; kb < d / G; kb++) {
+                    float blk = 0.0f, babs = 0.0f;
+                    for (int t = 0; t < G; t++) {
+                        float p = lut[((const uint8_t *)L->w13)[row + kb * G + t]] * x[kb * G + t];
+                        blk += p;
+                        babs += fabsf(p);
+                    }
+                    float sc = L->w13_scale[((size_t)e * (2 * h / G) + i / G) * (d / G) + kb] * xs[kb];
+                    acc += blk * sc;
+                    aabs += babs * fabsf(sc);
+                }
+            } else {
+                for (int t = 0; t < d; t++) {
+                    float p = wval(L, L->w13, row + t, lut) * x[t];
+                    acc += p;
+                    aabs += fabsf(p);
+                }
+            }
+            gu[i] = acc;
+            gabs[i] = aabs;
+        }
+        /* 3. activation; 4. rounding of the intermediate */
+        for (int i = 0; i < h; i++) a[i] = silu_f(gu[i]) * gu[h + i] * rw;
+        const double eps = RAMP_MOE_SUM_EPS;
+        for (int i = 0; i < h; i++) {
+            /* how far the kernel's a may be from ours: gate/up sums, SiLU
+             * (expf differs by a few ulp; |SiLU'| <= 1.1), products. */
+            double g = gu[i], u = gu[h + i];
+            double sg = fabs((double)silu_f(gu[i]));
+            double dg = eps * gabs[i], du = eps * gabs[h + i];
+            c[i] = (float)((1.1 * dg * fabs(u) + sg * du + dg * du) * fabs(rw) +
+                           1e-6 * fabs(sg * u * rw) + 1e-30);
+            (void)g;
+        }
+        if (fp8) {
+            for (int gb = 0; gb < h / G; gb++) {
+                s[gb] = ramp_fp8_quant_group(a + gb * G, G, codes);
+                float amax = 0.0f, dmax = 0.0f;
+                for (int t = 0; t < G; t++) {
+                    q[gb * G + t] = lut[codes[t]];
+                    amax = fmaxf(amax, fabsf(a[gb * G + t]));
+                    dmax = fmaxf(dmax, c[gb * G + t]);
+                }
+                /* the kernel's group amax may differ by the largest
+                 * perturbation; its scale then by that / 448, plus rounding */
+                float am = fmaxf(amax, RAMP_FP8_AMAX_MIN);
+                ds[gb] = (amax > RAMP_FP8_AMAX_MIN ? dmax : 0.0f) / RAMP_E4M3_MAX +
+                         4e-7f * s[gb];
+                float rel = ds[gb] / s[gb];
+                for (int t = 0; t < G; t++) {
+                    int i = gb * G + t;
+                    float y = a[i] / s[gb];
+                    /* perturbation of the quantizer's input y = a / s */
+                    float dy = c[i] / s[gb] + fabsf(y) * rel * 1.01f + 4e-7f * fabsf(y);
+                    float spacing = fmaxf(ramp_e4m3_spacing(q[i]), ramp_e4m3_spacing(y));
+                    /* c[i] becomes: |change of q * s| bound, ambiguity included */
+                    float flip = ramp_e4m3_margin(y) <= dy ? spacing * s[gb] * 1.001f : 0.0f;
+                    c[i] = flip + fabsf(q[i]) * ds[gb];
+                }
+                (void)am;
+            }
+        } else {
+            for (int i = 0; i < h; i++) {
+                q[i] = ramp_bf16_round(a[i]);
+                float flip = ramp_bf16_margin(a[i]) <= c[i]
+                                 ? fmaxf(ramp_bf16_spacing(q[i]), ramp_bf16_spacing(a[i])) * 1.001f
+                                 : 0.0f;
+                c[i] = flip;
+            }
+            s[0] = 1.0f;
+        }
+        /* 5. down projection */
+        const size_t w2e = (size_t)e * d * h;
+        for (int r = 0; r < d; r++) {
+            const size_t row = w2e + (size_t)r * h;
+            float acc = 0.0f;
+            double babs = 0.0, bflip = 0.0;
+            if (fp8) {
+                for (int gb = 0; gb < h / G; gb++) {
+                    float blk = 0.0f, sabs = 0.0f, sc_ = 0.0f;
+                    for (int t = 0; t < G; t++) {
+                        float wv = lut[((const uint8_t *)L->w2)[row + gb * G + t]];
+                        float p = wv * q[gb * G + t];
+                        blk += p;
+                        if (brow) {
+                            sabs += fabsf(p);
+                            sc_ += fabsf(wv) * c[gb * G + t];
+                        }
+                    }
+                    float ws = L->w2_scale[((size_t)e * (d / G) + r / G) * (h / G) + gb];
+                    acc += blk * (ws * s[gb]);
+                    if (brow) {
+                        babs += (double)sabs * fabsf(ws * s[gb]);
+                        bflip += (double)sc_ * fabsf(ws);
+                    }
+                }
+            } else {
+                for (int i = 0; i < h; i++) {
+                    float wv = wval(L, L->w2, row + i, lut);
+                    float p = wv * q[i];
+                    acc += p;
+                    if (brow) {
+                        babs += fabsf(p);
+                        bflip += fabsf(wv) * c[i];
+                    }
+                }
+            }
+            orow[r] += acc;
+            if (brow) brow[r] += (float)(eps * babs + bflip);
+        }
+    }
+    if (brow) /* the final additions over experts and slices are in eps too */
+        for (int r = 0; r < d; r++) brow[r] = brow[r] * 1.0001f + 1e-30f;
+}
+
+static void *ref_worker(void *arg) {
+    ref_job *job = arg;
+    const ramp_moe_layer *L = job->L;
+    size_t n = (size_t)L->hidden * 2 + 7 * (size_t)L->inter + 64;
+    float *scratch = malloc(n * sizeof *scratch);
+    if (!scratch) {
+        job->failed = 1;
+        return NULL;
+    }
+    for (int m = job->first; m < job->B->tokens; m += job->step)
+        ref_token(L, job->B, m, scratch, job->out, job->bound);
+    free(scratch);
+    return NULL;
+}
+
+ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
+                               int threads, float *out, float *bound) {
+    RAMP_CHECK(L && B && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_moe_reference: NULL argument");
+    RAMP_CHECK(L->experts >= 1 && L->topk >= 1 && L->inter >= 1 && L->hidden >= 1,
+               RAMP_ERR_INVALID_ARGUMENT, "layer E=%d k=%d h=%d d=%d: all must be >= 1",
+               L->experts, L->topk, L->inter, L->hidden);
+    RAMP_CHECK(L->w13 && L->w2, RAMP_ERR_INVALID_ARGUMENT, "layer weights are NULL");
+    if (!L->bf16) {
+        RAMP_CHECK(L->inter % RAMP_FP8_GROUP == 0 && L->hidden % RAMP_FP8_GROUP == 0,
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "FP8 layer: h = %d and d = %d must be multiples of 128", L->inter,
+                   L->hidden);
+        RAMP_CHECK(L->w13_scale && L->w2_scale, RAMP_ERR_INVALID_ARGUMENT,
+                   "FP8 layer: block scales are NULL");
+        RAMP_CHECK((B->x && B->x_scale && !B->x_bf16) || (!B->x && B->x_bf16),
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "FP8 layer: give either x + x_scale or x_bf16");
+    } else {
+        RAMP_CHECK(B->x_bf16 && !B->x, RAMP_ERR_INVALID_ARGUMENT,
+                   "BF16 layer: give x_bf16 (and no FP8 x)");
+    }
+    RAMP_CHECK(B->tokens >= 0, RAMP_ERR_INVALID_ARGUMENT, "tokens = %d", B->tokens);
+    RAMP_CHECK(B->tokens == 0 || (B->topk_ids && B->topk_weights),
+               RAMP_ERR_INVALID_ARGUMENT, "topk_ids / topk_weights are NULL");
+    (void)ramp_e4m3_table();
+    if (threads < 1) threads = 1;
+    if (threads > 256) threads = 256;
+    if (threads > B->tokens) threads = B->tokens > 0 ? B->tokens : 1;
+    ref_job jobs[256];
+    pthread_t tid[256];
+    int started = 0;
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (ref_job){L, B, out, bound, t, threads, 0};
+        if (t > 0 && pthread_create(&tid[t], NULL, ref_worker, &jobs[t]) == 0) started++;
+        else if (t > 0) jobs[t].failed = 2;
+    }
+    ref_worker(&jobs[0]);
+    int failed = jobs[0].failed;
+    for (int t = 1; t < threads; t++) {
+        if (jobs[t].failed == 2) { /* could not start: run it here */
+            jobs[t].failed = 0;
+            ref_worker(&jobs[t]);
+        } else {
+            pthread_join(tid[t], NULL);
+        }
+        failed |= jobs[t].failed;
+    }
+    (void)started;
+    RAMP_CHECK(!failed, RAMP_ERR_OUT_OF_MEMORY, "ramp_moe_reference: out of memory");
+    return RAMP_OK;
+}

@@ -1,0 +1,297 @@
+/*
+ * select_cpu.c - the selection kernel's descriptor checks, output sizes and
+ * CPU twin (paper Section 3.2, Algorithm 1).
+ *
+ * The twin computes exactly what kernels/select.cuh computes, bit for bit:
+ * the same counts, the same float32 predictions (integer features, then
+ * fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))); fmaf is correctly rounded in
+ * C99 and __fmaf_rn on the GPU, so no contraction or excess precision can
+ * differ), the same choice (lowest prediction, ties to the lowest menu
+ * index), and the same layout: token-slot ids grouped by local expert, in
+ * increasing order within an expert (a stable counting sort), each expert's
+ * run padded with -1 to whole tiles of the chosen entry.
+ */
+#include "select_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Capacity bounds: sum_e ceil(n_e / b) <= floor(P / b) + min(EL, P) and
+ * sum_e ceil(n_e / b) * b <= P + min(EL, P) * (b - 1). */
+static void capacity_of(const ramp_select_desc *d, int64_t *slots,
+                        int64_t *tiles) {
+    int64_t P = (int64_t)d->max_tokens * d->topk;
+    int64_t A = P < d->local_experts ? P : d->local_experts;
+    int64_t ms = 1, mt = 1;
+    int n = d->group_only ? 1 : d->nentries;
+    for (int c = 0; c < n; c++) {
+        int64_t b = d->entries[c].rows;
+        int64_t t = P / b + A;
+        int64_t s = P + A * (b - 1);
+        if (t > mt) mt = t;
+        if (s > ms) ms = s;
+    }
+    *slots = ms;
+    *tiles = mt;
+}
+
+ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
+    RAMP_CHECK(d, RAMP_ERR_INVALID_ARGUMENT, "selection descriptor is NULL");
+    RAMP_CHECK(d->experts >= 1 && d->experts <= RAMP_SELECT_MAX_EXPERTS,
+               RAMP_ERR_INVALID_ARGUMENT, "experts = %d, expected 1..%d",
+               d->experts, RAMP_SELECT_MAX_EXPERTS);
+    RAMP_CHECK(d->topk >= 1 && d->topk <= d->experts, RAMP_ERR_INVALID_ARGUMENT,
+               "topk = %d, expected 1..experts (%d)", d->topk, d->experts);
+    RAMP_CHECK(d->max_tokens >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "max_tokens = %d, expected >= 1", d->max_tokens);
+    RAMP_CHECK((int64_t)d->max_tokens * d->topk <= RAMP_SELECT_MAX_PAIRS,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "max_tokens * topk = %d * %d = %lld pairs, at most %d", d->max_tokens,
+               d->topk, (long long)d->max_tokens * d->topk, RAMP_SELECT_MAX_PAIRS);
+    RAMP_CHECK(d->local_experts >= 1 && d->local_experts <= RAMP_SELECT_MAX_LOCAL &&
+                   d->local_experts <= d->experts,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "local_experts = %d, expected 1..min(%d, experts = %d)",
+               d->local_experts, RAMP_SELECT_MAX_LOCAL, d->experts);
+    if (d->local_of) {
+        /* Each local index may be held by at most one global expert. */
+        char *used = calloc((size_t)d->local_experts, 1);
+        RAMP_CHECK(used, RAMP_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int e = 0; e < d->experts; e++) {
+            int32_t l = d->local_of[e];
+            if (l == -1) continue;
+            if (l < -1 || l >= d->local_experts) {
+                free(used);
+                RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT,
+                          "local_of[%d] = %d, expected -1 or 0..%d", e, l,
+                          d->local_experts - 1);
+            }
+            if (used[l]) {
+                free(used);
+                RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT,
+                          "local_of[%d] = %d: local index already given to "
+                          "another expert", e, l);
+            }
+            used[l] = 1;
+        }
+        free(used);
+    } else {
+        RAMP_CHECK(d->first_expert >= 0 &&
+                       d->first_expert <= d->experts - d->local_experts,
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "first_expert = %d with %d local experts: past E = %d",
+                   d->first_expert, d->local_experts, d->experts);
+    }
+    RAMP_CHECK(d->nentries >= 1 && d->nentries <= RAMP_SELECT_MAX_ENTRIES,
+               RAMP_ERR_INVALID_ARGUMENT, "nentries = %d, expected 1..%d",
+               d->nentries, RAMP_SELECT_MAX_ENTRIES);
+    RAMP_CHECK(d->group_only == 0 || d->group_only == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "group_only = %d, expected 0 or 1", d->group_only);
+    for (int c = 0; c < d->nentries; c++) {
+        const ramp_select_entry *e = &d->entries[c];
+        RAMP_CHECK(e->rows >= 1 && e->rows <= 1024, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].rows = %d, expected 1..1024", c, e->rows);
+        RAMP_CHECK(e->slices >= 1 && e->slices <= 65536, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].slices = %d, expected 1..65536", c, e->slices);
+        RAMP_CHECK(e->slots >= 1 && e->slots <= (1 << 24), RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].slots = %d, expected 1..%d", c, e->slots, 1 << 24);
+        for (int j = 0; j < 4; j++)
+            RAMP_CHECK(isfinite(e->theta[j]) && fabsf(e->theta[j]) <= RAMP_SELECT_THETA_MAX,
+                       RAMP_ERR_INVALID_ARGUMENT,
+                       "entries[%d].theta[%d] = %g: must be finite, |theta| <= 1e20",
+                       c, j, (double)e->theta[j]);
+    }
+    /* T = q * tiles and T + S - 1 must fit in int32 on the GPU. */
+    int64_t slots, tiles;
+    capacity_of(d, &slots, &tiles);
+    for (int c = 0; c < d->nentries; c++) {
+        int64_t T = tiles * d->entries[c].slices + d->entries[c].slots;
+        RAMP_CHECK(T < INT32_MAX, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d]: up to %lld tiles x %d slices overflows int32",
+                   c, (long long)tiles, d->entries[c].slices);
+    }
+    RAMP_CHECK(slots < INT32_MAX, RAMP_ERR_INVALID_ARGUMENT,
+               "padded slots up to %lld overflow int32", (long long)slots);
+    return RAMP_OK;
+}
+
+ramp_status ramp_select_capacity(const ramp_select_desc *d, int64_t *max_slots,
+                                 int64_t *max_tiles) {
+    RAMP_TRY(ramp_select_desc_check(d));
+    RAMP_CHECK(max_slots && max_tiles, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_select_capacity: NULL output");
+    capacity_of(d, max_slots, max_tiles);
+    return RAMP_OK;
+}
+
+ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
+                                   int sms, int blocks_per_sm,
+                                   const double theta[4],
+                                   ramp_select_entry *out) {
+    RAMP_CHECK(c && g && theta && out, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_select_entry_make: NULL argument");
+    RAMP_CHECK(c->rows >= 1 && c->width >= 1 && c->splitk >= 1,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "configuration rows = %d, width = %d, splitk = %d", c->rows,
+               c->width, c->splitk);
+    RAMP_CHECK(g->inter >= 1, RAMP_ERR_INVALID_ARGUMENT, "geometry inter = %d",
+               g->inter);
+    RAMP_CHECK(sms >= 1 && blocks_per_sm >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "sms = %d, blocks_per_sm = %d, both must be >= 1", sms,
+               blocks_per_sm);
+    memset(out, 0, sizeof *out);
+    out->rows = c->rows;
+    out->slices = (g->inter + c->width - 1) / c->width * c->splitk;
+    out->slots = sms * blocks_per_sm;
+    for (int j = 0; j < 4; j++) {
+        RAMP_CHECK(isfinite(theta[j]) && fabs(theta[j]) <= RAMP_SELECT_THETA_MAX,
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "theta[%d] = %g: must be finite, |theta| <= 1e20", j, theta[j]);
+        out->theta[j] = (float)theta[j];
+    }
+    return RAMP_OK;
+}
+
+void ramp_select_build_map(const ramp_select_desc *d, int32_t *map) {
+    for (int e = 0; e < d->experts; e++) {
+        if (d->local_of) map[e] = d->local_of[e];
+        else map[e] = e >= d->first_expert && e < d->first_expert + d->local_experts
+                          ? e - d->first_expert : -1;
+    }
+}
+
+float ramp_select_predict(const ramp_select_entry *e, int local_experts,
+                          const int32_t *counts) {
+    int tiles = 0, active = 0;
+    for (int i = 0; i < local_experts; i++) {
+        tiles += (counts[i] + e->rows - 1) / e->rows;
+        active += counts[i] > 0;
+    }
+    int T = tiles * e->slices;
+    int W = (T + e->slots - 1) / e->slots;
+    float t = e->theta[0];
+    t = fmaf(e->theta[1], (float)W, t);
+    t = fmaf(e->theta[2], (float)T, t);
+    t = fmaf(e->theta[3], (float)active, t);
+    return t;
+}
+
+ramp_status ramp_select_result_create(const ramp_select_desc *d,
+                                      ramp_select_result **out) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_select_result_create: NULL out");
+    int64_t slots, tiles;
+    RAMP_TRY(ramp_select_capacity(d, &slots, &tiles));
+    ramp_select_result *r = ramp_calloc(1, sizeof *r);
+    if (!r) return RAMP_ERR_OUT_OF_MEMORY;
+    r->local_experts = d->local_experts;
+    r->max_slots = slots;
+    r->max_tiles = tiles;
+    r->counts = ramp_calloc((size_t)d->local_experts, sizeof(int32_t));
+    r->tile_start = ramp_calloc((size_t)d->local_experts + 1, sizeof(int32_t));
+    r->sorted_ids = ramp_calloc((size_t)slots, sizeof(int32_t));
+    r->tile_expert = ramp_calloc((size_t)tiles, sizeof(int32_t));
+    if (!r->counts || !r->tile_start || !r->sorted_ids || !r->tile_expert) {
+        ramp_select_result_free(r);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    *out = r;
+    return RAMP_OK;
+}
+
+void ramp_select_result_free(ramp_select_result *r) {
+    if (!r) return;
+    free(r->counts);
+    free(r->tile_start);
+    free(r->sorted_ids);
+    free(r->tile_expert);
+    free(r);
+}
+
+ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
+                            const int32_t *ids, ramp_select_result *out) {
+    int64_t cap_slots, cap_tiles;
+    RAMP_TRY(ramp_select_capacity(d, &cap_slots, &cap_tiles));
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_select_cpu: NULL result");
+    RAMP_CHECK(out->local_experts == d->local_experts && out->max_slots >= cap_slots &&
+                   out->max_tiles >= cap_tiles,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "result was made for another descriptor (%d local experts, "
+               "%lld slots, %lld tiles; need %d, %lld, %lld)",
+               out->local_experts, (long long)out->max_slots,
+               (long long)out->max_tiles, d->local_experts,
+               (long long)cap_slots, (long long)cap_tiles);
+    RAMP_CHECK(tokens >= 0 && tokens <= d->max_tokens, RAMP_ERR_INVALID_ARGUMENT,
+               "tokens = %d, expected 0..max_tokens (%d)", tokens, d->max_tokens);
+    RAMP_CHECK(ids || tokens == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ids is NULL with %d tokens", tokens);
+    const int E = d->experts, EL = d->local_experts;
+    const int P = tokens * d->topk;
+    int32_t *map = ramp_calloc((size_t)E, sizeof *map);
+    int32_t *cursor = ramp_calloc((size_t)EL, sizeof *cursor);
+    if (!map || !cursor) {
+        free(map);
+        free(cursor);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    ramp_select_build_map(d, map);
+
+    /* counts; ids that are neither -1 nor in [0, E) are counted as bad */
+    int32_t *cnt = out->counts;
+    memset(cnt, 0, (size_t)EL * sizeof *cnt);
+    int bad = 0, local = 0;
+    for (int p = 0; p < P; p++) {
+        int32_t id = ids[p];
+        if ((uint32_t)id < (uint32_t)E) {
+            if (map[id] >= 0) {
+                cnt[map[id]]++;
+                local++;
+            }
+        } else if (id != -1) {
+            bad++;
+        }
+    }
+
+    /* Equation 3 and the choice */
+    int chosen = 0;
+    memset(out->pred, 0, sizeof out->pred);
+    if (!d->group_only) {
+        for (int c = 0; c < d->nentries; c++) {
+            out->pred[c] = ramp_select_predict(&d->entries[c], EL, cnt);
+            if (out->pred[c] < out->pred[chosen]) chosen = c;
+        }
+    }
+    const int b = d->entries[chosen].rows;
+
+    /* tiles per expert, padded layout, stable scatter */
+    int tiles = 0;
+    for (int e = 0; e < EL; e++) {
+        out->tile_start[e] = tiles;
+        cursor[e] = tiles * b;
+        tiles += (cnt[e] + b - 1) / b;
+    }
+    out->tile_start[EL] = tiles;
+    for (int p = 0; p < P; p++) {
+        int32_t id = ids[p];
+        if ((uint32_t)id < (uint32_t)E && map[id] >= 0)
+            out->sorted_ids[cursor[map[id]]++] = p;
+    }
+    for (int e = 0; e < EL; e++) {
+        for (int j = cursor[e]; j < out->tile_start[e + 1] * b; j++)
+            out->sorted_ids[j] = -1;
+        for (int t = out->tile_start[e]; t < out->tile_start[e + 1]; t++)
+            out->tile_expert[t] = e;
+    }
+
+    memset(out->meta, 0, sizeof out->meta);
+    out->meta[RAMP_SELECT_META_CHOSEN] = chosen;
+    out->meta[RAMP_SELECT_META_TILES] = tiles;
+    out->meta[RAMP_SELECT_META_SLOTS] = tiles * b;
+    out->meta[RAMP_SELECT_META_LOCAL] = local;
+    out->meta[RAMP_SELECT_META_BAD_IDS] = bad;
+    out->meta[RAMP_SELECT_META_TOKENS] = tokens;
+    out->meta[RAMP_SELECT_META_CLAMPED] = 0;
+    free(map);
+    free(cursor);
+    return RAMP_OK;
+}

@@ -1,0 +1,497 @@
+/*
+ * test_costmodel.c - the cost model's pieces against known answers: the
+ * features on hand-computed loads (the paper's Section 2.3 example), NNLS
+ * against a brute force over every active set, OLS against exact and
+ * reference solutions, Spearman with ties, and the per-configuration fit
+ * recovering a known truth from synthetic timing datasets.
+ */
+#include "eval_util.h"
+
+/* ---- references ---------------------------------------------------------- */
+
+/* Solves the s x s system M z = v by Gaussian elimination with partial
+ * pivoting; returns 0 if singular. */
+static int gauss(long double *M, long double *v, int s, double *z) {
+    for (int k = 0; k < s; k++) {
+        int p = k;
+        for (int i = k + 1; i < s; i++)
+            if (fabsl(M[i * s + k]) > fabsl(M[p * s + k])) p = i;
+        if (fabsl(M[p * s + k]) < 1e-13L) return 0;
+        if (p != k) {
+            for (int j = 0; j < s; j++) {
+                long double tmp = M[k * s + j]; M[k * s + j] = M[p * s + j]; M[p * s + j] = tmp;
+            }
+            long double tmp = v[k]; v[k] = v[p]; v[p] = tmp;
+        }
+        for (int i = k + 1; i < s; i++) {
+            long double f = M[i * s + k] / M[k * s + k];
+            for (int j = k; j < s; j++) M[i * s + j] -= f * M[k * s + j];
+            v[i] -= f * v[k];
+        }
+    }
+    for (int k = s - 1; k >= 0; k--) {
+        long double acc = v[k];
+        for (int j = k + 1; j < s; j++) acc -= M[k * s + j] * z[j];
+        z[k] = (double)(acc / M[k * s + k]);
+    }
+    return 1;
+}
+
+/* Least squares on the columns in `set` by normal equations; x zero
+ * elsewhere. Returns 0 if singular. */
+static int ls_subset(const double *A, int m, int n, const double *b, unsigned set, double *x) {
+    int cols[16], s = 0;
+    for (int j = 0; j < n; j++) {
+        x[j] = 0;
+        if (set >> j & 1u) cols[s++] = j;
+    }
+    if (s == 0) return 1;
+    long double M[256], v[16];
+    for (int a = 0; a < s; a++) {
+        v[a] = 0;
+        for (int i = 0; i < m; i++) v[a] += (long double)A[i * n + cols[a]] * b[i];
+        for (int c = 0; c < s; c++) {
+            long double acc = 0;
+            for (int i = 0; i < m; i++)
+                acc += (long double)A[i * n + cols[a]] * A[i * n + cols[c]];
+            M[a * s + c] = acc;
+        }
+    }
+    double z[16];
+    if (!gauss(M, v, s, z)) return 0;
+    for (int a = 0; a < s; a++) x[cols[a]] = z[a];
+    return 1;
+}
+
+static double resid2(const double *A, int m, int n, const double *b, const double *x) {
+    double r2 = 0;
+    for (int i = 0; i < m; i++) {
+        double r = b[i];
+        for (int j = 0; j < n; j++) r -= A[i * n + j] * x[j];
+        r2 += r * r;
+    }
+    return r2;
+}
+
+/* NNLS optimum by brute force: the best feasible (all > 0) LS solution over
+ * every subset of columns; the NNLS optimum is one of them. */
+static double nnls_brute(const double *A, int m, int n, const double *b, double *best) {
+    double br = INFINITY, x[16];
+    for (unsigned set = 0; set < (1u << n); set++) {
+        if (!ls_subset(A, m, n, b, set, x)) continue;
+        int feasible = 1;
+        for (int j = 0; j < n; j++)
+            if ((set >> j & 1u) && !(x[j] > 0)) feasible = 0;
+        if (!feasible) continue;
+        double r = resid2(A, m, n, b, x);
+        if (r < br) {
+            br = r;
+            memcpy(best, x, (size_t)n * sizeof *x);
+        }
+    }
+    return br;
+}
+
+/* ---- features ---------------------------------------------------------------- */
+
+static void test_features(ramp_rng *rng) {
+    /* Section 2.3: 16 experts, 128 tokens. Balanced: 8 each. Skewed: four
+     * experts with 30, eight with 1, four with none. */
+    ramp_geometry g = {16, 8, 768, 2048, 0};
+    int32_t balanced[16], skewed[16];
+    for (int e = 0; e < 16; e++) {
+        balanced[e] = 8;
+        skewed[e] = e < 4 ? 30 : e < 12 ? 1 : 0;
+    }
+    ramp_config r8 = {8, 768, 2, 0, 0, 1}, r32 = {32, 768, 2, 0, 0, 1};
+    ramp_features f;
+    /* q = h / w = 1: T is the row-tile count of the paper's example. */
+    ramp_features_compute(&r8, &g, 132, 2, 16, balanced, &f);
+    CHECK_NEAR(f.tiles, 16, 0);
+    CHECK_NEAR(f.active, 16, 0);
+    CHECK_NEAR(f.waves, 1, 0);
+    ramp_features_compute(&r8, &g, 132, 2, 16, skewed, &f);
+    CHECK_NEAR(f.tiles, 24, 0);
+    CHECK_NEAR(f.active, 12, 0);
+    ramp_features_compute(&r32, &g, 132, 2, 16, balanced, &f);
+    CHECK_NEAR(f.tiles, 16, 0);
+    ramp_features_compute(&r32, &g, 132, 2, 16, skewed, &f);
+    CHECK_NEAR(f.tiles, 12, 0);
+    /* q = 768 / 256 = 3; W = ceil(T / (sms * blocks)). */
+    ramp_config r8w = {8, 256, 4, 1, 0, 1};
+    ramp_features_compute(&r8w, &g, 10, 1, 16, skewed, &f);
+    CHECK_NEAR(f.tiles, 72, 0);
+    CHECK_NEAR(f.waves, 8, 0);
+    ramp_features_compute(&r8w, &g, 10, 3, 16, skewed, &f);
+    CHECK_NEAR(f.waves, 3, 0);
+    /* split-K doubles the tiles; a partial slice (h = 640, w = 256) counts. */
+    ramp_config k2 = {8, 256, 4, 0, 0, 2};
+    ramp_features_compute(&k2, &g, 10, 1, 16, skewed, &f);
+    CHECK_NEAR(f.tiles, 144, 0);
+    ramp_geometry g640 = {16, 8, 640, 2048, 0};
+    ramp_features_compute(&r8w, &g640, 10, 1, 16, skewed, &f);
+    CHECK_NEAR(f.tiles, 72, 0);
+    /* Empty load: nothing. */
+    int32_t zero[16] = {0};
+    ramp_features_compute(&r8w, &g, 132, 1, 16, zero, &f);
+    CHECK(f.tiles == 0 && f.waves == 0 && f.active == 0);
+
+    /* Random loads against a direct count. */
+    static const int rows[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+    for (int trial = 0; trial < 200; trial++) {
+        int32_t load[16];
+        int nexp = 1 + (int)ramp_rng_below(rng, 16);
+        int64_t act = 0;
+        for (int e = 0; e < nexp; e++) {
+            load[e] = ramp_rng_below(rng, 3) == 0 ? 0 : (int32_t)ramp_rng_below(rng, 700);
+            act += load[e] > 0;
+        }
+        ramp_config c = {rows[ramp_rng_below(rng, 10)], 128 << ramp_rng_below(rng, 2), 3, 0, 0,
+                         1 + (int)ramp_rng_below(rng, 2)};
+        int sms = 1 + (int)ramp_rng_below(rng, 140), bps = 1 + (int)ramp_rng_below(rng, 4);
+        int64_t tiles = 0;
+        for (int e = 0; e < nexp; e++) {
+            int64_t n = load[e];
+            while (n > 0) { tiles++; n -= c.rows; } /* one tile per started run */
+        }
+        tiles *= (768 / c.width) * c.splitk;
+        int64_t waves = 0, left = tiles;
+        while (left > 0) { waves++; left -= (int64_t)sms * bps; }
+        ramp_features_compute(&c, &g, sms, bps, nexp, load, &f);
+        CHECK_NEAR(f.tiles, (double)tiles, 0);
+        CHECK_NEAR(f.waves, (double)waves, 0);
+        CHECK_NEAR(f.active, (double)act, 0);
+        double terms[4];
+        ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &c, &g, sms, bps, nexp, load, terms);
+        CHECK(terms[0] == 1 && terms[1] == waves && terms[2] == tiles && terms[3] == act);
+        ramp_costmodel_terms(RAMP_COSTMODEL_TILECOUNT, &c, &g, sms, bps, nexp, load, terms);
+        CHECK(terms[0] == 1 && terms[1] == tiles);
+        CHECK_NEAR(terms[2], (double)tiles / sms, 1e-12);
+        CHECK_NEAR(terms[3], log(1.0 + tiles), 1e-12);
+    }
+}
+
+/* ---- NNLS ------------------------------------------------------------------- */
+
+static void test_nnls_known(void) {
+    /* Identity: the negative component is clamped to zero. */
+    double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, b[3] = {1, -2, 3}, x[3] = {-7, -7, -7};
+    CHECK_OK(ramp_nnls(I, 3, 3, b, x));
+    CHECK_NEAR(x[0], 1, 1e-14);
+    CHECK_NEAR(x[1], 0, 0);
+    CHECK_NEAR(x[2], 3, 1e-14);
+
+    /* Correlated columns where unconstrained LS goes negative:
+     * b = 2 a1 - 1 a2 exactly; NNLS keeps only a1. */
+    double A[4 * 2] = {1, 1, 1, 0.9, 1, 1.1, 1, 1.0};
+    double bb[4];
+    for (int i = 0; i < 4; i++) bb[i] = 2 * A[i * 2] - A[i * 2 + 1];
+    double ols[2], nn[2], brute[2];
+    CHECK_OK(ramp_ols(A, 4, 2, bb, ols));
+    CHECK_NEAR(ols[0], 2, 1e-12);
+    CHECK_NEAR(ols[1], -1, 1e-12);
+    CHECK_OK(ramp_nnls(A, 4, 2, bb, nn));
+    CHECK(nn[0] >= 0 && nn[1] >= 0);
+    double br = nnls_brute(A, 4, 2, bb, brute);
+    CHECK_NEAR(resid2(A, 4, 2, bb, nn), br, 1e-12);
+    CHECK_NEAR(nn[0], brute[0], 1e-10);
+    CHECK_NEAR(nn[1], 0, 0);
+
+    /* A zero column gets zero; all-negative target gives zero. */
+    double Z[3 * 2] = {0, 1, 0, 2, 0, 3}, bz[3] = {1, 2, 3}, xz[2];
+    CHECK_OK(ramp_nnls(Z, 3, 2, bz, xz));
+    CHECK_NEAR(xz[0], 0, 0);
+    CHECK_NEAR(xz[1], 1, 1e-14);
+    double bneg[3] = {-1, -2, -3};
+    CHECK_OK(ramp_nnls(Z, 3, 2, bneg, xz));
+    CHECK(xz[0] == 0 && xz[1] == 0);
+
+    /* Errors. */
+    double nan_a[2] = {NAN, 1}, one[2] = {1, 1}, xe[2];
+    CHECK_ERR(ramp_nnls(nan_a, 2, 1, one, xe), RAMP_ERR_NUMERIC);
+    CHECK_ERR(ramp_nnls(one, 2, 1, nan_a, xe), RAMP_ERR_NUMERIC);
+    CHECK_ERR(ramp_nnls(one, 0, 1, one, xe), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_nnls(one, 1, 17, one, xe), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_nnls(NULL, 1, 1, one, xe), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_ols(nan_a, 2, 1, one, xe), RAMP_ERR_NUMERIC);
+}
+
+static void test_nnls_random(ramp_rng *rng) {
+    int negative_cases = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)ramp_rng_below(rng, 7);
+        int m = (trial % 5 == 0) ? 1 + (int)ramp_rng_below(rng, (uint32_t)n) /* m <= n */
+                                 : n + (int)ramp_rng_below(rng, 25);
+        if (trial % 50 == 7) m = 3000; /* the QR-reduction path with many rows */
+        double *A = malloc((size_t)m * n * sizeof *A), *b = malloc((size_t)m * sizeof *b);
+        /* Correlated columns and a target with mixed-sign truth, so that
+         * many active sets are visited. */
+        double xt[16];
+        for (int j = 0; j < n; j++) xt[j] = ramp_rng_normal(rng);
+        for (int i = 0; i < m; i++) {
+            double common = ramp_rng_normal(rng);
+            b[i] = 0.3 * ramp_rng_normal(rng);
+            for (int j = 0; j < n; j++) {
+                A[i * n + j] = common + 0.5 * ramp_rng_normal(rng);
+                b[i] += A[i * n + j] * xt[j];
+            }
+        }
+        double x[16], brute[16], ols[16];
+        for (int j = 0; j < n; j++) x[j] = NAN;
+        CHECK_OK(ramp_nnls(A, m, n, b, x));
+        double br = nnls_brute(A, m, n, b, brute);
+        double r = resid2(A, m, n, b, x);
+        for (int j = 0; j < n; j++) CHECK(x[j] >= 0);
+        CHECK(r <= br * (1 + 1e-9) + 1e-12);
+        if (m >= n + 2) { /* unique optimum: the coefficients agree too */
+            for (int j = 0; j < n; j++) CHECK_NEAR(x[j], brute[j], 1e-7 * (1 + fabs(brute[j])));
+            CHECK_OK(ramp_ols(A, m, n, b, ols));
+            int neg = 0;
+            for (int j = 0; j < n; j++) neg |= ols[j] < 0;
+            negative_cases += neg;
+        }
+        free(A);
+        free(b);
+    }
+    CHECK(negative_cases > 30); /* the active-set cases really were exercised */
+}
+
+/* ---- OLS --------------------------------------------------------------------- */
+
+static void test_ols(ramp_rng *rng) {
+    for (int trial = 0; trial < 100; trial++) {
+        int n = 1 + (int)ramp_rng_below(rng, 6), m = n + (int)ramp_rng_below(rng, 20);
+        double A[30 * 6], b[30], xt[6], x[6], ref[6];
+        for (int j = 0; j < n; j++) xt[j] = 10 * ramp_rng_normal(rng);
+        for (int i = 0; i < m; i++) {
+            b[i] = 0;
+            for (int j = 0; j < n; j++) {
+                A[i * n + j] = ramp_rng_normal(rng);
+                b[i] += A[i * n + j] * xt[j];
+            }
+        }
+        CHECK_OK(ramp_ols(A, m, n, b, x)); /* exact data: exact answer */
+        for (int j = 0; j < n; j++) CHECK_NEAR(x[j], xt[j], 1e-9 * (1 + fabs(xt[j])));
+        for (int i = 0; i < m; i++) b[i] += ramp_rng_normal(rng);
+        CHECK_OK(ramp_ols(A, m, n, b, x)); /* noisy: the normal equations' answer */
+        if (ls_subset(A, m, n, b, (1u << n) - 1, ref))
+            for (int j = 0; j < n; j++) CHECK_NEAR(x[j], ref[j], 1e-8 * (1 + fabs(ref[j])));
+    }
+    /* Rank-deficient: a repeated column. The fit equals the fit without it. */
+    double A[20 * 3], A2[20 * 2], b[20], x[3], ref[2];
+    for (int i = 0; i < 20; i++) {
+        A[i * 3] = A2[i * 2] = ramp_rng_normal(rng);
+        A[i * 3 + 1] = A2[i * 2 + 1] = ramp_rng_normal(rng);
+        A[i * 3 + 2] = A[i * 3];
+        b[i] = ramp_rng_normal(rng);
+    }
+    CHECK_OK(ramp_ols(A, 20, 3, b, x));
+    CHECK(ls_subset(A2, 20, 2, b, 3, ref));
+    CHECK_NEAR(resid2(A, 20, 3, b, x), resid2(A2, 20, 2, b, ref), 1e-9);
+    CHECK(x[0] == 0 || x[2] == 0); /* one of the twins dropped */
+    CHECK_NEAR(x[0] + x[2], ref[0], 1e-9);
+    /* Underdetermined: an exact fit. */
+    double U[2 * 4] = {1, 2, 3, 4, 2, 1, 0, 5}, bu[2] = {3, -1}, xu[4];
+    CHECK_OK(ramp_ols(U, 2, 4, bu, xu));
+    CHECK_NEAR(resid2(U, 2, 4, bu, xu), 0, 1e-20);
+}
+
+/* ---- Spearman ----------------------------------------------------------------- */
+
+static double spearman_ref(const double *a, const double *b, int n) {
+    double ra[64], rb[64];
+    for (int i = 0; i < n; i++) {
+        int lt = 0, eq = 0, lt2 = 0, eq2 = 0;
+        for (int j = 0; j < n; j++) {
+            lt += a[j] < a[i]; eq += a[j] == a[i];
+            lt2 += b[j] < b[i]; eq2 += b[j] == b[i];
+        }
+        ra[i] = lt + (eq + 1) / 2.0;
+        rb[i] = lt2 + (eq2 + 1) / 2.0;
+    }
+    double ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+    for (int i = 0; i < n; i++) { ma += ra[i] / n; mb += rb[i] / n; }
+    for (int i = 0; i < n; i++) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return sab / sqrt(saa * sbb);
+}
+
+static void test_spearman(ramp_rng *rng) {
+    double a[5] = {1, 2, 3, 4, 5}, b[5] = {5, 6, 7, 8, 7}, rev[5] = {9, 7, 5, 3, 1};
+    CHECK_NEAR(ramp_spearman(a, b, 5), 8.0 / sqrt(95.0), 1e-12);
+    CHECK_NEAR(ramp_spearman(a, a, 5), 1.0, 1e-15);
+    CHECK_NEAR(ramp_spearman(a, rev, 5), -1.0, 1e-15);
+    double c[4] = {1, 1, 2, 3}, d[4] = {1, 2, 2, 3};
+    CHECK_NEAR(ramp_spearman(c, d, 4), 3.75 / 4.5, 1e-12);
+    double k[3] = {2, 2, 2};
+    CHECK(isnan(ramp_spearman(k, a, 3)));
+    CHECK(isnan(ramp_spearman(a, b, 1)));
+    double withnan[3] = {1, NAN, 2};
+    CHECK(isnan(ramp_spearman(withnan, a, 3)));
+    for (int trial = 0; trial < 200; trial++) {
+        int n = 2 + (int)ramp_rng_below(rng, 40);
+        double x[64], y[64];
+        for (int i = 0; i < n; i++) {
+            x[i] = (double)ramp_rng_below(rng, 8); /* many ties */
+            y[i] = x[i] + (double)ramp_rng_below(rng, 5);
+        }
+        double ref = spearman_ref(x, y, n), got = ramp_spearman(x, y, n);
+        if (isnan(ref)) CHECK(isnan(got));
+        else CHECK_NEAR(got, ref, 1e-12);
+    }
+}
+
+/* ---- the fit on synthetic datasets -------------------------------------------- */
+
+static void test_fit_recovers_truth(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 12;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    /* Noiseless: theta recovered (up to the float rounding of the times). */
+    ramp_costmodel *m = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    if (m) {
+        for (int c = 0; c < t->nconfigs; c++) {
+            CHECK_EQ_INT(m->rows[c], t->nloads);
+            CHECK(m->rel_rmse[c] < 1e-6);
+            for (int k = 0; k < 4; k++)
+                CHECK_NEAR(m->theta[c * 4 + k], theta[c * 4 + k], 1e-4 * theta[c * 4 + k] + 1e-7);
+        }
+        ramp_costmodel_diag dg;
+        CHECK_OK(ramp_costmodel_diagnose(m, t, NULL, NULL, 0, &dg));
+        CHECK_EQ_INT(dg.loads, t->nloads);
+        CHECK_NEAR(dg.spearman_median, 1.0, 1e-12);
+        CHECK(dg.pick_err_median < 1e-6);
+        CHECK(dg.pick_gap_mean < 1e-6);
+        /* Predictions: one config and all configs agree with the truth. */
+        double pred[12];
+        for (int64_t i = 0; i < t->nloads; i += 7) {
+            const int32_t *ld = t->loads + i * t->max_experts;
+            ramp_costmodel_predict_all(m, t->nexp[i], ld, pred);
+            for (int c = 0; c < t->nconfigs; c++) {
+                double truth = syn_time(t, theta, c, t->nexp[i], ld, 0);
+                CHECK_NEAR(pred[c], truth, 1e-5 * truth);
+                CHECK_NEAR(ramp_costmodel_predict(m, c, t->nexp[i], ld), pred[c], 1e-9 * pred[c]);
+            }
+            int pick = -1, cand[3] = {11, 3, 5};
+            CHECK_OK(ramp_costmodel_pick(m, t->nexp[i], ld, cand, 3, &pick));
+            CHECK(pick == 11 || pick == 3 || pick == 5);
+            for (int j = 0; j < 3; j++) CHECK(pred[pick] <= pred[cand[j]]);
+        }
+        ramp_costmodel_free(m);
+    }
+
+    /* Noisy and with a training mask: theta near the truth; the fit is the
+     * NNLS of the rows scaled by 1/t (relative error), recomputed here. */
+    for (int64_t i = 0; i < t->nloads; i++)
+        for (int c = 0; c < t->nconfigs; c++)
+            t->times_us[i * t->nconfigs + c] *= (float)(1.0 + 0.01 * ramp_rng_normal(rng));
+    uint8_t *mask = calloc((size_t)t->nloads, 1);
+    int64_t nm = 0;
+    for (int64_t i = 0; i < t->nloads; i++) nm += mask[i] = (i % 3) != 0;
+    /* Times outside the mask must not matter: poison them. */
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (!mask[i])
+            for (int c = 0; c < t->nconfigs; c++) t->times_us[i * t->nconfigs + c] = 1e30f;
+    CHECK_OK(ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &m));
+    if (m) {
+        double *A = malloc((size_t)nm * 4 * sizeof *A), *one = malloc((size_t)nm * sizeof *one);
+        for (int c = 0; c < t->nconfigs; c++) {
+            CHECK_EQ_INT(m->rows[c], nm);
+            int64_t r = 0;
+            for (int64_t i = 0; i < t->nloads; i++) {
+                if (!mask[i]) continue;
+                double terms[4];
+                ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &t->configs[c], &t->geom, t->sms,
+                                     t->blocks_per_sm[c], t->nexp[i],
+                                     t->loads + i * t->max_experts, terms);
+                for (int k = 0; k < 4; k++) A[r * 4 + k] = terms[k] / t->times_us[i * t->nconfigs + c];
+                one[r++] = 1.0;
+            }
+            double x[4];
+            CHECK_OK(ramp_nnls(A, (int)nm, 4, one, x));
+            for (int k = 0; k < 4; k++) {
+                CHECK_NEAR(m->theta[c * 4 + k], x[k], 1e-9 * (1 + x[k]));
+                CHECK(m->theta[c * 4 + k] >= 0);
+            }
+            /* Near the truth in prediction (1% noise -> a few % at most). */
+            double worst = 0;
+            for (int64_t i = 0; i < t->nloads; i += 5) {
+                const int32_t *ld = t->loads + i * t->max_experts;
+                double truth = syn_time(t, theta, c, t->nexp[i], ld, 0);
+                worst = fmax(worst, fabs(ramp_costmodel_predict(m, c, t->nexp[i], ld) / truth - 1));
+            }
+            CHECK(worst < 0.03);
+        }
+        free(A);
+        free(one);
+        ramp_costmodel_free(m);
+    }
+    free(mask);
+
+    /* A configuration never timed (NaN) stays unfit and is never picked. */
+    for (int64_t i = 0; i < t->nloads; i++) t->times_us[i * t->nconfigs + 4] = NAN;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    if (m) {
+        CHECK_EQ_INT(m->rows[4], 0);
+        CHECK(isinf(ramp_costmodel_predict(m, 4, t->nexp[0], t->loads)));
+        int only4 = 4, pick;
+        CHECK_ERR(ramp_costmodel_pick(m, t->nexp[0], t->loads, &only4, 1, &pick), RAMP_ERR_NUMERIC);
+        ramp_costmodel_free(m);
+    }
+    /* Bad times and masks. */
+    t->times_us[3] = -1.0f;
+    CHECK_ERR(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m), RAMP_ERR_NUMERIC);
+    CHECK(strstr(ramp_last_error(), "load 0") != NULL);
+    t->times_us[3] = INFINITY;
+    CHECK_ERR(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m), RAMP_ERR_NUMERIC);
+    uint8_t *none = calloc((size_t)t->nloads, 1);
+    CHECK_ERR(ramp_costmodel_fit(t, none, RAMP_COSTMODEL_EQ3, &m), RAMP_ERR_INVALID_ARGUMENT);
+    free(none);
+    CHECK_ERR(ramp_costmodel_fit(NULL, NULL, RAMP_COSTMODEL_EQ3, &m), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_timing_free(t);
+}
+
+static void test_fit_tilecount(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 8;
+    sp.ndomains = 2;
+    sp.tilecount_truth = 1;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    ramp_costmodel *m = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_TILECOUNT, &m));
+    if (m) {
+        /* T and T/sms are collinear: the coefficients are not unique, the
+         * predictions are. */
+        for (int64_t i = 0; i < t->nloads; i += 3)
+            for (int c = 0; c < t->nconfigs; c++) {
+                const int32_t *ld = t->loads + i * t->max_experts;
+                double truth = syn_time(t, theta, c, t->nexp[i], ld, 1);
+                CHECK_NEAR(ramp_costmodel_predict(m, c, t->nexp[i], ld), truth, 1e-5 * truth);
+            }
+        ramp_costmodel_free(m);
+    }
+    ramp_timing_free(t);
+}
+
+int main(void) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, check_seed());
+    test_features(&rng);
+    test_nnls_known();
+    test_nnls_random(&rng);
+    test_ols(&rng);
+    test_spearman(&rng);
+    test_fit_recovers_truth(&rng);
+    test_fit_tilecount(&rng);
+    return check_finish("test_costmodel");
+}

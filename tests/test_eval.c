@@ -1,0 +1,425 @@
+/*
+ * test_eval.c - the held-out evaluation: layer times recomputed from the
+ * recorded choices, exhaustive search never beaten, RaMP equal to it on
+ * noiseless linear truth, ratios and bootstrap intervals recomputed here,
+ * held-out times that cannot change any learning policy's choice, the
+ * reports, and the CSV and SVG files (atomic, parseable, one row a batch).
+ */
+#include "eval_util.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#define NP RAMP_POLICY_COUNT
+
+static void check_consistent(const ramp_timing *t, const ramp_eval_result *r) {
+    int uni = -1;
+    for (int d = 0; d < t->ndomains; d++)
+        if (strcmp(t->domains[d], "uniform") == 0) uni = d;
+    /* every scored batch once, no uniform batch scored */
+    int64_t expect = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        int scored = 0;
+        for (int f = 0; f < r->nfolds; f++)
+            scored |= strcmp(r->folds[f].domain, t->domains[t->domain[i]]) == 0;
+        expect += t->gpu[i] == 0 && t->domain[i] != uni && scored;
+    }
+    CHECK_EQ_INT(r->nbatches, expect);
+    int64_t ge = 0;
+    for (int64_t b = 0; b < r->nbatches; b++) {
+        ge += r->batch_tokens[b] >= r->min_tokens;
+        int gpus = 0;
+        double exh = 0;
+        for (int k = 0; k < NP; k++) {
+            if (!r->policy[k].ran) {
+                CHECK(isnan(r->layer_us[b * NP + k]));
+                continue;
+            }
+            double layer = 0;
+            gpus = 0;
+            for (int64_t i = 0; i < t->nloads; i++) {
+                if (t->batch[i] != r->batch_id[b]) continue;
+                CHECK(t->domain[i] != uni);
+                CHECK(strcmp(t->domains[t->domain[i]], r->folds[r->batch_fold[b]].domain) == 0);
+                int c = r->choice[i * NP + k];
+                CHECK(c >= 0 && c < t->nconfigs);
+                if (c < 0 || c >= t->nconfigs) continue;
+                layer = fmax(layer, t->times_us[i * t->nconfigs + c]);
+                gpus++;
+            }
+            CHECK_NEAR(r->layer_us[b * NP + k], layer, 0);
+            if (k == RAMP_POLICY_EXHAUSTIVE) exh = layer;
+        }
+        CHECK_EQ_INT(r->batch_gpus[b], gpus);
+        /* no policy beats exhaustive search on any batch */
+        for (int k = 0; k < NP; k++)
+            if (r->policy[k].ran) CHECK(r->layer_us[b * NP + k] >= exh);
+    }
+    CHECK_EQ_INT(r->nbatches_ge, ge);
+    /* uniform loads are never scored */
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (t->domain[i] == uni)
+            for (int k = 0; k < NP; k++) CHECK_EQ_INT(r->choice[i * NP + k], -1);
+    /* the reported ratios, recomputed */
+    for (int k = 0; k < NP; k++) {
+        if (!r->policy[k].ran) continue;
+        for (int ge_only = 0; ge_only < 2; ge_only++) {
+            double ls = 0, lg = 0, tot = 0;
+            int64_t n = 0;
+            for (int64_t b = 0; b < r->nbatches; b++) {
+                if (!ge_only) tot += r->layer_us[b * NP + k];
+                if (ge_only && r->batch_tokens[b] < r->min_tokens) continue;
+                ls += log(r->layer_us[b * NP + k] / r->layer_us[b * NP + RAMP_POLICY_COSTMODEL]);
+                lg += log(r->layer_us[b * NP + k] / r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
+                n++;
+            }
+            const ramp_eval_ratio *q = ge_only ? &r->policy[k].speedup_ge : &r->policy[k].speedup_all;
+            CHECK_EQ_INT(q->batches, n);
+            if (!n) continue;
+            CHECK_NEAR(q->geomean, exp(ls / n), 1e-12);
+            CHECK_NEAR(ge_only ? r->policy[k].gap_ge_pct : r->policy[k].gap_all_pct,
+                       (exp(lg / n) - 1) * 100, 1e-9);
+            if (r->bootstrap > 0 && n > 1) CHECK(q->lo <= q->geomean * (1 + 1e-12) && q->geomean <= q->hi * (1 + 1e-12));
+            if (!ge_only) CHECK_NEAR(r->policy[k].total_us, tot, 1e-9 * tot);
+        }
+    }
+}
+
+static ramp_eval_result *run(const ramp_timing *t, const ramp_eval_options *o) {
+    ramp_eval_result *r = NULL;
+    CHECK_OK(ramp_eval_run(t, o, &r));
+    return r;
+}
+
+static void test_noiseless(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 10;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    o.bootstrap = 200;
+    ramp_eval_result *r = run(t, &o);
+    if (!r) { ramp_timing_free(t); return; }
+    CHECK_EQ_INT(r->nfolds, 4);
+    for (int k = 0; k < NP; k++) CHECK(r->policy[k].ran);
+    check_consistent(t, r);
+    /* RaMP equals exhaustive search on every batch (float rounding aside). */
+    for (int64_t b = 0; b < r->nbatches; b++)
+        CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_COSTMODEL],
+                   r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE],
+                   1e-5 * r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
+    CHECK(fabs(r->policy[RAMP_POLICY_COSTMODEL].gap_all_pct) < 1e-3);
+    CHECK_NEAR(r->policy[RAMP_POLICY_COSTMODEL].speedup_all.geomean, 1.0, 0);
+    CHECK(r->spearman_median > 0.999999);
+    CHECK(r->pick_err_median < 1e-5);
+    CHECK(r->nscatter == o.scatter_max || r->nscatter > 0);
+    for (int64_t j = 0; j < r->nscatter; j++)
+        CHECK_NEAR(r->scatter_pred[j], r->scatter_meas[j], 1e-5 * r->scatter_meas[j]);
+    /* compare() and its errors */
+    ramp_eval_ratio q;
+    CHECK_OK(ramp_eval_compare(r, RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL, 0, &q));
+    CHECK_NEAR(q.geomean, r->policy[RAMP_POLICY_VLLM].speedup_all.geomean, 1e-12);
+    CHECK_NEAR(q.lo, r->policy[RAMP_POLICY_VLLM].speedup_all.lo, 1e-12);
+    CHECK_ERR(ramp_eval_compare(r, RAMP_POLICY_COUNT, RAMP_POLICY_COSTMODEL, 0, &q),
+              RAMP_ERR_INVALID_ARGUMENT);
+    /* Deterministic: the same options give the same numbers. */
+    ramp_eval_result *r2 = run(t, &o);
+    if (r2) {
+        CHECK(memcmp(r->layer_us, r2->layer_us, (size_t)r->nbatches * NP * sizeof(double)) == 0);
+        CHECK(r->policy[RAMP_POLICY_VLLM].speedup_ge.lo == r2->policy[RAMP_POLICY_VLLM].speedup_ge.lo);
+        ramp_eval_free(r2);
+    }
+    ramp_eval_free(r);
+    ramp_timing_free(t);
+}
+
+/* The held-out domain's times can change nothing a learning policy picks. */
+static void test_held_out_unseen(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 10;
+    sp.noise = 0.03;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    o.bootstrap = 0;
+    o.holdout = "code";
+    ramp_eval_result *a = run(t, &o);
+    int code = ramp_timing_domain_index(t, "code");
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (t->domain[i] == code)
+            for (int c = 0; c < t->nconfigs; c++)
+                t->times_us[i * t->nconfigs + c] *= (float)(0.3 + 3 * ramp_rng_uniform(rng));
+    ramp_eval_result *b = run(t, &o);
+    if (a && b) {
+        CHECK_EQ_INT(a->nfolds, 1);
+        CHECK(strcmp(a->folds[0].domain, "code") == 0);
+        CHECK(memcmp(&a->folds[0].menu, &b->folds[0].menu, sizeof a->folds[0].menu) == 0);
+        int oracle_changed = 0;
+        for (int k = 0; k < NP; k++)
+            for (int64_t i = 0; i < t->nloads; i++) {
+                int same = a->choice[i * NP + k] == b->choice[i * NP + k];
+                if (ramp_policy_is_oracle((ramp_policy_kind)k)) oracle_changed |= !same;
+                else CHECK(same);
+            }
+        CHECK(oracle_changed); /* the perturbation was real */
+        check_consistent(t, b);
+    }
+    ramp_eval_free(a);
+    ramp_eval_free(b);
+    /* Poisoning every other domain's times changes the fit (sanity of the
+     * test above: the choices do depend on training times). */
+    ramp_eval_result *c = run(t, &o);
+    for (int64_t i = 0; i < t->nloads; i++)
+        if (t->domain[i] != code)
+            for (int j = 0; j < t->nconfigs; j++)
+                t->times_us[i * t->nconfigs + j] = (float)(1 + 100 * ramp_rng_uniform(rng));
+    ramp_eval_result *d = run(t, &o);
+    if (c && d) {
+        int changed = 0;
+        for (int64_t i = 0; i < t->nloads; i++)
+            changed |= c->choice[i * NP + RAMP_POLICY_COSTMODEL] != d->choice[i * NP + RAMP_POLICY_COSTMODEL];
+        CHECK(changed);
+    }
+    ramp_eval_free(c);
+    ramp_eval_free(d);
+    ramp_timing_free(t);
+}
+
+static void test_errors_and_options(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 6;
+    sp.ndomains = 2;
+    sp.uniform_repeats = 0;
+    sp.noise = 0.02;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    o.bootstrap = 50;
+    /* No uniform domain: VLLM does not run, says why; the rest does. */
+    ramp_eval_result *r = run(t, &o);
+    if (r) {
+        CHECK(!r->policy[RAMP_POLICY_VLLM].ran);
+        CHECK(strstr(r->policy[RAMP_POLICY_VLLM].why, "uniform") != NULL);
+        CHECK(r->policy[RAMP_POLICY_TRACE_TABLE].ran);
+        check_consistent(t, r);
+        ramp_eval_ratio q;
+        CHECK_ERR(ramp_eval_compare(r, RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL, 0, &q),
+                  RAMP_ERR_INVALID_ARGUMENT);
+        ramp_eval_free(r);
+    }
+    /* A policy subset; COSTMODEL and EXHAUSTIVE always run; no menu. */
+    o.policies = 1u << RAMP_POLICY_PER_GPU_TABLE;
+    o.menu_size = 0;
+    r = run(t, &o);
+    if (r) {
+        for (int k = 0; k < NP; k++)
+            CHECK_EQ_INT(r->policy[k].ran, k == RAMP_POLICY_PER_GPU_TABLE ||
+                                               k == RAMP_POLICY_COSTMODEL ||
+                                               k == RAMP_POLICY_EXHAUSTIVE);
+        CHECK_EQ_INT(r->folds[0].menu.count, 0);
+        check_consistent(t, r);
+        ramp_eval_free(r);
+    }
+    ramp_eval_defaults(&o);
+    o.holdout = "nowhere";
+    CHECK_ERR(ramp_eval_run(t, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+    o.holdout = NULL;
+    o.menu_size = RAMP_MENU_MAX + 1;
+    CHECK_ERR(ramp_eval_run(t, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_eval_defaults(&o);
+    float saved = t->times_us[5];
+    t->times_us[5] = NAN;
+    CHECK_ERR(ramp_eval_run(t, &o, &r), RAMP_ERR_NUMERIC);
+    CHECK(strstr(ramp_last_error(), "load 0") != NULL);
+    t->times_us[5] = saved;
+    ramp_timing_free(t);
+    /* One traffic domain: nothing to train on. */
+    sp.ndomains = 1;
+    t = syn_dataset(rng, &sp, theta);
+    CHECK_ERR(ramp_eval_run(t, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_timing_free(t);
+}
+
+/* ---- reports and files ------------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) len = 0;
+    buf[len] = 0;
+    fclose(f);
+    if (n) *n = (size_t)len;
+    return buf;
+}
+
+static int no_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int ok = 1;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".tmp.")) ok = 0;
+    closedir(d);
+    return ok;
+}
+
+static void test_reports(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 8;
+    sp.noise = 0.03;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    o.bootstrap = 100;
+    o.scatter_max = 300;
+    ramp_eval_result *r = run(t, &o);
+    if (!r) { ramp_timing_free(t); return; }
+    CHECK_EQ_INT(r->nscatter, 300);
+
+    /* Tables: printed numbers are the result's. */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/eval_report.txt", check_tmpdir());
+    FILE *f = fopen(path, "w");
+    const ramp_eval_result *list[2] = {r, r};
+    CHECK_OK(ramp_eval_print_table3(f, list, 2));
+    CHECK_OK(ramp_eval_print_table4(f, list, 2));
+    CHECK_OK(ramp_eval_print_table9(f, list, 1));
+    CHECK_OK(ramp_eval_print_summary(f, r));
+    fclose(f);
+    char *text = slurp(path, NULL);
+    if (text) {
+        char want[128];
+        snprintf(want, sizeof want, "%.2fx", r->policy[RAMP_POLICY_VLLM].speedup_ge.geomean);
+        CHECK(strstr(text, want) != NULL);
+        CHECK(strstr(text, "Table 3") && strstr(text, "Table 4") && strstr(text, "Table 9"));
+        CHECK(strstr(text, "synthetic") != NULL && strstr(text, "EP8") != NULL);
+        snprintf(want, sizeof want, "%.1f", r->policy[RAMP_POLICY_TABLE_PADDING].gap_ge_pct);
+        CHECK(strstr(text, want) != NULL);
+        CHECK(strstr(text, "held out math") != NULL);
+        free(text);
+    }
+    CHECK_ERR(ramp_eval_print_table3(NULL, list, 1), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* CSV: one row per batch, values round-trip. */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/eval_out", check_tmpdir());
+    mkdir(dir, 0755);
+    CHECK_OK(ramp_eval_write_csv(r, dir));
+    snprintf(path, sizeof path, "%s/batches.csv", dir);
+    text = slurp(path, NULL);
+    if (text) {
+        int rows = -1, cols0 = 0;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            int cols = 1;
+            for (char *c = line; *c; c++) cols += *c == ',';
+            if (rows < 0) {
+                cols0 = cols;
+                CHECK(strncmp(line, "domain,batch,batch_tokens,gpus,vllm_us", 38) == 0);
+            } else {
+                CHECK_EQ_INT(cols, cols0);
+                char dom[64];
+                int id, tok, gpus, pos;
+                CHECK(sscanf(line, "%63[^,],%d,%d,%d%n", dom, &id, &tok, &gpus, &pos) == 4);
+                CHECK_EQ_INT(id, r->batch_id[rows]);
+                CHECK_EQ_INT(tok, r->batch_tokens[rows]);
+                double v = strtod(line + pos + 1, NULL); /* vllm_us */
+                CHECK_NEAR(v, r->layer_us[rows * NP + RAMP_POLICY_VLLM], 1e-6 * v);
+            }
+            rows++;
+        }
+        CHECK_EQ_INT(rows, r->nbatches);
+        CHECK_EQ_INT(cols0, 4 + NP);
+        free(text);
+    }
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    text = slurp(path, NULL);
+    if (text) {
+        int lines = 0;
+        for (char *c = text; *c; c++) lines += *c == '\n';
+        CHECK_EQ_INT(lines, 1 + NP);
+        CHECK(strstr(text, "\nramp,\"RaMP (cost model)\",1,") != NULL);
+        free(text);
+    }
+    /* SVG */
+    CHECK_OK(ramp_eval_write_plots(r, dir));
+    const char *svgs[2] = {"predicted_vs_measured.svg", "speedup.svg"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, svgs[i]);
+        size_t n = 0;
+        text = slurp(path, &n);
+        CHECK(text != NULL);
+        if (!text) continue;
+        CHECK(strncmp(text, "<?xml", 5) == 0);
+        CHECK(strstr(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL);
+        CHECK(n > 7 && strcmp(text + n - 7, "</svg>\n") == 0);
+        /* balanced text elements, and no raw '<' inside any text */
+        int open = 0, close = 0;
+        for (char *p = text; (p = strstr(p, "<text")); p++) open++;
+        for (char *p = text; (p = strstr(p, "</text>")); p++) close++;
+        CHECK_EQ_INT(open, close);
+        CHECK(open > 8); /* title, ticks, labels, legend */
+        if (i == 0) {
+            int circles = 0;
+            for (char *p = text; (p = strstr(p, "<circle")); p++) circles++;
+            CHECK_EQ_INT(circles, r->nscatter + 1); /* points + legend marker */
+        } else {
+            CHECK(strstr(text, "&gt;= 128 tokens") != NULL); /* escaped */
+            int rects = 0;
+            for (char *p = text; (p = strstr(p, "<rect")); p++) rects++;
+            CHECK(rects >= 2 * (NP - 1)); /* bars (+ frame, background, legend) */
+        }
+        free(text);
+    }
+    CHECK(no_temp_files(dir));
+    /* A directory that does not exist: an error, no file. */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/no/such/dir", check_tmpdir());
+    CHECK_ERR(ramp_eval_write_csv(r, bad), RAMP_ERR_IO);
+    CHECK_ERR(ramp_eval_write_plots(r, bad), RAMP_ERR_IO);
+    snprintf(path, sizeof path, "%s/no/such/dir/x.svg", check_tmpdir());
+    double xs[2] = {1, 2};
+    CHECK_ERR(ramp_svg_scatter(path, "t", "x", "y", xs, xs, 2, 1, 1), RAMP_ERR_IO);
+    /* Generic charts: linear scatter, empty data, NaN bars. */
+    snprintf(path, sizeof path, "%s/lin.svg", dir);
+    double ys[2] = {-3, 5};
+    CHECK_OK(ramp_svg_scatter(path, "a <b> & \"c\"", "x", "y", xs, ys, 2, 0, 0));
+    text = slurp(path, NULL);
+    if (text) {
+        CHECK(strstr(text, "a &lt;b&gt; &amp; &quot;c&quot;") != NULL);
+        free(text);
+    }
+    CHECK_OK(ramp_svg_scatter(path, "empty", "x", "y", NULL, NULL, 0, 1, 1));
+    const char *g[2] = {"a", "b"}, *s[1] = {"s"};
+    double v[2] = {NAN, 0.8};
+    CHECK_OK(ramp_svg_bars(path, "bars", "y", 2, g, 1, s, v, NAN));
+    CHECK(no_temp_files(dir));
+    ramp_eval_free(r);
+    ramp_timing_free(t);
+}
+
+int main(void) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, check_seed());
+    test_noiseless(&rng);
+    test_held_out_unseen(&rng);
+    test_errors_and_options(&rng);
+    test_reports(&rng);
+    return check_finish("test_eval");
+}

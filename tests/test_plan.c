@@ -1,0 +1,213 @@
+/*
+ * test_plan.c - plan files: made from a menu and a fit, written and read
+ * back bit for bit, picking on the CPU exactly as the cost model does over
+ * the menu, and every kind of bad file rejected with RAMP_ERR_FORMAT and a
+ * message naming the field, with no partial output on a failed write.
+ */
+#include "eval_util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) len = 0;
+    buf[len] = 0;
+    fclose(f);
+    *n = (size_t)len;
+    return buf;
+}
+
+/* Replaces the first occurrence of `from` in text by `to`; returns a new
+ * string (NULL if absent). */
+static char *replace(const char *text, const char *from, const char *to) {
+    const char *p = strstr(text, from);
+    if (!p) return NULL;
+    size_t a = (size_t)(p - text), lf = strlen(from), lt = strlen(to), n = strlen(text);
+    char *out = malloc(n - lf + lt + 1);
+    memcpy(out, text, a);
+    memcpy(out + a, to, lt);
+    memcpy(out + a + lt, p + lf, n - a - lf + 1);
+    return out;
+}
+
+static int file_exists(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static void expect_bad(const char *text, const char *field) {
+    ramp_plan p;
+    memset(&p, 0x5a, sizeof p);
+    ramp_plan before = p;
+    ramp_status s = ramp_plan_parse(text, strlen(text), "bad.json", &p);
+    if (s != RAMP_ERR_FORMAT) {
+        fprintf(stderr, "expected FORMAT for case '%s', got %s\n", field, ramp_status_name(s));
+        CHECK(s == RAMP_ERR_FORMAT);
+        return;
+    }
+    CHECK(memcmp(&p, &before, sizeof p) == 0); /* output untouched */
+    if (!strstr(ramp_last_error(), field)) {
+        fprintf(stderr, "message '%s' does not name '%s'\n", ramp_last_error(), field);
+        CHECK(0);
+    }
+    CHECK(strstr(ramp_last_error(), "bad.json") != NULL);
+}
+
+int main(void) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, check_seed());
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 6;
+    sp.noise = 0.02;
+    double theta[48];
+    ramp_timing *t = syn_dataset(&rng, &sp, theta);
+    if (!t) return check_finish("test_plan");
+    snprintf(t->device, sizeof t->device, "NVIDIA H200 \"test\"");
+    ramp_costmodel *m = NULL;
+    ramp_menu menu;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_menu_greedy(t, NULL, 6, 0, NULL, &menu));
+    ramp_plan plan, back;
+    CHECK_OK(ramp_plan_make(t, &menu, m, &plan));
+    CHECK_EQ_INT(plan.count, menu.count);
+    CHECK_EQ_INT(plan.blocks_per_sm, menu.blocks_per_sm);
+    CHECK(strcmp(plan.layout, "EP8") == 0 && strcmp(plan.libramp, RAMP_VERSION_STRING) == 0);
+
+    char path[1024], tmpname[1100];
+    snprintf(path, sizeof path, "%s/plan_test.json", check_tmpdir());
+    remove(path);
+    CHECK_OK(ramp_plan_write(&plan, path));
+    memset(&back, 0, sizeof back);
+    CHECK_OK(ramp_plan_read(path, &back));
+    CHECK(memcmp(&plan, &back, sizeof plan) == 0); /* exact, every double */
+    snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
+    CHECK(!file_exists(tmpname));
+
+    /* The CPU pick over the plan equals the cost model's pick over the menu
+     * (plan entry i is menu.config[i]). */
+    for (int64_t i = 0; i < t->nloads; i++) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        int c = -1;
+        CHECK_OK(ramp_costmodel_pick(m, t->nexp[i], ld, menu.config, menu.count, &c));
+        CHECK_EQ_INT(menu.config[ramp_plan_pick(&plan, t->nexp[i], ld)], c);
+    }
+
+    /* make: refuses a tile-count model, an unfit entry, mixed classes */
+    ramp_costmodel *tc = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_TILECOUNT, &tc));
+    CHECK_ERR(ramp_plan_make(t, &menu, tc, &back), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_costmodel_free(tc);
+    ramp_menu mixed = menu;
+    for (int c = 0; c < t->nconfigs; c++)
+        if (t->blocks_per_sm[c] != menu.blocks_per_sm) mixed.config[1] = c;
+    CHECK_ERR(ramp_plan_make(t, &mixed, m, &back), RAMP_ERR_INVALID_ARGUMENT);
+    m->rows[menu.config[2]] = 0;
+    CHECK_ERR(ramp_plan_make(t, &menu, m, &back), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* write: validates first and leaves nothing behind */
+    ramp_plan bad = plan;
+    bad.theta[1][2] = -1;
+    char path2[1100];
+    snprintf(path2, sizeof path2, "%s/plan_bad.json", check_tmpdir());
+    remove(path2);
+    CHECK_ERR(ramp_plan_write(&bad, path2), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(!file_exists(path2));
+    bad = plan;
+    bad.configs[3] = bad.configs[0];
+    CHECK_ERR(ramp_plan_write(&bad, path2), RAMP_ERR_INVALID_ARGUMENT);
+    bad = plan;
+    bad.configs[0].rows = 7;
+    CHECK_ERR(ramp_plan_write(&bad, path2), RAMP_ERR_INVALID_ARGUMENT);
+    bad = plan;
+    snprintf(bad.layout, sizeof bad.layout, "EP99");
+    CHECK_ERR(ramp_plan_write(&bad, path2), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(!file_exists(path2));
+    snprintf(path2, sizeof path2, "%s/no/such/dir/plan.json", check_tmpdir());
+    CHECK_ERR(ramp_plan_write(&plan, path2), RAMP_ERR_IO);
+    CHECK_ERR(ramp_plan_read(path2, &back), RAMP_ERR_IO);
+
+    /* read: every kind of bad file */
+    size_t n = 0;
+    char *good = slurp(path, &n);
+    CHECK(good != NULL);
+    if (good) {
+        ramp_plan ok;
+        CHECK_OK(ramp_plan_parse(good, n, "good.json", &ok));
+        struct { const char *from, *to, *field; } cases[] = {
+            {"\"ramp-plan\"", "\"ramp-plot\"", "format"},
+            {"\"version\":\t1", "\"version\":\t2", "version"},
+            {"\"version\":\t1", "\"version\":\t1.5", "version"},
+            {"\"version\":\t1", "\"version\":\t\"1\"", "version"},
+            {"\"libramp\":\t\"" RAMP_VERSION_STRING "\"", "\"libramp\":\t\"7.0.0\"", "libramp"},
+            {"\"layout\":\t\"EP8\"", "\"layout\":\t\"EP9x\"", "EP9x"},
+            {"\"layout\":\t\"EP8\"", "\"layout\":\t8", "layout"},
+            {"\"sms\":\t16", "\"sms\":\t0", "sms"},
+            {"\"sms\":\t16", "\"sms\":\t16, \"sms\": 16", "repeated"},
+            {"\"sms\":\t16", "\"smz\":\t16", "smz"},
+            {"\"experts\":\t16", "\"experts\":\t-16", "experts"},
+            {"\"bf16\":\t0", "\"bf16\":\t2", "bf16"},
+            {"\"hidden\":\t2048,", "", "hidden"},
+            {"\"occupancy\":", "\"occupancy\": 0, \"x\":", "x"},
+            {"\"waves\"", "\"wave\"", "cost_terms"},
+            {"\"config\":\t\"r", "\"config\":\t\"q", "menu\"[0].config"},
+            {"\"theta\":\t[", "\"theta\":\t[-1, ", "theta"},
+            {"\"theta\":\t[", "\"theta\":\t[1e999, ", "theta"},
+            {"\"theta\":\t[", "\"theta\":\t[\"a\", ", "theta"},
+            {"\"menu\":\t[", "\"menu\":\t[7, ", "menu\"[0]"},
+            {"\"menu\":\t[", "\"menu\":\t\"x\", \"menuz\":\t[", "menu"},
+            {"\"model\":\t\"synthetic\"", "\"model\":\t\"\"", "model"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char *b = replace(good, cases[i].from, cases[i].to);
+            if (!b) {
+                fprintf(stderr, "case %zu: '%s' not in the plan file\n", i, cases[i].from);
+                CHECK(b != NULL);
+                continue;
+            }
+            expect_bad(b, cases[i].field);
+            free(b);
+        }
+        /* repeated menu entry: copy entry 0's config name over entry 1's */
+        char n0[64], n1[64], *b;
+        ramp_config_name(&plan.configs[0], n0, sizeof n0);
+        ramp_config_name(&plan.configs[1], n1, sizeof n1);
+        char from[80], to[80];
+        snprintf(from, sizeof from, "\"%s\"", n1);
+        snprintf(to, sizeof to, "\"%s\"", n0);
+        b = replace(good, from, to);
+        if (b) { expect_bad(b, "menu entries"); free(b); }
+        /* empty menu */
+        const char *mstart = strstr(good, "\"menu\":");
+        if (mstart) {
+            size_t head = (size_t)(mstart - good);
+            char *e = malloc(head + 32);
+            memcpy(e, good, head);
+            strcpy(e + head, "\"menu\": []}");
+            expect_bad(e, "menu");
+            free(e);
+        }
+        /* truncated anywhere, not JSON, empty */
+        for (size_t cut = 0; cut + 1 < n; cut += 1 + n / 40) {
+            ramp_plan p;
+            CHECK_ERR(ramp_plan_parse(good, cut, "cut.json", &p), RAMP_ERR_FORMAT);
+        }
+        expect_bad("not json", "JSON");
+        expect_bad("[1, 2]", "object");
+        /* a bad file on disk is rejected by the reader too */
+        FILE *f = fopen(path, "w");
+        fputs("{\"format\": \"ramp-plan\"}", f);
+        fclose(f);
+        CHECK_ERR(ramp_plan_read(path, &back), RAMP_ERR_FORMAT);
+        free(good);
+    }
+    ramp_costmodel_free(m);
+    ramp_timing_free(t);
+    return check_finish("test_plan");
+}

@@ -1,0 +1,229 @@
+/*
+ * test_select_cpu.c - the selection kernel's CPU twin (ramp_select_cpu)
+ * against the definition (select_check.h): grouping is a stable sort by
+ * (expert, pair index), padding is -1, tile counts follow Equation 1 as
+ * ramp_features_compute computes it, predictions follow Equation 3, the
+ * choice is the argmin with ties to the lowest index, foreign and -1 ids are
+ * skipped, out-of-range ids are counted and never written. Plus a worked
+ * example by hand, the descriptor checks and bad calls.
+ */
+#include "check.h"
+#include "select_check.h"
+#include "select_cpu.h"
+
+#include <limits.h>
+
+static void worked_example(void) {
+    /* E = 8, k = 2, this GPU holds experts 4..7 (local 0..3).
+     * ids: token 0 -> 4, 5; token 1 -> 5, 0 (foreign); token 2 -> 7, -1 */
+    ramp_select_desc d = {.experts = 8, .topk = 2, .max_tokens = 4,
+                          .local_experts = 4, .first_expert = 4, .nentries = 2};
+    d.entries[0] = (ramp_select_entry){.rows = 2, .slices = 1, .slots = 2,
+                                       .theta = {1, 10, 0, 0}};
+    d.entries[1] = (ramp_select_entry){.rows = 4, .slices = 1, .slots = 2,
+                                       .theta = {0, 10, 0, 1}};
+    const int32_t ids[] = {4, 5, 5, 0, 7, -1};
+    ramp_select_result *r = NULL;
+    CHECK_OK(ramp_select_result_create(&d, &r));
+    if (!r) return;
+    sel_poison(r);
+    CHECK_OK(ramp_select_cpu(&d, 3, ids, r));
+    /* counts 1,2,0,1. Entry 0 (b=2): T = 1+1+0+1 = 3, W = 2, t = 1 + 20 = 21.
+     * Entry 1 (b=4): T = 3, W = 2, A = 3, t = 20 + 3 = 23. Entry 0 wins. */
+    CHECK(r->pred[0] == 21.0f);
+    CHECK(r->pred[1] == 23.0f);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], 0);
+    const int32_t want_sorted[] = {0, -1, 1, 2, 4, -1};
+    for (int i = 0; i < 6; i++) CHECK_EQ_INT(r->sorted_ids[i], want_sorted[i]);
+    const int32_t want_start[] = {0, 1, 2, 2, 3};
+    for (int i = 0; i < 5; i++) CHECK_EQ_INT(r->tile_start[i], want_start[i]);
+    const int32_t want_tiles[] = {0, 1, 3};
+    for (int i = 0; i < 3; i++) CHECK_EQ_INT(r->tile_expert[i], want_tiles[i]);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_TILES], 3);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_SLOTS], 6);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_LOCAL], 4);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_BAD_IDS], 0);
+    CHECK_EQ_INT(r->sorted_ids[6], SEL_POISON);
+
+    /* A tie: identical predictions pick the lower index. */
+    d.entries[1] = d.entries[0];
+    d.entries[1].rows = 3; /* same T here: ceil(1/3)+ceil(2/3)+ceil(1/3) = 3 */
+    sel_poison(r);
+    CHECK_OK(ramp_select_cpu(&d, 3, ids, r));
+    CHECK(r->pred[0] == r->pred[1]);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], 0);
+    d.entries[0].theta[0] = 1.5f; /* now entry 1 is strictly better */
+    CHECK_OK(ramp_select_cpu(&d, 3, ids, r));
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], 1);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_SLOTS], 9);
+
+    /* Out-of-range ids: skipped, counted, never written. */
+    const int32_t wild[] = {8, -2, INT_MAX, INT_MIN, 65535, 4};
+    sel_poison(r);
+    CHECK_OK(ramp_select_cpu(&d, 3, wild, r));
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_BAD_IDS], 5);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_LOCAL], 1);
+    CHECK_EQ_INT(r->sorted_ids[0], 5);
+    sel_check(&d, 3, wild, r, "wild ids");
+    ramp_select_result_free(r);
+}
+
+static void entry_matches_features(unsigned long long seed) {
+    /* ramp_select_entry_make's b, q, S give the same T and W as
+     * ramp_features_compute on the real configuration and geometry. */
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed ^ 0xfeed);
+    static const int widths[] = {128, 256, 512}, splits[] = {1, 2, 4};
+    static const int inters[] = {512, 768, 1024, 1408, 2048, 2560, 6400};
+    for (int it = 0; it < 200; it++) {
+        ramp_config c = {.rows = 1 + (int)ramp_rng_below(&rng, 64),
+                         .width = widths[ramp_rng_below(&rng, 3)], .stages = 3,
+                         .splitk = splits[ramp_rng_below(&rng, 3)]};
+        ramp_geometry g = {.experts = 16, .topk = 8,
+                           .inter = inters[ramp_rng_below(&rng, 7)], .hidden = 2048};
+        int bps = 1 + (int)ramp_rng_below(&rng, 3);
+        const double theta[4] = {3.5, 2.25, 0.125, 0.5};
+        ramp_select_entry e;
+        CHECK_OK(ramp_select_entry_make(&c, &g, 132, bps, theta, &e));
+        int32_t load[16];
+        for (int i = 0; i < 16; i++)
+            load[i] = ramp_rng_below(&rng, 3) ? (int32_t)ramp_rng_below(&rng, 300) : 0;
+        ramp_features f;
+        ramp_features_compute(&c, &g, 132, bps, 16, load, &f);
+        float t = ramp_select_predict(&e, 16, load);
+        double want = theta[0] + theta[1] * f.waves + theta[2] * f.tiles + theta[3] * f.active;
+        CHECK_NEAR(t, want, 1e-6 * want);
+    }
+    ramp_config c = {.rows = 8, .width = 256, .stages = 2, .splitk = 1};
+    ramp_geometry g = {.experts = 8, .topk = 2, .inter = 768, .hidden = 2048};
+    double bad[4] = {1, NAN, 0, 0};
+    ramp_select_entry e;
+    CHECK_ERR(ramp_select_entry_make(&c, &g, 132, 1, bad, &e), RAMP_ERR_INVALID_ARGUMENT);
+    bad[1] = 1e30;
+    CHECK_ERR(ramp_select_entry_make(&c, &g, 132, 1, bad, &e), RAMP_ERR_INVALID_ARGUMENT);
+    bad[1] = 1;
+    CHECK_ERR(ramp_select_entry_make(&c, &g, 0, 1, bad, &e), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ramp_select_entry_make(&c, &g, 132, 2, bad, &e));
+    CHECK_EQ_INT(e.slices, 3);
+    CHECK_EQ_INT(e.slots, 264);
+}
+
+static void bad_descriptors(void) {
+    ramp_select_desc d = {.experts = 8, .topk = 2, .max_tokens = 16,
+                          .local_experts = 4, .first_expert = 0, .nentries = 1};
+    d.entries[0] = (ramp_select_entry){.rows = 8, .slices = 1, .slots = 132,
+                                       .theta = {1, 1, 1, 1}};
+    CHECK_OK(ramp_select_desc_check(&d));
+    ramp_select_desc b = d;
+    b.topk = 9; /* k larger than E */
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "topk = 9") != NULL);
+    b = d; b.topk = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.experts = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.experts = 70000; b.local_experts = 4;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.max_tokens = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.max_tokens = 1 << 20; /* 2M pairs */
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.local_experts = 9;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.first_expert = 5;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.nentries = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.nentries = RAMP_SELECT_MAX_ENTRIES + 1;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.entries[0].rows = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.entries[0].slots = 0;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.entries[0].theta[2] = INFINITY;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.group_only = 2;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    int32_t map[8] = {-1, 0, 1, -1, 2, 3, -1, -1};
+    b = d; b.local_of = map;
+    CHECK_OK(ramp_select_desc_check(&b));
+    map[6] = 2; /* local index 2 given twice */
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    map[6] = 4; /* past local_experts */
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    map[6] = -3;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_select_desc_check(NULL), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* bad calls */
+    ramp_select_result *r = NULL;
+    CHECK_OK(ramp_select_result_create(&d, &r));
+    int32_t ids[34] = {0};
+    CHECK_ERR(ramp_select_cpu(&d, 17, ids, r), RAMP_ERR_INVALID_ARGUMENT); /* > max_tokens */
+    CHECK_ERR(ramp_select_cpu(&d, -1, ids, r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_select_cpu(&d, 2, NULL, r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ramp_select_cpu(&d, 0, NULL, r));
+    ramp_select_desc bigger = d;
+    bigger.max_tokens = 1000;
+    CHECK_ERR(ramp_select_cpu(&bigger, 1, ids, r), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_select_result_free(r);
+    ramp_select_result_free(NULL);
+}
+
+int main(void) {
+    unsigned long long seed = check_seed();
+    worked_example();
+    entry_matches_features(seed);
+    bad_descriptors();
+
+    /* Random and skewed routings against the definition. */
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed);
+    static int32_t local_of[4096];
+    int32_t *ids = NULL;
+    int cases = 0;
+    for (int it = 0; it < 400 && check_failures == 0; it++) {
+        ramp_select_desc d;
+        gen_desc(&rng, &d, local_of, it % 50 == 0);
+        CHECK_OK(ramp_select_desc_check(&d));
+        ramp_select_result *r = NULL;
+        CHECK_OK(ramp_select_result_create(&d, &r));
+        if (!r) break;
+        free(ids);
+        ids = malloc(sizeof(int32_t) * (size_t)d.max_tokens * (size_t)d.topk + 4);
+        for (int rep = 0; rep < 8; rep++, cases++) {
+            int kind = (int)ramp_rng_below(&rng, GEN_KINDS);
+            int tokens = rep == 0 ? 0 : rep == 1 ? d.max_tokens
+                                               : (int)ramp_rng_below(&rng, (uint32_t)d.max_tokens + 1);
+            gen_routing(&rng, &d, tokens, kind, ids);
+            sel_poison(r);
+            CHECK_OK(ramp_select_cpu(&d, tokens, ids, r));
+            char what[64];
+            snprintf(what, sizeof what, "case %d (%s)", cases, gen_kind_name(kind));
+            sel_check(&d, tokens, ids, r, what);
+        }
+        ramp_select_result_free(r);
+    }
+    free(ids);
+    printf("%d routings checked\n", cases);
+
+    /* The largest size of the issue: 4,096 x 8 on 32 local experts. */
+    ramp_select_desc d = {.experts = 256, .topk = 8, .max_tokens = 4096,
+                          .local_experts = 32, .first_expert = 64, .nentries = 6};
+    static const int rows[6] = {2, 4, 8, 16, 32, 64};
+    for (int c = 0; c < 6; c++)
+        d.entries[c] = (ramp_select_entry){.rows = rows[c], .slices = 6, .slots = 132,
+                                           .theta = {5.0f, 4.0f + c, 0.01f * c, 0.1f}};
+    ramp_select_result *r = NULL;
+    CHECK_OK(ramp_select_result_create(&d, &r));
+    ids = malloc(sizeof(int32_t) * 4096 * 8);
+    for (int kind = 0; kind < GEN_KINDS && r; kind++) {
+        gen_routing(&rng, &d, 4096, kind, ids);
+        sel_poison(r);
+        CHECK_OK(ramp_select_cpu(&d, 4096, ids, r));
+        sel_check(&d, 4096, ids, r, gen_kind_name(kind));
+    }
+    free(ids);
+    ramp_select_result_free(r);
+    return check_finish("test_select_cpu");
+}

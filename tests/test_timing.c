@@ -1,0 +1,431 @@
+/*
+ * test_timing.c - timing datasets: random round trips checked element by
+ * element (NaN positions included), argument validation, corrupt files
+ * refused with RAMP_ERR_FORMAT, and failed writes that leave no file.
+ */
+#include "check.h"
+#include "internal.h"
+#include "safetensors.h"
+#include "st_util.h"
+
+#include <unistd.h>
+
+static ramp_rng rng;
+
+static const int ROWS[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+
+/* n distinct random valid configurations. */
+static int random_configs(ramp_config *out, int n) {
+    int have = 0, tries = 0;
+    while (have < n && tries++ < 10000) {
+        ramp_config c;
+        c.rows = ROWS[ramp_rng_below(&rng, 10)];
+        c.width = 128 << ramp_rng_below(&rng, 3);
+        c.stages = 2 + (int)ramp_rng_below(&rng, 3);
+        c.persistent = (int)ramp_rng_below(&rng, 2);
+        c.grouped = c.persistent ? (int)ramp_rng_below(&rng, 2) : 0;
+        c.splitk = 1 << ramp_rng_below(&rng, 3);
+        int dup = 0;
+        for (int i = 0; i < have; i++) dup |= ramp_config_equal(&out[i], &c);
+        if (!dup) out[have++] = c;
+    }
+    return have;
+}
+
+typedef struct {
+    ramp_geometry g;
+    int C, L;
+    ramp_config *cfg;
+    int *bps;
+    int32_t *loads, *nexp, *batch, *gpu, *dom, *btok;
+    float *times;
+} ref_timing;
+
+static void ref_free(ref_timing *r) {
+    free(r->cfg);
+    free(r->bps);
+    free(r->loads);
+    free(r->nexp);
+    free(r->batch);
+    free(r->gpu);
+    free(r->dom);
+    free(r->btok);
+    free(r->times);
+}
+
+static const char *DOMS[] = {"chat", "math", "code"};
+
+/* Builds a random dataset through the API and keeps the reference. */
+static ramp_timing *make_random(ref_timing *r, int with_nan) {
+    memset(r, 0, sizeof *r);
+    r->g.experts = 1 + (int)ramp_rng_below(&rng, 40);
+    r->g.topk = 1 + (int)ramp_rng_below(&rng, 8);
+    r->g.inter = 128 * (1 + (int)ramp_rng_below(&rng, 16));
+    r->g.hidden = 1024 * (1 + (int)ramp_rng_below(&rng, 7));
+    r->g.bf16 = (int)ramp_rng_below(&rng, 2);
+    r->C = 1 + (int)ramp_rng_below(&rng, 30);
+    r->cfg = calloc((size_t)r->C, sizeof *r->cfg);
+    r->bps = calloc((size_t)r->C, sizeof *r->bps);
+    r->C = random_configs(r->cfg, r->C);
+    for (int c = 0; c < r->C; c++) r->bps[c] = 1 + (int)ramp_rng_below(&rng, 4);
+    r->L = (int)ramp_rng_below(&rng, 60);
+    int X = r->g.experts, L = r->L;
+    r->loads = calloc((size_t)(L ? L : 1) * (size_t)X, 4);
+    r->nexp = calloc((size_t)(L ? L : 1), 4);
+    r->batch = calloc((size_t)(L ? L : 1), 4);
+    r->gpu = calloc((size_t)(L ? L : 1), 4);
+    r->dom = calloc((size_t)(L ? L : 1), 4);
+    r->btok = calloc((size_t)(L ? L : 1), 4);
+    r->times = calloc((size_t)(L ? L : 1) * (size_t)r->C, 4);
+    ramp_timing *t = NULL;
+    CHECK_OK(ramp_timing_create("Qwen3-30B-A3B", "ep8", &r->g, 132, r->cfg,
+                                r->bps, r->C, &t));
+    if (!t) return NULL;
+    CHECK(strcmp(t->layout, "EP8") == 0);
+    snprintf(t->device, sizeof t->device, "NVIDIA H200");
+    snprintf(t->command, sizeof t->command, "ramp time --model qwen3 \"q\", x");
+    snprintf(t->date, sizeof t->date, "2025-01-02T03:04:05Z");
+    for (int i = 0; i < L; i++) {
+        r->nexp[i] = (int32_t)ramp_rng_below(&rng, (uint32_t)X + 1);
+        for (int j = 0; j < r->nexp[i]; j++)
+            r->loads[(int64_t)i * X + j] = (int32_t)ramp_rng_below(&rng, 500);
+        r->batch[i] = i / 8;
+        r->gpu[i] = i % 8;
+        const char *dn = DOMS[ramp_rng_below(&rng, 3)];
+        r->dom[i] = ramp_timing_domain_index(t, dn);
+        CHECK(r->dom[i] >= 0 && strcmp(t->domains[r->dom[i]], dn) == 0);
+        r->btok[i] = (int32_t)ramp_rng_below(&rng, 5000);
+        int64_t idx = -1;
+        CHECK_OK(ramp_timing_add_load(t, r->batch[i], r->gpu[i], r->dom[i],
+                                      r->btok[i], r->nexp[i],
+                                      r->loads + (int64_t)i * X, &idx));
+        CHECK_EQ_INT(idx, i);
+        for (int c = 0; c < r->C; c++) {
+            /* Freshly added loads are unmeasured. */
+            CHECK(isnan(t->times_us[(int64_t)i * r->C + c]));
+            float v = (float)(ramp_rng_uniform(&rng) * 1000.0);
+            if (with_nan && ramp_rng_below(&rng, 5) == 0) v = NAN;
+            if (ramp_rng_below(&rng, 50) == 0) v = 0.0f;
+            r->times[(int64_t)i * r->C + c] = v;
+            t->times_us[(int64_t)i * r->C + c] = v;
+        }
+    }
+    return t;
+}
+
+static void check_same(const ramp_timing *t, const ref_timing *r,
+                       const ramp_timing *orig) {
+    CHECK(strcmp(t->model, "Qwen3-30B-A3B") == 0);
+    CHECK(strcmp(t->layout, "EP8") == 0);
+    CHECK(strcmp(t->device, "NVIDIA H200") == 0);
+    CHECK(strcmp(t->command, orig->command) == 0);
+    CHECK(strcmp(t->date, orig->date) == 0);
+    CHECK(memcmp(&t->geom, &r->g, sizeof r->g) == 0);
+    CHECK_EQ_INT(t->sms, 132);
+    CHECK_EQ_INT(t->nconfigs, r->C);
+    CHECK_EQ_INT(t->max_experts, r->g.experts);
+    CHECK_EQ_INT(t->nloads, r->L);
+    CHECK_EQ_INT(t->ndomains, orig->ndomains);
+    for (int d = 0; d < t->ndomains && d < orig->ndomains; d++)
+        CHECK(strcmp(t->domains[d], orig->domains[d]) == 0);
+    if (t->nconfigs != r->C || t->nloads != r->L) return;
+    int bad = 0;
+    for (int c = 0; c < r->C; c++) {
+        bad += !ramp_config_equal(&t->configs[c], &r->cfg[c]);
+        bad += t->blocks_per_sm[c] != r->bps[c];
+    }
+    int X = r->g.experts;
+    for (int i = 0; i < r->L; i++) {
+        bad += t->nexp[i] != r->nexp[i];
+        bad += t->batch[i] != r->batch[i];
+        bad += t->gpu[i] != r->gpu[i];
+        bad += t->domain[i] != r->dom[i];
+        bad += t->batch_tokens[i] != r->btok[i];
+        for (int j = 0; j < X; j++)
+            bad += t->loads[(int64_t)i * X + j] != r->loads[(int64_t)i * X + j];
+        for (int c = 0; c < r->C; c++) {
+            float a = t->times_us[(int64_t)i * r->C + c];
+            float b = r->times[(int64_t)i * r->C + c];
+            bad += isnan(b) ? !isnan(a) : memcmp(&a, &b, 4) != 0;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+static void path_in_tmp(char *buf, size_t n, const char *name) {
+    snprintf(buf, n, "%s/%s-%ld.safetensors", check_tmpdir(), name,
+             (long)getpid());
+}
+
+static void test_round_trip(void) {
+    char path[512];
+    path_in_tmp(path, sizeof path, "timing-rt");
+    for (int iter = 0; iter < 10; iter++) {
+        ref_timing r;
+        int with_nan = iter % 2;
+        ramp_timing *t = make_random(&r, with_nan);
+        if (!t) {
+            ref_free(&r);
+            continue;
+        }
+        CHECK_OK(ramp_timing_write(t, path));
+        ramp_timing *back = NULL;
+        CHECK_OK(ramp_timing_read(path, 1, &back));
+        if (back) check_same(back, &r, t);
+        ramp_timing_free(back);
+        back = NULL;
+        /* Without allow_missing, NaN is refused; with none, it reads. */
+        int any_nan = 0;
+        for (int64_t i = 0; i < (int64_t)r.L * r.C; i++) any_nan |= isnan(r.times[i]);
+        if (any_nan) {
+            CHECK_ERR(ramp_timing_read(path, 0, &back), RAMP_ERR_FORMAT);
+            CHECK(strstr(ramp_last_error(), "NaN") &&
+                  strstr(ramp_last_error(), "times_us"));
+        } else {
+            CHECK_OK(ramp_timing_read(path, 0, &back));
+            if (back) check_same(back, &r, t);
+            ramp_timing_free(back);
+        }
+        ramp_timing_free(t);
+        ref_free(&r);
+    }
+    remove(path);
+}
+
+static void test_arguments(void) {
+    ramp_geometry g = {.experts = 16, .topk = 8, .inter = 768, .hidden = 2048, .bf16 = 0};
+    ramp_config cfg[2];
+    CHECK_OK(ramp_config_parse("r16.w256.s4", &cfg[0]));
+    CHECK_OK(ramp_config_parse("r2.w128.s2.persist.grp.k2", &cfg[1]));
+    int bps[2] = {1, 2};
+    ramp_timing *t = NULL;
+    CHECK_ERR(ramp_timing_create("m", "XP8", &g, 132, cfg, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_create("", "EP8", &g, 132, cfg, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g, 0, cfg, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g, 132, cfg, bps, 0, &t), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_geometry g0 = g;
+    g0.inter = 0;
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g0, 132, cfg, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    g0 = g;
+    g0.bf16 = 2;
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g0, 132, cfg, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    int bps0[2] = {1, 0};
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g, 132, cfg, bps0, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_config dup[2] = {cfg[0], cfg[0]};
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g, 132, dup, bps, 2, &t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "twice") != NULL);
+    ramp_config badc = cfg[0];
+    badc.rows = 5;
+    CHECK_ERR(ramp_timing_create("m", "EP8", &g, 132, &badc, bps, 1, &t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ramp_timing_create("m", "EP8", &g, 132, cfg, bps, 2, &t));
+    if (!t) return;
+    CHECK_EQ_INT(ramp_timing_domain_index(t, "chat"), 0);
+    CHECK_EQ_INT(ramp_timing_domain_index(t, "math"), 1);
+    CHECK_EQ_INT(ramp_timing_domain_index(t, "chat"), 0);
+    CHECK_EQ_INT(ramp_timing_domain_index(t, "a,b"), -1);
+    CHECK(ramp_last_error()[0] != '\0');
+    CHECK_EQ_INT(ramp_timing_domain_index(t, ""), -1);
+    CHECK_EQ_INT(t->ndomains, 2);
+    int32_t load[16] = {5, 0, 3};
+    int64_t idx;
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 2, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, -1, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 8, 0, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, -1, 0, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, -1, 0, 0, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 0, -10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 0, 10, 17, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "nexp = 17") != NULL);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 0, 10, -1, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 0, 10, 3, NULL, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    load[1] = -1;
+    CHECK_ERR(ramp_timing_add_load(t, 0, 0, 0, 10, 3, load, &idx), RAMP_ERR_INVALID_ARGUMENT);
+    load[1] = 0;
+    CHECK_EQ_INT(t->nloads, 0);
+    /* Only nexp values are read; the rest of the row is stored as zeros. */
+    load[5] = 99;
+    CHECK_OK(ramp_timing_add_load(t, 0, 7, 1, 10, 3, load, &idx));
+    CHECK_EQ_INT(idx, 0);
+    CHECK(t->loads[0] == 5 && t->loads[2] == 3 && t->loads[5] == 0);
+    /* Bad times are refused at write time and no file appears. */
+    char path[512];
+    path_in_tmp(path, sizeof path, "timing-badtime");
+    t->times_us[1] = INFINITY;
+    CHECK_ERR(ramp_timing_write(t, path), RAMP_ERR_NUMERIC);
+    t->times_us[1] = -1.0f;
+    CHECK_ERR(ramp_timing_write(t, path), RAMP_ERR_NUMERIC);
+    CHECK(!st_exists(path));
+    t->times_us[1] = 3.0f;
+    /* Loads changed by hand past nexp are refused too. */
+    t->loads[5] = 1;
+    CHECK_ERR(ramp_timing_write(t, path), RAMP_ERR_INVALID_ARGUMENT);
+    t->loads[5] = 0;
+    CHECK_OK(ramp_timing_write(t, path));
+    remove(path);
+    /* Non-existent directory; target that is a directory. */
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/no-such-dir-%ld/t.safetensors",
+             check_tmpdir(), (long)getpid());
+    CHECK_ERR(ramp_timing_write(t, bad), RAMP_ERR_IO);
+    CHECK(!st_exists(bad));
+    snprintf(bad, sizeof bad, "%s/timing-isdir-%ld", check_tmpdir(),
+             (long)getpid());
+    mkdir(bad, 0700);
+    CHECK_ERR(ramp_timing_write(t, bad), RAMP_ERR_IO);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timing-isdir-%ld.tmp", (long)getpid());
+    CHECK_EQ_INT(st_count_prefix(check_tmpdir(), prefix), 0);
+    rmdir(bad);
+    ramp_timing_free(t);
+}
+
+static void expect_format(const void *bytes, size_t size, int allow_missing,
+                          const char *needle, int line) {
+    ramp_timing *t = NULL;
+    ramp_status s = ramp_timing_read_memory(bytes, size, "bad.timing",
+                                            allow_missing, &t);
+    const char *msg = ramp_last_error();
+    if (s != RAMP_ERR_FORMAT || !strstr(msg, "bad.timing") ||
+        (needle && !strstr(msg, needle))) {
+        fprintf(stderr, "line %d: got %s '%s', wanted FORMAT with '%s'\n",
+                line, ramp_status_name(s), msg, needle ? needle : "");
+        check_failures++;
+    }
+    ramp_timing_free(t);
+}
+
+static void test_corrupt(void) {
+    /* A small fixed dataset: 2 configs, X = 4, 3 loads. */
+    ramp_geometry g = {.experts = 4, .topk = 2, .inter = 256, .hidden = 1024, .bf16 = 1};
+    ramp_config cfg[2];
+    CHECK_OK(ramp_config_parse("r8.w128.s3", &cfg[0]));
+    CHECK_OK(ramp_config_parse("r32.w256.s2.persist", &cfg[1]));
+    int bps[2] = {2, 1};
+    ramp_timing *t = NULL;
+    CHECK_OK(ramp_timing_create("m", "EP4", &g, 132, cfg, bps, 2, &t));
+    if (!t) return;
+    int d = ramp_timing_domain_index(t, "chat");
+    int32_t l0[4] = {3, 1, 0, 2}, l1[2] = {7, 7}, l2[1] = {1};
+    CHECK_OK(ramp_timing_add_load(t, 0, 0, d, 6, 4, l0, NULL));
+    CHECK_OK(ramp_timing_add_load(t, 0, 1, d, 6, 2, l1, NULL));
+    CHECK_OK(ramp_timing_add_load(t, 1, 3, d, 1, 1, l2, NULL));
+    for (int i = 0; i < 6; i++) t->times_us[i] = 10.0f + (float)i;
+    void *good = NULL;
+    size_t size = 0;
+    CHECK_OK(ramp_timing_write_memory(t, &good, &size));
+    ramp_timing_free(t);
+    t = NULL;
+    CHECK_OK(ramp_timing_read_memory(good, size, "good", 0, &t));
+    ramp_timing_free(t);
+
+    int bad = 0;
+    for (size_t n = 0; n < size; n++) {
+        uint8_t *c = malloc(n ? n : 1);
+        memcpy(c, good, n);
+        t = NULL;
+        if (ramp_timing_read_memory(c, n, "cut", 1, &t) != RAMP_ERR_FORMAT) bad++;
+        ramp_timing_free(t);
+        free(c);
+    }
+    CHECK_EQ_INT(bad, 0);
+
+    uint8_t *c = malloc(size);
+    struct {
+        const char *tensor;
+        int64_t index;
+        int32_t ival;
+        int is_float;
+        float fval;
+        const char *needle;
+    } patches[] = {
+        {"times_us", 3, 0, 1, -1.0f, "load 1, configuration 1"},
+        {"times_us", 0, 0, 1, INFINITY, "not finite"},
+        {"times_us", 5, 0, 1, NAN, "NaN"},
+        {"nexp", 1, 5, 0, 0, "nexp = 5"},
+        {"nexp", 1, -1, 0, 0, "nexp = -1"},
+        {"nexp", 1, 1, 0, 0, "zero past nexp"},
+        {"loads", 2, -4, 0, 0, "negative"},
+        {"loads", 4 + 3, 9, 0, 0, "zero past nexp"},
+        {"domain", 2, 1, 0, 0, "domain = 1"},
+        {"gpu", 0, 4, 0, 0, "gpu = 4"},
+        {"batch", 0, -1, 0, 0, "batch"},
+        {"batch_tokens", 0, -1, 0, 0, "batch_tokens"},
+    };
+    for (size_t i = 0; i < sizeof patches / sizeof patches[0]; i++) {
+        memcpy(c, good, size);
+        int ok = patches[i].is_float
+                     ? st_patch_f32(c, size, patches[i].tensor, patches[i].index,
+                                    patches[i].fval)
+                     : st_patch_i32(c, size, patches[i].tensor, patches[i].index,
+                                    patches[i].ival);
+        CHECK(ok);
+        /* NaN is refused only without allow_missing. */
+        int allow = !(patches[i].is_float && isnan(patches[i].fval));
+        expect_format(c, size, allow, patches[i].needle, 1000 + (int)i);
+    }
+    free(c);
+
+    float f64buf[64] = {0};
+    int32_t i32buf[64] = {0};
+    struct {
+        st_edit ed;
+        const char *needle;
+    } edits[] = {
+        {{.set_key = "format", .set_value = "ramp-trace"}, "ramp-timing"},
+        {{.set_key = "configs", .set_value = "r8.w128.s3,r7.w128.s3"}, "item 1"},
+        {{.set_key = "configs", .set_value = "r8.w128.s3,r8.w128.s3"}, "twice"},
+        {{.set_key = "configs", .set_value = "r8.w128.s3"}, "blocks_per_sm"},
+        {{.set_key = "configs", .set_value = ""}, "no configuration"},
+        {{.set_key = "configs", .set_value = NULL}, "configs"},
+        {{.set_key = "blocks_per_sm", .set_value = "2"}, "blocks_per_sm"},
+        {{.set_key = "blocks_per_sm", .set_value = "2,0"}, "blocks_per_sm"},
+        {{.set_key = "blocks_per_sm", .set_value = "2,x"}, "blocks_per_sm"},
+        {{.set_key = "domains", .set_value = ""}, "domain = 0"},
+        {{.set_key = "domains", .set_value = "chat,chat"}, "twice"},
+        {{.set_key = "domains", .set_value = NULL}, "domains"},
+        {{.set_key = "layout", .set_value = "EP99"}, "layout"},
+        {{.set_key = "layout", .set_value = "EP2"}, "gpu = 3"},
+        {{.set_key = "experts", .set_value = "5"}, "'loads'"},
+        {{.set_key = "experts", .set_value = "-4"}, "experts"},
+        {{.set_key = "sms", .set_value = "0"}, "sms"},
+        {{.set_key = "hidden", .set_value = NULL}, "hidden"},
+        {{.set_key = "bf16", .set_value = "2"}, "bf16"},
+        {{.set_key = "bf16", .set_value = NULL}, "bf16"},
+        {{.set_key = "model", .set_value = NULL}, "model"},
+        {{.drop = "times_us"}, "'times_us' is missing"},
+        {{.drop = "nexp"}, "'nexp' is missing"},
+        {{.add = "junk"}, "unexpected tensor 'junk'"},
+        {{.replace = "times_us", .dtype = RAMP_ST_F64, .ndim = 2,
+          .shape = {3, 2}, .data = f64buf}, "dtype F64"},
+        {{.replace = "times_us", .dtype = RAMP_ST_F32, .ndim = 2,
+          .shape = {3, 3}, .data = f64buf}, "shape[1] = 3"},
+        {{.replace = "loads", .dtype = RAMP_ST_I32, .ndim = 2,
+          .shape = {2, 4}, .data = i32buf}, "shape[0] = 2"},
+        {{.replace = "gpu", .dtype = RAMP_ST_I64, .ndim = 1,
+          .shape = {3}, .data = i32buf}, "dtype I64"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        size_t n;
+        void *b = st_rebuild(good, size, &edits[i].ed, &n);
+        CHECK(b != NULL);
+        if (b) expect_format(b, n, 1, edits[i].needle, 2000 + (int)i);
+        free(b);
+    }
+    {
+        st_edit ed = {.set_key = "version", .set_value = "7"};
+        size_t n;
+        void *b = st_rebuild(good, size, &ed, &n);
+        t = NULL;
+        CHECK_ERR(ramp_timing_read_memory(b, n, "v7", 1, &t), RAMP_ERR_UNSUPPORTED);
+        free(b);
+    }
+    free(good);
+}
+
+int main(void) {
+    ramp_rng_seed(&rng, check_seed());
+    test_round_trip();
+    test_arguments();
+    test_corrupt();
+    return check_finish("test_timing");
+}

@@ -1,0 +1,50 @@
+/*
+ * cli.h - what the `ramp` subcommands share: option parsing on top of
+ * getopt_long, error reporting, and progress lines. The CLI is a thin client
+ * of libramp: every decision lives in the library.
+ */
+#ifndef RAMP_CLI_H
+#define RAMP_CLI_H
+
+#include "ramp.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exit codes: 0 success, 1 the library reported an error, 2 bad usage. */
+#define CLI_EXIT_ERROR 1
+#define CLI_EXIT_USAGE 2
+
+/* Prints "ramp <cmd>: <status>: <message>" and returns CLI_EXIT_ERROR. */
+int cli_fail(const char *cmd, ramp_status s);
+/* Prints "ramp <cmd>: <message>\nTry 'ramp <cmd> --help'." and returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...);
+
+/* Strict number parsing: the whole string, within [lo, hi]. */
+int cli_int(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out);
+int cli_double(const char *cmd, const char *opt, const char *text, double lo, double hi, double *out);
+
+/* Model from --model NAME or a custom geometry (--experts etc.). */
+typedef struct {
+    const char *name;
+    long experts, topk, inter, hidden, layers;
+} cli_model_opts;
+int cli_model_resolve(const char *cmd, const cli_model_opts *o, ramp_model *out);
+
+/* Progress on stderr, only when stderr is a terminal or RAMP_PROGRESS=1. */
+void cli_progress(double fraction, void *label);
+void cli_progress_done(void *label);
+
+/* Subcommands. */
+int cmd_models(int argc, char **argv);
+int cmd_configs(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_loads(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

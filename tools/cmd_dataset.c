@@ -1,0 +1,186 @@
+/*
+ * cmd_dataset.c - `ramp dataset build|simulate|info`: timing datasets, the
+ * measured (or, until GPU numbers exist, simulated) time of every
+ * configuration on every per-GPU load.
+ */
+#include "cli.h"
+
+#include <time.h>
+
+static const char DATASET_HELP[] =
+    "usage: ramp dataset <build|simulate|info> [options]\n"
+    "\n"
+    "  build     per-GPU loads of traces under a layout -> dataset (times empty)\n"
+    "  simulate  fill a dataset's times with the analytic stand-in (NOT a\n"
+    "            measurement; the file says device \"simulated\")\n"
+    "  info      print a dataset's metadata, size and how many times are filled\n";
+
+static const char BUILD_HELP[] =
+    "usage: ramp dataset build --model NAME --layout L -o OUT TRACE...\n"
+    "                          [--stride N] [--min-tokens N] [--max-batches N]\n"
+    "                          [--balanced-on FILE] [--bf16]\n"
+    "\n"
+    "Takes every N-th record of each trace with at least min-tokens tokens (at\n"
+    "most max-batches per trace), splits it into per-GPU loads under the layout\n"
+    "(contiguous placement, or balanced per layer on --balanced-on's records),\n"
+    "and writes a dataset over the whole configuration space with empty times.\n";
+
+static int dataset_build(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"layout", required_argument, 0, 'l'},
+        {"output", required_argument, 0, 'o'}, {"stride", required_argument, 0, 's'},
+        {"min-tokens", required_argument, 0, 'n'}, {"max-batches", required_argument, 0, 'x'},
+        {"balanced-on", required_argument, 0, 'B'}, {"bf16", no_argument, 0, 'b'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "dataset build", *model = NULL, *layout_text = NULL, *out = NULL, *bal_path = NULL;
+    long stride = 1, min_tokens = 0, max_batches = 0;
+    int bf16 = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'm': model = optarg; break;
+        case 'l': layout_text = optarg; break;
+        case 'o': out = optarg; break;
+        case 's': if (!cli_int(cmd, "--stride", optarg, 1, 1 << 30, &stride)) return 2; break;
+        case 'n': if (!cli_int(cmd, "--min-tokens", optarg, 0, 1 << 30, &min_tokens)) return 2; break;
+        case 'x': if (!cli_int(cmd, "--max-batches", optarg, 0, 1L << 40, &max_batches)) return 2; break;
+        case 'B': bal_path = optarg; break;
+        case 'b': bf16 = 1; break;
+        case 'h': fputs(BUILD_HELP, stdout); return 0;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (!model || !layout_text || !out) return cli_usage_error(cmd, "--model, --layout and -o are required");
+    if (optind >= argc) return cli_usage_error(cmd, "give one or more trace files");
+    ramp_model m;
+    ramp_layout L;
+    ramp_geometry g;
+    ramp_status s;
+    if ((s = ramp_model_lookup(model, &m)) || (s = ramp_layout_parse(layout_text, &L)) ||
+        (s = ramp_geometry_for(&m, L, &g)))
+        return cli_fail(cmd, s);
+    g.bf16 = bf16;
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    ramp_config *space = NULL;
+    int n = 0;
+    if ((s = ramp_config_space(&g, &lim, &space, &n))) return cli_fail(cmd, s);
+    int *occ = calloc((size_t)n, sizeof *occ);
+    for (int i = 0; occ && i < n; i++) {
+        ramp_resources r;
+        ramp_config_resources(&space[i], &g, &lim, &r);
+        occ[i] = r.blocks_per_sm;
+    }
+    ramp_timing *t = NULL;
+    s = occ ? ramp_timing_create(m.name, layout_text, &g, lim.sms, space, occ, n, &t) : RAMP_ERR_OUT_OF_MEMORY;
+    free(space);
+    free(occ);
+    if (s) return cli_fail(cmd, s);
+    ramp_trace *bal = NULL;
+    int rc = 0;
+    if (bal_path && (s = ramp_trace_read(bal_path, &bal))) rc = cli_fail(cmd, s);
+    for (int f = optind; f < argc && rc == 0; f++) {
+        ramp_trace *tr = NULL;
+        if ((s = ramp_trace_read(argv[f], &tr))) { rc = cli_fail(cmd, s); break; }
+        if (tr->experts != m.experts) {
+            rc = cli_usage_error(cmd, "%s has %d experts, %s has %d", argv[f], tr->experts, m.name, m.experts);
+            ramp_trace_free(tr);
+            break;
+        }
+        int layers = 1;
+        for (int64_t r = 0; r < tr->records; r++)
+            if (tr->layer[r] + 1 > layers) layers = tr->layer[r] + 1;
+        ramp_placement **pl = NULL, *contig = NULL;
+        int npl = 1;
+        if (bal) { s = ramp_placements_balanced_on(bal, L, layers, &pl); npl = layers; }
+        else { s = ramp_placement_contiguous(m.experts, L, &contig); pl = &contig; }
+        if (s == RAMP_OK) s = ramp_timing_add_trace(t, tr, pl, npl, (int)stride, (int)min_tokens, max_batches);
+        if (s) rc = cli_fail(cmd, s);
+        if (bal && pl) { for (int l = 0; l < layers; l++) ramp_placement_free(pl[l]); free(pl); }
+        else ramp_placement_free(contig);
+        ramp_trace_free(tr);
+    }
+    ramp_trace_free(bal);
+    if (rc == 0) {
+        time_t now = time(NULL);
+        strftime(t->date, sizeof t->date, "%Y-%m-%d", gmtime(&now));
+        snprintf(t->device, sizeof t->device, "none (times not measured yet)");
+        if ((s = ramp_timing_write(t, out))) rc = cli_fail(cmd, s);
+        else fprintf(stderr, "wrote %lld loads x %d configurations to %s\n", (long long)t->nloads, t->nconfigs, out);
+    }
+    ramp_timing_free(t);
+    return rc;
+}
+
+static const char SIM_HELP[] =
+    "usage: ramp dataset simulate IN -o OUT [--seed S] [--noise SD]\n"
+    "\n"
+    "Fills every time of a dataset with the analytic stand-in for the H200\n"
+    "(src/simulate.c). For running the offline pipeline before measurements\n"
+    "exist; never report a speed from it.\n";
+
+static int dataset_simulate(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"seed", required_argument, 0, 'S'},
+        {"noise", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "dataset simulate", *out = NULL;
+    long seed = 1;
+    double noise = -1;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'o': out = optarg; break;
+        case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
+        case 'n': if (!cli_double(cmd, "--noise", optarg, 0, 1, &noise)) return 2; break;
+        case 'h': fputs(SIM_HELP, stdout); return 0;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind != argc - 1 || !out) return cli_usage_error(cmd, "give one input dataset and -o OUT");
+    ramp_timing *t = NULL;
+    ramp_status s = ramp_timing_read(argv[optind], 1, &t);
+    if (s) return cli_fail(cmd, s);
+    ramp_sim_params sp;
+    ramp_sim_defaults(&sp);
+    sp.seed = (uint64_t)seed;
+    if (noise >= 0) sp.noise = noise;
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    if (!(s = ramp_sim_fill(&sp, &lim, t))) s = ramp_timing_write(t, out);
+    ramp_timing_free(t);
+    return s ? cli_fail(cmd, s) : 0;
+}
+
+static int dataset_info(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        puts("usage: ramp dataset info FILE...\n\nPrints each dataset's metadata and how many times are filled.");
+        return argc < 2 ? 2 : 0;
+    }
+    for (int f = 1; f < argc; f++) {
+        ramp_timing *t = NULL;
+        ramp_status s = ramp_timing_read(argv[f], 1, &t);
+        if (s) return cli_fail("dataset info", s);
+        int64_t filled = 0, batches = 0;
+        for (int64_t i = 0; i < t->nloads * t->nconfigs; i++) filled += t->times_us[i] == t->times_us[i];
+        for (int64_t i = 0; i < t->nloads; i++) batches += i == 0 || t->batch[i] != t->batch[i - 1];
+        printf("%s: %s %s, device %s, date %s\n  %lld loads in %lld batches, %d configurations, %lld of %lld times filled\n  domains:",
+               argv[f], t->model, t->layout, t->device, t->date, (long long)t->nloads, (long long)batches,
+               t->nconfigs, (long long)filled, (long long)(t->nloads * t->nconfigs));
+        for (int d = 0; d < t->ndomains; d++) printf(" %s", t->domains[d]);
+        printf("\n  command: %s\n", t->command[0] ? t->command : "(none recorded)");
+        ramp_timing_free(t);
+    }
+    return 0;
+}
+
+int cmd_dataset(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(DATASET_HELP, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "build")) return dataset_build(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "simulate")) return dataset_simulate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "info")) return dataset_info(argc - 1, argv + 1);
+    return cli_usage_error("dataset", "unknown subcommand '%s'", argv[1]);
+}

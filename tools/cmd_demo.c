@@ -1,0 +1,236 @@
+/*
+ * cmd_demo.c - `ramp demo`, the main job: serving traffic from four domains
+ * -> per-GPU loads under a layout -> a timing dataset -> held-out
+ * evaluation of every policy (the paper's Table 3) -> the plan a GPU serves.
+ *
+ * Times come from a measured H200 dataset when one is given (--dataset) or
+ * shipped in data/timing/, else from the analytic stand-in, and the report
+ * says which. Everything is written to DIR.tmp.<pid> and renamed to DIR only
+ * when the whole job succeeded, so a failure leaves no partial output.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char DEMO_HELP[] =
+    "usage: ramp demo [--model NAME] [--layout L] [--out DIR] [--dataset FILE]\n"
+    "                 [--steps N] [--seed S] [--simulate]\n"
+    "\n"
+    "The main job, end to end on the CPU (defaults: Qwen3-30B-A3B, EP8, out/demo):\n"
+    "  1. generate serving traffic for chat, math, code and knowledge (fixed\n"
+    "     concurrency 16, 64, 256) and vLLM's uniform tuning batches;\n"
+    "  2. split every batch into per-GPU loads under the layout;\n"
+    "  3. time every configuration on every load: a measured H200 dataset if\n"
+    "     --dataset is given or data/timing/<model>-<layout>.safetensors exists,\n"
+    "     else the analytic stand-in (--simulate forces it; clearly labelled);\n"
+    "  4. evaluate every policy on held-out domains (Tables 3, 4, 9), write CSV\n"
+    "     and SVG plots, fit on all traffic and write the plan (plan.json).\n"
+    "--steps sets forward passes per trace (default 96).\n";
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void lower_name(const char *in, char *out, size_t n) {
+    size_t i = 0;
+    for (; in[i] && i + 1 < n; i++) out[i] = (char)tolower((unsigned char)in[i]);
+    out[i] = '\0';
+}
+
+/* Steps 1-3 when no dataset is given: traffic -> loads -> simulated times. */
+static ramp_status build_simulated(const ramp_model *m, ramp_layout L, const char *layout_text,
+                                   const char *dir, int steps, uint64_t seed, ramp_timing **out) {
+    ramp_geometry g;
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    ramp_status s = ramp_geometry_for(m, L, &g);
+    if (s) return s;
+    ramp_config *space = NULL;
+    int n = 0;
+    if ((s = ramp_config_space(&g, &lim, &space, &n))) return s;
+    int *occ = calloc((size_t)n, sizeof *occ);
+    for (int i = 0; occ && i < n; i++) {
+        ramp_resources r;
+        ramp_config_resources(&space[i], &g, &lim, &r);
+        occ[i] = r.blocks_per_sm;
+    }
+    ramp_timing *t = NULL;
+    s = occ ? ramp_timing_create(m->name, layout_text, &g, lim.sms, space, occ, n, &t) : RAMP_ERR_OUT_OF_MEMORY;
+    free(space);
+    free(occ);
+    if (s) return s;
+    ramp_placement *p = NULL;
+    if ((s = ramp_placement_contiguous(m->experts, L, &p))) { ramp_timing_free(t); return s; }
+    const int domains[] = {RAMP_DOMAIN_CHAT, RAMP_DOMAIN_MATH, RAMP_DOMAIN_CODE, RAMP_DOMAIN_KNOWLEDGE};
+    const int concurrency[] = {16, 64, 256};
+    char path[4400], label[96];
+    for (int d = 0; d < 4 && s == RAMP_OK; d++) {
+        ramp_trace *all = NULL;
+        for (int c = 0; c < 3 && s == RAMP_OK; c++) {
+            ramp_traffic_params tp;
+            ramp_traffic_defaults(&tp, m);
+            tp.domain = domains[d];
+            tp.arrival = RAMP_ARRIVAL_CONCURRENCY;
+            tp.concurrency = concurrency[c];
+            tp.steps = steps;
+            tp.layers = 2;
+            tp.seed = seed * 131 + (uint64_t)(d * 7 + c);
+            ramp_trace *tr = NULL;
+            snprintf(label, sizeof label, "traffic %s, %d concurrent", ramp_domain_name(domains[d]), concurrency[c]);
+            s = ramp_traffic_generate(&tp, cli_progress, label, &tr);
+            cli_progress_done(label);
+            if (s == RAMP_OK) s = ramp_timing_add_trace(t, tr, &p, 1, 1, 1, 0);
+            snprintf(path, sizeof path, "%s/traces/%s-c%d.safetensors", dir, ramp_domain_name(domains[d]), concurrency[c]);
+            if (s == RAMP_OK) s = ramp_trace_write(tr, path);
+            ramp_trace_free(tr);
+        }
+        ramp_trace_free(all);
+    }
+    if (s == RAMP_OK) {
+        ramp_trace *u = NULL;
+        s = ramp_trace_uniform_batches(m, ramp_vllm_batch_sizes, RAMP_VLLM_SIZES, 4, seed, &u);
+        if (s == RAMP_OK) s = ramp_timing_add_trace(t, u, &p, 1, 1, 0, 0);
+        snprintf(path, sizeof path, "%s/traces/uniform.safetensors", dir);
+        if (s == RAMP_OK) s = ramp_trace_write(u, path);
+        ramp_trace_free(u);
+    }
+    ramp_placement_free(p);
+    if (s == RAMP_OK) {
+        fprintf(stderr, "simulating %lld loads x %d configurations\n", (long long)t->nloads, t->nconfigs);
+        ramp_sim_params sp;
+        ramp_sim_defaults(&sp);
+        sp.seed = seed;
+        s = ramp_sim_fill(&sp, &lim, t);
+    }
+    if (s) { ramp_timing_free(t); return s; }
+    *out = t;
+    return RAMP_OK;
+}
+
+int cmd_demo(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"layout", required_argument, 0, 'l'},
+        {"out", required_argument, 0, 'o'}, {"dataset", required_argument, 0, 'd'},
+        {"steps", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
+        {"simulate", no_argument, 0, 'x'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "demo", *model = "qwen3-30b", *layout_text = "EP8", *outdir = "out/demo", *dataset = NULL;
+    long steps = 96, seed = 1;
+    int force_sim = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'm': model = optarg; break;
+        case 'l': layout_text = optarg; break;
+        case 'o': outdir = optarg; break;
+        case 'd': dataset = optarg; break;
+        case 's': if (!cli_int(cmd, "--steps", optarg, 8, 1 << 20, &steps)) return 2; break;
+        case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
+        case 'x': force_sim = 1; break;
+        case 'h': fputs(DEMO_HELP, stdout); return 0;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (dataset && force_sim) return cli_usage_error(cmd, "--dataset and --simulate exclude each other");
+    ramp_model m;
+    ramp_layout L;
+    ramp_status s;
+    if ((s = ramp_model_lookup(model, &m)) || (s = ramp_layout_parse(layout_text, &L))) return cli_fail(cmd, s);
+
+    /* A shipped measured dataset for this model and layout? */
+    char shipped[4096], lname[RAMP_NAME_MAX], llay[16];
+    lower_name(m.name, lname, sizeof lname);
+    lower_name(layout_text, llay, sizeof llay);
+    const char *data_dir = getenv("RAMP_DATA_DIR");
+    snprintf(shipped, sizeof shipped, "%s/timing/%s-%s.safetensors", data_dir && *data_dir ? data_dir : "data",
+             lname, llay);
+    if (!dataset && !force_sim && access(shipped, R_OK) == 0) dataset = shipped;
+
+    char tmp[4096], sub[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outdir, (long)getpid());
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", outdir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) { *slash = '\0'; mkdir(parent, 0777); }
+    if (mkdir(tmp, 0777) != 0) return cli_usage_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
+    snprintf(sub, sizeof sub, "%s/traces", tmp);
+    mkdir(sub, 0777);
+
+    int rc = 0;
+    ramp_timing *t = NULL;
+    if (dataset) {
+        fprintf(stderr, "using measured dataset %s\n", dataset);
+        s = ramp_timing_read(dataset, 0, &t);
+    } else {
+        fprintf(stderr, "no measured dataset for %s %s: using the analytic stand-in (SIMULATED)\n", m.name, layout_text);
+        s = build_simulated(&m, L, layout_text, tmp, (int)steps, (uint64_t)seed, &t);
+        if (s == RAMP_OK) {
+            time_t now = time(NULL);
+            strftime(t->date, sizeof t->date, "%Y-%m-%d", gmtime(&now));
+            snprintf(t->command, sizeof t->command, "ramp demo --model %s --layout %s --steps %ld --seed %ld --simulate",
+                     model, layout_text, steps, seed);
+            snprintf(sub, sizeof sub, "%s/dataset.safetensors", tmp);
+            s = ramp_timing_write(t, sub);
+        }
+    }
+    ramp_eval_result *res = NULL;
+    if (s == RAMP_OK) {
+        ramp_eval_options eo;
+        ramp_eval_defaults(&eo);
+        fprintf(stderr, "evaluating on held-out domains (%lld loads)\n", (long long)t->nloads);
+        s = ramp_eval_run(t, &eo, &res);
+    }
+    if (s == RAMP_OK) {
+        snprintf(sub, sizeof sub, "%s/eval", tmp);
+        mkdir(sub, 0777);
+        if (!(s = ramp_eval_write_csv(res, sub))) s = ramp_eval_write_plots(res, sub);
+    }
+    if (s == RAMP_OK) {
+        /* The plan a deployment serves: fit and menu on all traffic. */
+        uint8_t *mask = calloc((size_t)t->nloads, 1);
+        ramp_costmodel *cm = NULL;
+        ramp_menu menu;
+        ramp_plan plan;
+        if (!mask) s = RAMP_ERR_OUT_OF_MEMORY;
+        for (int64_t i = 0; mask && i < t->nloads; i++) mask[i] = strcmp(t->domains[t->domain[i]], "uniform") != 0;
+        if (s == RAMP_OK) s = ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &cm);
+        if (s == RAMP_OK) s = ramp_menu_greedy(t, mask, 6, 0, NULL, &menu);
+        if (s == RAMP_OK) s = ramp_plan_make(t, &menu, cm, &plan);
+        snprintf(sub, sizeof sub, "%s/plan.json", tmp);
+        if (s == RAMP_OK) s = ramp_plan_write(&plan, sub);
+        ramp_costmodel_free(cm);
+        free(mask);
+    }
+    if (s != RAMP_OK) rc = cli_fail(cmd, s);
+    if (rc == 0) {
+        const ramp_eval_result *cr = res;
+        printf("RaMP demo: %s %s, times from %s\n\n", m.name, layout_text,
+               strcmp(res->device, "simulated") ? res->device : "the analytic stand-in (SIMULATED, not measured)");
+        ramp_eval_print_table3(stdout, &cr, 1);
+        printf("\n");
+        ramp_eval_print_table4(stdout, &cr, 1);
+        printf("\n");
+        ramp_eval_print_table9(stdout, &cr, 1);
+        printf("\n");
+        ramp_eval_print_summary(stdout, res);
+        remove_tree(outdir);
+        if (rename(tmp, outdir) != 0) rc = cli_usage_error(cmd, "cannot rename %s to %s: %s", tmp, outdir, strerror(errno));
+        else printf("\nwrote %s/: eval/*.csv, eval/*.svg, plan.json%s\n", outdir, dataset ? "" : ", traces/, dataset.safetensors");
+        if (!strcmp(res->device, "simulated"))
+            printf("NOTE: these times are SIMULATED (src/simulate.c). They show the pipeline works end to end,\n"
+                   "not how fast any kernel is. Measured H200 datasets replace them (data/timing/).\n");
+    }
+    if (rc != 0) remove_tree(tmp);
+    ramp_eval_free(res);
+    ramp_timing_free(t);
+    return rc;
+}

@@ -1,0 +1,177 @@
+/*
+ * cmd_eval.c - `ramp fit` (cost model + menu -> plan JSON) and `ramp eval`
+ * (held-out evaluation of every policy: the paper's Tables 3, 4 and 9, CSV
+ * and SVG plots).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+static const char FIT_HELP[] =
+    "usage: ramp fit DATASET -o PLAN.json [--menu N] [--occupancy B]\n"
+    "                [--exclude-domain D]... [--diagnose]\n"
+    "\n"
+    "Fits Equation 3's coefficients for every configuration of a timing dataset\n"
+    "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
+    "occupancy class (B blocks/SM, or the best class), and writes the plan the\n"
+    "GPU layer serves. --exclude-domain leaves a domain's loads out of the fit\n"
+    "(to keep it held out); --diagnose prints rank correlation and pick error.\n";
+
+int cmd_fit(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"menu", required_argument, 0, 'n'},
+        {"occupancy", required_argument, 0, 'b'}, {"exclude-domain", required_argument, 0, 'x'},
+        {"diagnose", no_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "fit", *out = NULL, *exclude[16];
+    long menu_size = 6, occupancy = 0;
+    int nexclude = 0, diagnose = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'o': out = optarg; break;
+        case 'n': if (!cli_int(cmd, "--menu", optarg, 1, RAMP_MENU_MAX, &menu_size)) return 2; break;
+        case 'b': if (!cli_int(cmd, "--occupancy", optarg, 0, 32, &occupancy)) return 2; break;
+        case 'x':
+            if (nexclude == 16) return cli_usage_error(cmd, "at most 16 --exclude-domain");
+            exclude[nexclude++] = optarg;
+            break;
+        case 'd': diagnose = 1; break;
+        case 'h': fputs(FIT_HELP, stdout); return 0;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind != argc - 1 || !out) return cli_usage_error(cmd, "give one dataset and -o PLAN.json");
+    ramp_timing *t = NULL;
+    ramp_status s = ramp_timing_read(argv[optind], 0, &t);
+    if (s) return cli_fail(cmd, s);
+    uint8_t *mask = calloc((size_t)(t->nloads ? t->nloads : 1), 1);
+    int rc = 0;
+    for (int x = 0; x < nexclude; x++) {
+        int found = 0;
+        for (int d = 0; d < t->ndomains; d++) found |= !strcmp(t->domains[d], exclude[x]);
+        if (!found) rc = cli_usage_error(cmd, "--exclude-domain %s: not a domain of %s", exclude[x], argv[optind]);
+    }
+    for (int64_t i = 0; mask && i < t->nloads; i++) {
+        mask[i] = 1;
+        for (int x = 0; x < nexclude; x++)
+            if (!strcmp(t->domains[t->domain[i]], exclude[x])) mask[i] = 0;
+    }
+    ramp_costmodel *m = NULL;
+    ramp_menu menu;
+    ramp_plan plan;
+    if (rc == 0 && !mask) rc = cli_usage_error(cmd, "out of memory");
+    if (rc == 0 && (s = ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &m))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_menu_greedy(t, mask, (int)menu_size, (int)occupancy, NULL, &menu))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
+    if (rc == 0) {
+        printf("%s %s: menu of %d from occupancy class %d (blocks/SM), fit on %lld loads\n", t->model, t->layout,
+               menu.count, menu.blocks_per_sm, (long long)menu.loads);
+        for (int i = 0; i < menu.count; i++) {
+            char name[64];
+            const double *th = m->theta + (size_t)menu.config[i] * RAMP_COST_TERMS;
+            printf("  %-26s total %.1f us   theta = [%.3g, %.3g, %.3g, %.3g]\n",
+                   ramp_config_name(&t->configs[menu.config[i]], name, sizeof name), menu.total_us[i],
+                   th[0], th[1], th[2], th[3]);
+        }
+        if (diagnose) {
+            ramp_costmodel_diag dg;
+            if ((s = ramp_costmodel_diagnose(m, t, mask, NULL, 0, &dg))) rc = cli_fail(cmd, s);
+            else printf("cost model on its training loads: Spearman median %.3f (p10 %.3f), pick error median %.1f%%, "
+                        "mean gap of the pick %.2f%%\n", dg.spearman_median, dg.spearman_p10,
+                        100 * dg.pick_err_median, 100 * dg.pick_gap_mean);
+        }
+        fprintf(stderr, "wrote %s\n", out);
+    }
+    ramp_costmodel_free(m);
+    free(mask);
+    ramp_timing_free(t);
+    return rc;
+}
+
+static const char EVAL_HELP[] =
+    "usage: ramp eval DATASET... [--out DIR] [--holdout D] [--menu N]\n"
+    "                 [--bootstrap N] [--seed S] [--min-tokens 128] [--summary]\n"
+    "\n"
+    "Held-out evaluation: for each traffic domain in turn, every policy that\n"
+    "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
+    "and scored on that domain's batches; a batch's time is its slowest GPU's.\n"
+    "Prints the paper's Table 3 (RaMP's speedup over each policy), Table 4\n"
+    "(tables given the cost model's inputs) and Table 9 (the menu), one row per\n"
+    "dataset. With --out, writes per dataset DIR/<model>-<layout>/batches.csv,\n"
+    "summary.csv, predicted_vs_measured.svg and speedup.svg.\n";
+
+/* mkdir -p for one or two levels. */
+static int make_dir(const char *path) {
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) return 1;
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'}, {"holdout", required_argument, 0, 'H'},
+        {"menu", required_argument, 0, 'n'}, {"bootstrap", required_argument, 0, 'B'},
+        {"seed", required_argument, 0, 'S'}, {"min-tokens", required_argument, 0, 'm'},
+        {"summary", no_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "eval", *outdir = NULL;
+    ramp_eval_options eo;
+    ramp_eval_defaults(&eo);
+    long v;
+    int summary = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (o) {
+        case 'o': outdir = optarg; break;
+        case 'H': eo.holdout = optarg; break;
+        case 'n': if (!cli_int(cmd, "--menu", optarg, 0, RAMP_MENU_MAX, &v)) return 2; eo.menu_size = (int)v; break;
+        case 'B': if (!cli_int(cmd, "--bootstrap", optarg, 0, 100000, &v)) return 2; eo.bootstrap = (int)v; break;
+        case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &v)) return 2; eo.seed = (uint64_t)v; break;
+        case 'm': if (!cli_int(cmd, "--min-tokens", optarg, 1, 1 << 30, &v)) return 2; eo.min_tokens = (int)v; break;
+        case 's': summary = 1; break;
+        case 'h': fputs(EVAL_HELP, stdout); return 0;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind >= argc) return cli_usage_error(cmd, "give one or more timing datasets");
+    int n = argc - optind, rc = 0;
+    ramp_eval_result **res = calloc((size_t)n, sizeof *res);
+    if (!res) return cli_usage_error(cmd, "out of memory");
+    if (outdir && !make_dir(outdir)) rc = cli_usage_error(cmd, "--out %s: cannot create: %s", outdir, strerror(errno));
+    for (int i = 0; i < n && rc == 0; i++) {
+        ramp_timing *t = NULL;
+        ramp_status s = ramp_timing_read(argv[optind + i], 0, &t);
+        if (s == RAMP_OK) {
+            fprintf(stderr, "evaluating %s (%s %s, %lld loads x %d configurations)\n", argv[optind + i], t->model,
+                    t->layout, (long long)t->nloads, t->nconfigs);
+            s = ramp_eval_run(t, &eo, &res[i]);
+        }
+        ramp_timing_free(t);
+        if (s) { rc = cli_fail(cmd, s); break; }
+        if (summary) ramp_eval_print_summary(stdout, res[i]);
+        if (outdir) {
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s/%s-%s", outdir, res[i]->model, res[i]->layout);
+            if (!make_dir(dir)) rc = cli_usage_error(cmd, "cannot create %s: %s", dir, strerror(errno));
+            else if ((s = ramp_eval_write_csv(res[i], dir)) || (s = ramp_eval_write_plots(res[i], dir)))
+                rc = cli_fail(cmd, s);
+        }
+    }
+    if (rc == 0) {
+        const ramp_eval_result *const *cr = (const ramp_eval_result *const *)res;
+        ramp_eval_print_table3(stdout, cr, n);
+        printf("\n");
+        ramp_eval_print_table4(stdout, cr, n);
+        if (eo.menu_size > 0) {
+            printf("\n");
+            ramp_eval_print_table9(stdout, cr, n);
+        }
+        for (int i = 0; i < n; i++)
+            if (!strcmp(res[i]->device, "simulated"))
+                printf("\nNOTE: %s %s times are SIMULATED (src/simulate.c), not measured: they show the pipeline\n"
+                       "works, not how fast anything is.\n", res[i]->model, res[i]->layout);
+    }
+    for (int i = 0; i < n; i++) ramp_eval_free(res[i]);
+    free(res);
+    return rc;
+}

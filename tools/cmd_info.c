@@ -1,0 +1,102 @@
+/*
+ * cmd_info.c - `ramp models` and `ramp configs`: what the library knows about
+ * geometries and the configuration space, as a table or CSV.
+ */
+#include "cli.h"
+
+int cmd_models(int argc, char **argv) {
+    static const struct option opts[] = {{"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int csv = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (o == 'c') csv = 1;
+        else if (o == 'h') {
+            puts("usage: ramp models [--csv]\n\nLists the built-in MoE geometries (paper Table 1 plus the hidden size d).");
+            return 0;
+        } else return cli_usage_error("models", "unknown option");
+    }
+    if (optind < argc) return cli_usage_error("models", "unexpected argument '%s'", argv[optind]);
+    if (csv) puts("model,experts,topk,inter,hidden,layers");
+    else printf("%-20s %8s %5s %7s %7s %7s\n", "model", "experts", "topk", "h", "d", "layers");
+    for (int i = 0; i < ramp_model_count(); i++) {
+        const ramp_model *m = ramp_model_at(i);
+        printf(csv ? "%s,%d,%d,%d,%d,%d\n" : "%-20s %8d %5d %7d %7d %7d\n", m->name,
+               m->experts, m->topk, m->inter, m->hidden, m->layers);
+    }
+    return 0;
+}
+
+static const char CONFIGS_HELP[] =
+    "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv]\n"
+    "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
+    "\n"
+    "Lists the kernel configurations valid for the model on the layout, with\n"
+    "their estimated shared memory, threads, registers and occupancy class\n"
+    "(blocks per SM). --all also lists those that do not fit, with the reason.\n";
+
+int cmd_configs(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"layout", required_argument, 0, 'l'},
+        {"experts", required_argument, 0, 'E'}, {"topk", required_argument, 0, 'k'},
+        {"inter", required_argument, 0, 'H'}, {"hidden", required_argument, 0, 'D'},
+        {"bf16", no_argument, 0, 'b'}, {"all", no_argument, 0, 'a'},
+        {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    cli_model_opts mo = {0};
+    const char *layout_text = NULL;
+    int bf16 = 0, all = 0, csv = 0, o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'm': mo.name = optarg; break;
+        case 'l': layout_text = optarg; break;
+        case 'E': if (!cli_int("configs", "--experts", optarg, 1, 4096, &mo.experts)) return CLI_EXIT_USAGE; break;
+        case 'k': if (!cli_int("configs", "--topk", optarg, 1, 4096, &mo.topk)) return CLI_EXIT_USAGE; break;
+        case 'H': if (!cli_int("configs", "--inter", optarg, 1, 1 << 20, &mo.inter)) return CLI_EXIT_USAGE; break;
+        case 'D': if (!cli_int("configs", "--hidden", optarg, 1, 1 << 20, &mo.hidden)) return CLI_EXIT_USAGE; break;
+        case 'b': bf16 = 1; break;
+        case 'a': all = 1; break;
+        case 'c': csv = 1; break;
+        case 'h': fputs(CONFIGS_HELP, stdout); return 0;
+        default: return cli_usage_error("configs", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("configs", "unexpected argument '%s'", argv[optind]);
+    if (!layout_text) return cli_usage_error("configs", "--layout is required (e.g. EP8)");
+    ramp_model m;
+    int rc = cli_model_resolve("configs", &mo, &m);
+    if (rc) return rc;
+    ramp_layout layout;
+    ramp_status s = ramp_layout_parse(layout_text, &layout);
+    if (s) return cli_fail("configs", s);
+    ramp_geometry g;
+    if ((s = ramp_geometry_for(&m, layout, &g))) return cli_fail("configs", s);
+    g.bf16 = bf16;
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    if (csv) puts("config,valid,smem_bytes,threads,regs,blocks_per_sm,reason");
+    else printf("%s %s: %d experts/GPU, h = %d, d = %d, %s\n%-28s %6s %8s %5s %4s %4s\n",
+                m.name, layout_text, g.experts, g.inter, g.hidden, bf16 ? "BF16" : "FP8",
+                "config", "valid", "smem", "thr", "regs", "occ");
+    int valid = 0;
+    ramp_config *cand = NULL;
+    int ncand = 0;
+    if ((s = ramp_config_candidates(&g, &cand, &ncand))) return cli_fail("configs", s);
+    for (int i = 0; i < ncand; i++) {
+        ramp_resources r;
+        if ((s = ramp_config_resources(&cand[i], &g, &lim, &r))) {
+            free(cand);
+            return cli_fail("configs", s);
+        }
+        valid += r.valid;
+        if (!r.valid && !all) continue;
+        char name[64];
+        ramp_config_name(&cand[i], name, sizeof name);
+        if (csv) printf("%s,%d,%d,%d,%d,%d,%s\n", name, r.valid, r.smem_bytes, r.threads,
+                        r.regs_per_thread, r.blocks_per_sm, r.why);
+        else printf("%-28s %6s %8d %5d %4d %4d %s\n", name, r.valid ? "yes" : "no",
+                    r.smem_bytes, r.threads, r.regs_per_thread, r.blocks_per_sm, r.why);
+    }
+    free(cand);
+    if (!csv) printf("%d valid configurations (estimates; the GPU runtime replaces them with ptxas's numbers)\n", valid);
+    return 0;
+}

@@ -1161,7 +1161,9 @@ ramp_status ramp_selector_device(const ramp_selector *s,
 /* Copies the outputs of the last launch on `stream` into `out` (waits). */
 ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
                                    ramp_select_result *out);
-/* Shared memory the kernel uses for this descriptor (bytes). */
+/* Shared memory the kernel uses for this descriptor with its pair list in
+ * shared memory (bytes). A selector whose list does not fit there (about
+ * 48K pairs and more) keeps the list in device memory instead. */
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d);
 void ramp_selector_free(ramp_selector *s);
 

@@ -8,23 +8,29 @@
  * expert map. The layout of every output is documented in ramp.h
  * (ramp_select_result); src/select_cpu.c is the CPU twin, bit for bit.
  *
- * One block of 1024 threads (32 warps), one launch, no host round trip:
- *   A  stage: each id -> local expert code (uint16; SKIP for -1, foreign and
- *      bad ids, bad ones counted), 16-byte loads when the input is aligned.
- *   B  count: warp w owns a contiguous chunk of the pairs and counts its
- *      pairs per expert into its own row hist[w][e] (warp-aggregated shared
- *      atomics: one add per distinct expert per 32 pairs).
- *   C  per expert: n_e = sum over warps, hist[w][e] -> exclusive prefix.
+ * One block of RAMP_SEL_WARPS warps (32: 1024 threads), one launch, no host
+ * round trip. Warp w owns a contiguous chunk of the pairs.
+ *   A  (per warp) read the chunk 128 pairs a step (16-byte loads when the
+ *      input is aligned), map each id to its local expert, count ids that
+ *      are neither -1 nor in [0, E), and append the local pairs, in order,
+ *      to the warp's list (pair << 10 | expert; a warp-wide prefix sum
+ *      gives each lane its place). Under EP most ids are foreign, so the
+ *      later steps see only this GPU's pairs.
+ *   B  (per warp) count the list into the warp's own row hist[w][e]: lanes
+ *      with equal experts find each other with one ballot per bit of the
+ *      expert index (a match_any whose cost does not grow with the number
+ *      of distinct experts); the lowest lane of each group adds the group's
+ *      size with a shared-memory atomic.
+ *   C  per expert: n_e = sum over warps; hist[w][e] -> exclusive prefix.
  *   D  one warp per menu entry: T = q * sum ceil(n_e / b), W = ceil(T / S),
  *      A = #{n_e > 0}, t = th0 + th1 W + th2 T + th3 A (fmaf chain, float32).
  *   E  warp 0: argmin (ties to the lower index), scan of tiles per expert.
- *   F  pads (-1), tile -> expert map, counts, tile starts, meta.
- *   G  scatter: warp w walks its chunk again in order; a pair's slot is its
- *      expert's base + the pairs of earlier warps + its rank among equal
- *      experts in this 32-pair step (match_any + popc of lower lanes).
+ *   F  slot bases, -1 padding, tile -> expert map, counts, tile starts, meta.
+ *   G  (per warp) scatter the list: slot = expert base + pairs of earlier
+ *      warps + rank among equal experts in this 32-entry step.
  * Determinism: within an expert, slots follow the pair index (warp chunks
- * are in order, and so are lanes within a step), unlike an atomic-cursor
- * scatter whose order depends on scheduling.
+ * are in order, lists keep the order, lanes rank in order), unlike an
+ * atomic-cursor scatter whose order depends on scheduling.
  *
  * RAMP_SELECT_GROUP_ONLY=1 drops D and E's argmin: the plain group-and-pad
  * kernel for entry 0's tile size that RaMP replaces (the benchmark baseline).
@@ -39,43 +45,14 @@
 #define RAMP_SELECT_GROUP_ONLY 0
 #endif
 
-/* Entry c's fields. Note: a kernel parameter array indexed by a run-time
- * value can make the compiler copy the whole struct to local memory; the
- * unrolled compare keeps every access a constant-offset parameter load. */
-static __forceinline__ void ramp_sel_entry(const ramp_sel_params &p, int c,
-                                           int &rows, int &slices, int &slots,
-                                           float th[4]) {
-    rows = p.rows[0];
-    slices = p.slices[0];
-    slots = p.slots[0];
-    th[0] = p.theta[0][0]; th[1] = p.theta[0][1];
-    th[2] = p.theta[0][2]; th[3] = p.theta[0][3];
-#pragma unroll
-    for (int i = 1; i < RAMP_SEL_MAX_ENTRIES; i++) {
-        if (c == i) {
-            rows = p.rows[i];
-            slices = p.slices[i];
-            slots = p.slots[i];
-            th[0] = p.theta[i][0]; th[1] = p.theta[i][1];
-            th[2] = p.theta[i][2]; th[3] = p.theta[i][3];
-        }
-    }
-}
-
-static __forceinline__ int ramp_sel_rows(const ramp_sel_params &p, int c) {
-    int rows = p.rows[0];
-#pragma unroll
-    for (int i = 1; i < RAMP_SEL_MAX_ENTRIES; i++)
-        if (c == i) rows = p.rows[i];
-    return rows;
-}
-
-/* Local code of one id; counts ids that are neither -1 nor in [0, E). */
-static __forceinline__ unsigned ramp_sel_code(int id, int experts,
+/* Local expert code of one id; counts ids that are neither -1 nor in
+ * [0, E). `none` marks lanes past the end of the input. */
+static __forceinline__ unsigned ramp_sel_code(int id, bool none, int experts,
                                               const short *map, int &bad) {
     unsigned c = RAMP_SEL_SKIP;
+    if (none) return c;
     if ((unsigned)id < (unsigned)experts) {
-        int m = map[id];
+        const int m = map[id];
         if (m >= 0) c = (unsigned)m;
     } else if (id != -1) {
         bad++;
@@ -83,20 +60,32 @@ static __forceinline__ unsigned ramp_sel_code(int id, int experts,
     return c;
 }
 
+/* Lanes of `valid` whose `code` equals this lane's: one ballot per bit. */
+static __forceinline__ unsigned ramp_sel_match(unsigned code, unsigned valid,
+                                               int nbits) {
+    unsigned peers = valid;
+    for (int b = 0; b < nbits; b++) {
+        const bool bit = (code >> b) & 1u;
+        const unsigned set = __ballot_sync(RAMP_FULL_MASK, bit);
+        peers &= bit ? set : ~set;
+    }
+    return peers;
+}
+
 extern "C" __global__ void __launch_bounds__(RAMP_SEL_THREADS, 1)
 ramp_select(const ramp_sel_params p) {
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int E = p.experts, EL = p.local_experts, k = p.topk;
-    const ramp_sel_layout L =
-        ramp_sel_layout_of(E, EL, (long long)p.max_tokens * k);
+    const int E = p.experts, EL = p.local_experts;
+    const ramp_sel_layout L = ramp_sel_layout_of(
+        RAMP_SEL_WARPS, E, EL, (long long)p.max_tokens * p.topk, p.scratch == 0);
     int *hist = (int *)(smem + L.hist);
     int *tstart = (int *)(smem + L.tstart);
     int *cnt = (int *)(smem + L.cnt);
     float *pred = (float *)(smem + L.pred);
+    ramp_sel_entry *menu = (ramp_sel_entry *)(smem + L.menu);
     int *misc = (int *)(smem + L.misc); /* 0 bad, 1 chosen, 2 rows, 3 tiles, 4 local */
     short *map = (short *)(smem + L.map);
-    unsigned short *code = (unsigned short *)(smem + L.code);
 
     int tokens = p.tokens, clamped = 0;
     if (p.tokens_dev) {
@@ -107,60 +96,76 @@ ramp_select(const ramp_sel_params p) {
         }
         tokens = t;
     }
-    const int P = tokens * k;
+    const int P = tokens * p.topk;
+    const int chunk = (int)ramp_sel_chunk(P, RAMP_SEL_WARPS);
+    const int lo = min(P, warp * chunk), hi = min(P, lo + chunk);
+    unsigned *list = (p.scratch ? (unsigned *)p.scratch : (unsigned *)(smem + L.list)) +
+                     (long long)warp * chunk;
+    int *myhist = hist + warp * EL;
+    const int nbits = EL > 1 ? 32 - __clz(EL - 1) : 0;
+    const unsigned below = ramp_lanemask_lt();
 
-    /* ---- A: clear, load the id map, stage codes ---- */
-    for (int i = tid; i < RAMP_SEL_WARPS * EL; i += RAMP_SEL_THREADS) hist[i] = 0;
+    /* ---- setup: own hist row, id map, menu ---- */
+    for (int e = lane; e < EL; e += 32) myhist[e] = 0;
     const short *gmap = (const short *)p.local_of;
     for (int i = tid; i < E; i += RAMP_SEL_THREADS) map[i] = gmap[i];
+    if (tid < p.nentries * 8)
+        ((int *)menu)[tid] = ((const int *)p.menu)[tid];
     if (tid < 8) misc[tid] = 0;
     __syncthreads();
 
+    /* ---- A: compact this warp's local pairs into its list ---- */
     const int *ids = (const int *)p.ids;
-    int bad = 0;
-    int done = 0;
-    if ((p.ids & 15ull) == 0) {
-        /* 16-byte loads, four per thread in flight before any is used */
-        const int P4 = P >> 2;
-        const int4 *ids4 = (const int4 *)ids;
-        for (int i0 = tid; i0 < P4; i0 += 4 * RAMP_SEL_THREADS) {
-            int4 v[4];
+    const bool vec = (p.ids & 15ull) == 0;
+    int bad = 0, n = 0;
+    for (int base = lo; base < hi; base += 4 * RAMP_SEL_STEP) {
+        int v[4][4];
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const int i = i0 + u * RAMP_SEL_THREADS;
-                if (i < P4) v[u] = __ldg(ids4 + i);
-            }
+        for (int s = 0; s < 4; s++) { /* up to four steps' loads in flight */
+            const int i0 = base + s * RAMP_SEL_STEP + 4 * lane;
+            if (vec && i0 + 3 < hi) {
+                const int4 x = __ldg((const int4 *)(ids + i0));
+                v[s][0] = x.x; v[s][1] = x.y; v[s][2] = x.z; v[s][3] = x.w;
+            } else {
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const int i = i0 + u * RAMP_SEL_THREADS;
-                if (i < P4) {
-                    ushort4 c;
-                    c.x = (unsigned short)ramp_sel_code(v[u].x, E, map, bad);
-                    c.y = (unsigned short)ramp_sel_code(v[u].y, E, map, bad);
-                    c.z = (unsigned short)ramp_sel_code(v[u].z, E, map, bad);
-                    c.w = (unsigned short)ramp_sel_code(v[u].w, E, map, bad);
-                    *(ushort4 *)(code + 4 * i) = c;
-                }
+                for (int j = 0; j < 4; j++) v[s][j] = i0 + j < hi ? __ldg(ids + i0 + j) : -1;
             }
         }
-        done = P4 * 4;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            const int i0 = base + s * RAMP_SEL_STEP + 4 * lane;
+            if (base + s * RAMP_SEL_STEP >= hi) break; /* warp-uniform */
+            unsigned c[4];
+            int m = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                c[j] = ramp_sel_code(v[s][j], i0 + j >= hi, E, map, bad);
+                m += c[j] != RAMP_SEL_SKIP;
+            }
+            int inc = m;
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const int y = __shfl_up_sync(RAMP_FULL_MASK, inc, off);
+                if (lane >= off) inc += y;
+            }
+            int k = n + inc - m;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (c[j] != RAMP_SEL_SKIP)
+                    list[k++] = ((unsigned)(i0 + j) << RAMP_SEL_CODE_BITS) | c[j];
+            n += __shfl_sync(RAMP_FULL_MASK, inc, 31);
+        }
     }
-    for (int i = done + tid; i < P; i += RAMP_SEL_THREADS)
-        code[i] = (unsigned short)ramp_sel_code(__ldg(ids + i), E, map, bad);
     bad = __reduce_add_sync(RAMP_FULL_MASK, bad);
     if (lane == 0 && bad) atomicAdd(&misc[0], bad);
-    __syncthreads();
+    __syncwarp();
 
-    /* ---- B: per-warp counts over a contiguous chunk ---- */
-    const int chunk = ramp_ceil_div(P, RAMP_SEL_THREADS) * 32;
-    const int lo = min(P, warp * chunk), hi = min(P, lo + chunk);
-    int *myhist = hist + warp * EL;
-    for (int base = lo; base < hi; base += 32) {
-        const int i = base + lane;
-        const unsigned c = i < hi ? code[i] : RAMP_SEL_SKIP;
-        const unsigned peers = __match_any_sync(RAMP_FULL_MASK, c);
-        if (c != RAMP_SEL_SKIP && lane == __ffs(peers) - 1)
-            atomicAdd(&myhist[c], __popc(peers));
+    /* ---- B: count the list into this warp's row ---- */
+    for (int k0 = 0; k0 < n; k0 += 32) {
+        const bool valid = k0 + lane < n;
+        const unsigned e = valid ? list[k0 + lane] & ((1u << RAMP_SEL_CODE_BITS) - 1) : 0;
+        const unsigned peers = ramp_sel_match(e, __ballot_sync(RAMP_FULL_MASK, valid), nbits);
+        if (valid && (peers & below) == 0) atomicAdd(&myhist[e], __popc(peers));
     }
     __syncthreads();
 
@@ -180,24 +185,22 @@ ramp_select(const ramp_sel_params p) {
 #if !RAMP_SELECT_GROUP_ONLY
     /* ---- D: Equation 3, one warp per menu entry ---- */
     if (warp < p.nentries) {
-        int rows, slices, slots;
-        float th[4];
-        ramp_sel_entry(p, warp, rows, slices, slots, th);
+        const ramp_sel_entry me = menu[warp];
         int tiles = 0, active = 0;
         for (int e = lane; e < EL; e += 32) {
-            const int n = cnt[e];
-            tiles += ramp_ceil_div(n, rows);
-            active += n > 0;
+            const int c = cnt[e];
+            tiles += ramp_ceil_div(c, me.rows);
+            active += c > 0;
         }
         tiles = __reduce_add_sync(RAMP_FULL_MASK, tiles);
         active = __reduce_add_sync(RAMP_FULL_MASK, active);
         if (lane == 0) {
-            const int T = tiles * slices;
-            const int W = ramp_ceil_div(T, slots);
-            float t = th[0];
-            t = __fmaf_rn(th[1], __int2float_rn(W), t);
-            t = __fmaf_rn(th[2], __int2float_rn(T), t);
-            t = __fmaf_rn(th[3], __int2float_rn(active), t);
+            const int T = tiles * me.slices;
+            const int W = ramp_ceil_div(T, me.slots);
+            float t = me.theta[0];
+            t = __fmaf_rn(me.theta[1], __int2float_rn(W), t);
+            t = __fmaf_rn(me.theta[2], __int2float_rn(T), t);
+            t = __fmaf_rn(me.theta[3], __int2float_rn(active), t);
             pred[warp] = t;
         }
     }
@@ -221,7 +224,7 @@ ramp_select(const ramp_sel_params p) {
         }
         chosen = idx;
 #endif
-        const int rows = ramp_sel_rows(p, chosen);
+        const int rows = menu[chosen].rows;
         const int per = ramp_ceil_div(EL, 32);
         const int e0 = min(EL, lane * per), e1 = min(EL, e0 + per);
         int sum = 0, pairs = 0;
@@ -255,11 +258,13 @@ ramp_select(const ramp_sel_params p) {
     const int rows = misc[2], ntiles = misc[3];
     for (int e = lane; e < EL; e += 32) myhist[e] += tstart[e] * rows; /* own row */
     int *sorted = (int *)p.sorted_ids;
+    for (int e = warp; e < EL; e += RAMP_SEL_WARPS) { /* a warp per expert */
+        const int end = tstart[e + 1] * rows;
+        for (int j = tstart[e] * rows + cnt[e] + lane; j < end; j += 32) sorted[j] = -1;
+    }
     int *counts = (int *)p.counts;
     int *gtstart = (int *)p.tile_start;
     for (int e = tid; e < EL; e += RAMP_SEL_THREADS) {
-        const int end = tstart[e + 1] * rows;
-        for (int j = tstart[e] * rows + cnt[e]; j < end; j++) sorted[j] = -1;
         counts[e] = cnt[e];
         gtstart[e] = tstart[e];
     }
@@ -288,23 +293,22 @@ ramp_select(const ramp_sel_params p) {
         meta[6] = clamped;
         meta[7] = 0;
     }
-    __syncthreads();
+    __syncwarp();
 
-    /* ---- G: ordered scatter ---- */
-    const unsigned below = ramp_lanemask_lt();
-    for (int base = lo; base < hi; base += 32) {
-        const int i = base + lane;
-        const unsigned c = i < hi ? code[i] : RAMP_SEL_SKIP;
-        const unsigned peers = __match_any_sync(RAMP_FULL_MASK, c);
+    /* ---- G: ordered scatter of this warp's list ---- */
+    for (int k0 = 0; k0 < n; k0 += 32) {
+        const bool valid = k0 + lane < n;
+        const unsigned entry = valid ? list[k0 + lane] : 0;
+        const unsigned e = entry & ((1u << RAMP_SEL_CODE_BITS) - 1);
+        const unsigned peers = ramp_sel_match(e, __ballot_sync(RAMP_FULL_MASK, valid), nbits);
         int pos = 0;
-        if (c != RAMP_SEL_SKIP) {
-            pos = myhist[c] + __popc(peers & below);
-            sorted[pos] = i;
+        if (valid) {
+            pos = myhist[e] + __popc(peers & below);
+            sorted[pos] = (int)(entry >> RAMP_SEL_CODE_BITS);
         }
         __syncwarp();
-        /* the lowest lane of each group (rank 0) advances the base */
-        if (c != RAMP_SEL_SKIP && (peers & below) == 0)
-            myhist[c] = pos + __popc(peers);
+        /* the lowest lane of each group advances the base */
+        if (valid && (peers & below) == 0) myhist[e] = pos + __popc(peers);
         __syncwarp();
     }
 }

@@ -452,7 +452,7 @@ ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
             continue;
         }
         for (int64_t b = 0; b < row; b++) ps->total_us += r->layer_us[b * NP + k];
-        ramp_eval_ratio g;
+        ramp_eval_ratio g = {0, NAN, NAN, NAN};
         st = ratio_of(r, k, RAMP_POLICY_COSTMODEL, 0, o->bootstrap, &ps->speedup_all);
         if (st == RAMP_OK)
             st = ratio_of(r, k, RAMP_POLICY_COSTMODEL, o->min_tokens, o->bootstrap, &ps->speedup_ge);

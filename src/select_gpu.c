@@ -3,8 +3,8 @@
  * compiles it with NVRTC (cached on disk), loads it, owns its device
  * buffers, and launches it with one cuLaunchKernel of a fixed shape.
  *
- * The kernel is generic in the descriptor (experts, local experts, menu and
- * coefficients travel in the by-value parameter block), so one compiled
+ * The kernel is generic in the descriptor (sizes in the by-value parameter
+ * block, the id map and the menu in small device buffers), so one compiled
  * binary serves every plan; only group_only selects another binary.
  * Everything a launch needs is checked here before the launch, so a bad
  * call never reaches the GPU.
@@ -13,6 +13,7 @@
 
 #include "../kernels/select_params.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +27,25 @@ struct ramp_selector {
     ramp_select_desc desc;
     ramp_module *module;
     ramp_kernel *kernel;
+    int warps;              /* block = warps * 32 threads */
     int smem;
     ramp_sel_params params; /* everything but the per-launch fields */
     ramp_select_device dev;
-    ramp_devptr local_of;
+    ramp_devptr local_of, menu, scratch;
 };
+
+/* Warps per block: 32 unless RAMP_SELECT_WARPS (8, 16 or 32) says otherwise
+ * (a tuning experiment; the default is what the tests and benchmarks use). */
+static int select_warps(void) {
+    const char *w = getenv("RAMP_SELECT_WARPS");
+    int v = w && *w ? atoi(w) : 32;
+    return v == 8 || v == 16 ? v : 32;
+}
 
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d) {
     if (!d) return 0;
-    ramp_sel_layout l = ramp_sel_layout_of(d->experts, d->local_experts,
-                                           (long long)d->max_tokens * d->topk);
+    ramp_sel_layout l = ramp_sel_layout_of(select_warps(), d->experts, d->local_experts,
+                                           (long long)d->max_tokens * d->topk, 1);
     return l.total;
 }
 
@@ -48,6 +58,8 @@ void ramp_selector_free(ramp_selector *s) {
     ramp_gpu_free(s->gpu, s->dev.sorted_ids);
     ramp_gpu_free(s->gpu, s->dev.tile_expert);
     ramp_gpu_free(s->gpu, s->local_of);
+    ramp_gpu_free(s->gpu, s->menu);
+    ramp_gpu_free(s->gpu, s->scratch);
     ramp_module_free(s->module);
     free(s);
 }
@@ -56,22 +68,30 @@ static ramp_status selector_init(ramp_selector *s) {
     const ramp_select_desc *d = &s->desc;
     ramp_gpu_info info;
     RAMP_TRY(ramp_gpu_get_info(s->gpu, &info));
-    int64_t smem = ramp_select_smem_bytes(d);
-    RAMP_CHECK(smem <= info.limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
+    /* The pair list goes in shared memory when it fits, else in a device
+     * buffer (large max_tokens); the rest must fit in shared memory. */
+    s->warps = select_warps();
+    const long long pairs = (long long)d->max_tokens * d->topk;
+    ramp_sel_layout with = ramp_sel_layout_of(s->warps, d->experts, d->local_experts, pairs, 1);
+    ramp_sel_layout without = ramp_sel_layout_of(s->warps, d->experts, d->local_experts, pairs, 0);
+    const int list_in_smem = with.total <= info.limits.smem_per_block;
+    RAMP_CHECK(without.total <= info.limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
                "the selection kernel needs %lld B of shared memory for %d "
-               "experts, %d local, %d x %d pairs; %s allows %d B per block "
-               "(lower max_tokens)",
-               (long long)smem, d->experts, d->local_experts, d->max_tokens,
-               d->topk, info.limits.name, info.limits.smem_per_block);
-    s->smem = (int)smem;
+               "experts (%d local); %s allows %d B per block",
+               without.total, d->experts, d->local_experts, info.limits.name,
+               info.limits.smem_per_block);
+    s->smem = (int)(list_in_smem ? with.total : without.total);
 
-    const char *def = d->group_only ? "RAMP_SELECT_GROUP_ONLY=1"
-                                    : "RAMP_SELECT_GROUP_ONLY=0";
+    char warps_def[32];
+    snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", s->warps);
+    const char *defs[2] = {d->group_only ? "RAMP_SELECT_GROUP_ONLY=1"
+                                         : "RAMP_SELECT_GROUP_ONLY=0",
+                           warps_def};
     ramp_jit_request req = {
         .name = d->group_only ? "select-group" : "select",
         .source = "#include \"select.cuh\"\n",
-        .defines = &def,
-        .ndefines = 1,
+        .defines = defs,
+        .ndefines = 2,
     };
     ramp_jit_result *jit = NULL;
     RAMP_TRY(ramp_jit_compile(&req, &jit));
@@ -95,6 +115,20 @@ static ramp_status selector_init(ramp_selector *s) {
     RAMP_TRY(ramp_gpu_alloc(s->gpu, ((size_t)d->local_experts + 1) * 4, &s->dev.tile_start));
     RAMP_TRY(ramp_gpu_alloc(s->gpu, (size_t)slots * 4, &s->dev.sorted_ids));
     RAMP_TRY(ramp_gpu_alloc(s->gpu, (size_t)tiles * 4, &s->dev.tile_expert));
+    if (!list_in_smem)
+        RAMP_TRY(ramp_gpu_alloc(s->gpu, 4 * (size_t)s->warps *
+                                            (size_t)ramp_sel_chunk(pairs, s->warps),
+                                &s->scratch));
+    ramp_sel_entry menu[RAMP_SEL_MAX_ENTRIES];
+    memset(menu, 0, sizeof menu);
+    for (int c = 0; c < d->nentries; c++) {
+        menu[c].rows = d->entries[c].rows;
+        menu[c].slices = d->entries[c].slices;
+        menu[c].slots = d->entries[c].slots;
+        for (int j = 0; j < 4; j++) menu[c].theta[j] = d->entries[c].theta[j];
+    }
+    RAMP_TRY(ramp_gpu_alloc(s->gpu, sizeof menu, &s->menu));
+    RAMP_TRY(ramp_gpu_upload(s->gpu, s->menu, menu, sizeof menu));
 
     /* the id map, int16 on the device */
     int32_t *map = ramp_calloc((size_t)d->experts, sizeof *map);
@@ -116,6 +150,8 @@ static ramp_status selector_init(ramp_selector *s) {
     ramp_sel_params *p = &s->params;
     memset(p, 0, sizeof *p);
     p->local_of = s->local_of;
+    p->menu = s->menu;
+    p->scratch = s->scratch;
     p->meta = s->dev.meta;
     p->pred = s->dev.pred;
     p->counts = s->dev.counts;
@@ -127,12 +163,6 @@ static ramp_status selector_init(ramp_selector *s) {
     p->experts = d->experts;
     p->local_experts = d->local_experts;
     p->nentries = d->nentries;
-    for (int c = 0; c < d->nentries; c++) {
-        p->rows[c] = d->entries[c].rows;
-        p->slices[c] = d->entries[c].slices;
-        p->slots[c] = d->entries[c].slots;
-        for (int j = 0; j < 4; j++) p->theta[c][j] = d->entries[c].theta[j];
-    }
     return RAMP_OK;
 }
 
@@ -178,7 +208,7 @@ ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
     p.tokens = tokens;
     p.tokens_dev = tokens_dev;
     void *args[] = {&p};
-    const unsigned grid[3] = {1, 1, 1}, block[3] = {RAMP_SEL_THREADS, 1, 1};
+    const unsigned grid[3] = {1, 1, 1}, block[3] = {(unsigned)s->warps * 32, 1, 1};
     return ramp_kernel_launch(s->kernel, grid, block, s->smem, stream, args);
 }
 

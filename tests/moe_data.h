@@ -87,6 +87,105 @@ static int moe_weights_make(ramp_rng *r, int experts, int topk, int inter, int h
     return 0;
 }
 
+
+/* Inverse of the standard normal CDF (Acklam's rational approximation,
+ * relative error < 1.2e-9): turns uniform bytes into normal samples. */
+static double moe_norm_quantile(double p) {
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549671010229732e+00,
+                               4.374664141464968e+00, 2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    double q, r;
+    if (p < 0.02425) {
+        q = sqrt(-2 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    }
+    if (p > 1 - 0.02425) return -moe_norm_quantile(1 - p);
+    q = p - 0.5;
+    r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/* Fast weights for the big models (DeepSeek-V3 EP8 holds 1.4 G of them):
+ * every element drawn from a 256-entry (FP8) or 65536-entry (BF16) table of
+ * normal quantiles, 8 or 4 per RNG call; FP8 codes span about +-4.2 sigma of
+ * the e4m3 range, so a block's scale maps sigma to the wanted size; block
+ * magnitudes still vary by 2^{-1,0,1}. */
+static void moe_fill_fast(ramp_rng *r, int bf16, int rows, int cols, double sigma, void *w,
+                          float *scale) {
+    static uint8_t t8[256];
+    static uint16_t t16[65536];
+    static int ready;
+    const double code_sigma = 448.0 / 4.2;
+    if (!ready) {
+        for (int i = 0; i < 256; i++)
+            t8[i] = ramp_e4m3_encode((float)(moe_norm_quantile((i + 0.5) / 256) * code_sigma));
+        for (int i = 0; i < 65536; i++)
+            t16[i] = ramp_bf16_encode((float)moe_norm_quantile((i + 0.5) / 65536));
+        ready = 1;
+    }
+    const int G = 128, cb_n = (cols + G - 1) / G;
+    for (int rb = 0; rb < (rows + G - 1) / G; rb++)
+        for (int cb = 0; cb < cb_n; cb++) {
+            int pw = (int)ramp_rng_below(r, 3) - 1; /* block magnitude 2^pw */
+            double s = sigma * ldexp(1.0, pw);
+            if (!bf16) scale[(size_t)rb * cb_n + cb] = (float)(s / code_sigma);
+            int nr = rows - rb * G < G ? rows - rb * G : G;
+            int nc = cols - cb * G < G ? cols - cb * G : G;
+            for (int i = 0; i < nr; i++) {
+                size_t at = (size_t)(rb * G + i) * cols + cb * G;
+                if (!bf16) {
+                    uint8_t *o = (uint8_t *)w + at;
+                    for (int j = 0; j < nc; j += 8) {
+                        uint64_t v = ramp_rng_next(r);
+                        for (int t = 0; t < 8 && j + t < nc; t++) o[j + t] = t8[(v >> (8 * t)) & 255];
+                    }
+                } else {
+                    uint16_t *o = (uint16_t *)w + at;
+                    float f = (float)s;
+                    for (int j = 0; j < nc; j += 4) {
+                        uint64_t v = ramp_rng_next(r);
+                        for (int t = 0; t < 4 && j + t < nc; t++)
+                            o[j + t] = ramp_bf16_encode(ramp_bf16_decode(t16[(v >> (16 * t)) & 65535]) * f);
+                    }
+                }
+            }
+        }
+}
+
+static int moe_weights_make_fast(ramp_rng *r, int experts, int topk, int inter, int hidden,
+                                 int bf16, moe_weights *w) {
+    memset(w, 0, sizeof *w);
+    w->experts = experts; w->topk = topk; w->inter = inter; w->hidden = hidden; w->bf16 = bf16;
+    size_t el = bf16 ? 2 : 1;
+    size_t n13 = (size_t)experts * 2 * inter * hidden, n2 = (size_t)experts * hidden * inter;
+    size_t s13 = (size_t)experts * (2 * inter / 128) * (hidden / 128);
+    size_t s2 = (size_t)experts * (hidden / 128) * (inter / 128);
+    w->w13 = malloc(n13 * el);
+    w->w2 = malloc(n2 * el);
+    w->w13_scale = malloc((s13 ? s13 : 1) * sizeof(float));
+    w->w2_scale = malloc((s2 ? s2 : 1) * sizeof(float));
+    if (!w->w13 || !w->w2 || !w->w13_scale || !w->w2_scale) { moe_weights_free(w); return -1; }
+    for (int e = 0; e < experts; e++) {
+        moe_fill_fast(r, bf16, 2 * inter, hidden, 1.0 / sqrt(hidden),
+                      (char *)w->w13 + (size_t)e * 2 * inter * hidden * el,
+                      w->w13_scale + (size_t)e * (2 * inter / 128) * (hidden / 128));
+        moe_fill_fast(r, bf16, hidden, inter, 2.0 / sqrt(inter),
+                      (char *)w->w2 + (size_t)e * hidden * inter * el,
+                      w->w2_scale + (size_t)e * (hidden / 128) * (inter / 128));
+    }
+    return 0;
+}
+
 static ramp_moe_layer moe_layer_of(const moe_weights *w) {
     ramp_moe_layer L = {w->experts, w->topk, w->inter, w->hidden, w->bf16,
                         w->w13, w->w13_scale, w->w2, w->w2_scale};

@@ -189,6 +189,31 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
         ramp_selector_free(s);
     }
     printf("issue sizes: %d routings, bit-identical\n", cases);
+
+    /* 16,384 x 8 pairs: the pair list no longer fits in shared memory and
+     * lives in device memory */
+    ramp_select_desc d = {.experts = 128, .topk = 8, .max_tokens = 16384,
+                          .local_experts = 16, .first_expert = 32, .nentries = 6};
+    for (int e = 0; e < 6; e++)
+        d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 4, .slots = 132,
+                                           .theta = {4.0f, 3.0f, 0.02f, 0.3f}};
+    CHECK(ramp_select_smem_bytes(&d) > 232448);
+    ramp_selector *s = NULL;
+    ramp_select_result *gr = NULL, *cr = NULL;
+    CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
+    CHECK_OK(ramp_select_result_create(&d, &gr));
+    CHECK_OK(ramp_select_result_create(&d, &cr));
+    int32_t *ids = malloc(16384 * 8 * 4);
+    ensure_ids(c, 16384 * 8);
+    for (int kind = 0; kind < GEN_KINDS && s && gr && cr; kind++) {
+        int tokens = kind == 0 ? 16384 : (int)ramp_rng_below(rng, 16385);
+        gen_routing(rng, &d, tokens, kind, ids);
+        run_one(c, s, &d, tokens, ids, kind & 1, gr, cr, "list in device memory");
+    }
+    free(ids);
+    ramp_select_result_free(gr);
+    ramp_select_result_free(cr);
+    ramp_selector_free(s);
 }
 
 /* Token count read on the device, clamping, and a captured graph replayed
@@ -290,8 +315,8 @@ static void bad_selectors(ctx *c) {
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_INVALID_ARGUMENT); /* k > E */
     CHECK(s == NULL);
     d.topk = 8;
-    d.experts = 256;
-    d.max_tokens = 131072; /* 1M pairs: 2 MB of staging, more than a block has */
+    d.experts = 65535; /* a 128 KB id map + 128 KB of counts: too much */
+    d.local_experts = 1024;
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_UNSUPPORTED);
     CHECK(strstr(ramp_last_error(), "shared memory") != NULL);
     CHECK(s == NULL);

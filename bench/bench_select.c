@@ -16,6 +16,10 @@
  * included. Every configuration's output is checked against the CPU twin
  * once before timing.
  *
+ * Also: the floor (an empty kernel of 1024, 512, 256, 32 threads timed the
+ * same way), and for 32 local experts the kernel built with 16 and 8 warps
+ * (RAMP_SELECT_WARPS) beside the default 32.
+ *
  * Usage: bench_select [out.csv] [replays]   (default bench_select.csv, 300)
  */
 #include "internal.h"
@@ -47,16 +51,34 @@ typedef struct {
     double med, p10, p90, single;
 } timing;
 
-/* Times `launches` launches captured into one graph, replayed `replays`
- * times; also a one-launch graph. */
-static timing time_selector(ramp_gpu *gpu, ramp_stream st, ramp_selector *s,
-                            ramp_devptr ids, int tokens, int replays) {
+/* What one launch is: a selector launch or a bare kernel. */
+typedef struct {
+    ramp_selector *sel;
+    ramp_devptr ids;
+    int tokens;
+    const ramp_kernel *kernel;
+    unsigned threads;
+} launch;
+
+static void do_launch(const launch *l, ramp_stream st) {
+    if (l->sel) {
+        TRY(ramp_selector_launch(l->sel, l->ids, l->tokens, 0, st));
+    } else {
+        const unsigned g[3] = {1, 1, 1}, b[3] = {l->threads, 1, 1};
+        TRY(ramp_kernel_launch(l->kernel, g, b, 0, st, NULL));
+    }
+}
+
+/* Times REPS launches captured into one graph, replayed `replays` times
+ * (median per launch), and a one-launch graph (median per replay). */
+static timing time_launch(ramp_gpu *gpu, ramp_stream st, const launch *l,
+                          int replays) {
     ramp_graph *g = NULL, *g1 = NULL;
     TRY(ramp_graph_capture_begin(gpu, st));
-    for (int i = 0; i < REPS; i++) TRY(ramp_selector_launch(s, ids, tokens, 0, st));
+    for (int i = 0; i < REPS; i++) do_launch(l, st);
     TRY(ramp_graph_capture_end(gpu, st, &g));
     TRY(ramp_graph_capture_begin(gpu, st));
-    TRY(ramp_selector_launch(s, ids, tokens, 0, st));
+    do_launch(l, st);
     TRY(ramp_graph_capture_end(gpu, st, &g1));
     ramp_event *a, *b;
     TRY(ramp_event_create(gpu, &a));
@@ -90,6 +112,30 @@ static timing time_selector(ramp_gpu *gpu, ramp_stream st, ramp_selector *s,
     return r;
 }
 
+static timing time_selector(ramp_gpu *gpu, ramp_stream st, ramp_selector *s,
+                            ramp_devptr ids, int tokens, int replays) {
+    launch l = {.sel = s, .ids = ids, .tokens = tokens};
+    return time_launch(gpu, st, &l, replays);
+}
+
+/* The floor: an empty kernel of the same launch shape. */
+static timing time_empty(ramp_gpu *gpu, ramp_stream st, unsigned threads,
+                         int replays) {
+    ramp_jit_request req = {.name = "bench-empty",
+                            .source = "extern \"C\" __global__ void ramp_empty() {}\n"};
+    ramp_jit_result *jr;
+    TRY(ramp_jit_compile(&req, &jr));
+    ramp_module *m;
+    ramp_kernel *k;
+    TRY(ramp_module_load(gpu, jr->cubin, jr->cubin_size, &m));
+    TRY(ramp_module_kernel(m, "ramp_empty", 0, &k));
+    launch l = {.kernel = k, .threads = threads};
+    timing t = time_launch(gpu, st, &l, replays);
+    ramp_module_free(m);
+    ramp_jit_result_free(jr);
+    return t;
+}
+
 int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "bench_select.csv";
     int replays = argc > 2 ? atoi(argv[2]) : 300;
@@ -116,27 +162,42 @@ int main(int argc, char **argv) {
     fprintf(csv, "# bench_select %s replays=%d reps_per_graph=%d gpu=\"%s\" sms=%d driver=%d date=%s\n",
             csv_path, replays, REPS, info.limits.name, info.limits.sms,
             info.driver_version, date);
-    fprintf(csv, "routing,local_experts,pairs,tokens,k,experts,local_pairs,chosen_rows,"
+    fprintf(csv, "warps,routing,local_experts,pairs,tokens,k,experts,local_pairs,chosen_rows,"
                  "select_us,select_p10_us,select_p90_us,select_single_replay_us,"
                  "group_us,group_p10_us,group_p90_us,group_single_replay_us,diff_us\n");
     printf("GPU: %s (%d SMs, driver %d), %s\n", info.limits.name, info.limits.sms,
            info.driver_version, date);
     printf("per-launch time in a graph of %d launches, median of %d replays (us)\n",
            REPS, replays);
-    printf("%-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s\n", "route", "EL",
-           "pairs", "tokens", "local", "rows", "select", "1-launch", "group", "1-launch",
-           "diff");
+    static const unsigned floors[] = {1024, 512, 256, 32};
+    for (int i = 0; i < 4; i++) {
+        timing tf = time_empty(gpu, st, floors[i], replays);
+        printf("floor: empty kernel, 1 block of %4u threads: %.2f us per launch, "
+               "%.2f us per 1-launch replay\n", floors[i], tf.med, tf.single);
+        fprintf(csv, "# floor threads=%u per_launch_us=%.3f single_replay_us=%.3f\n",
+                floors[i], tf.med, tf.single);
+    }
+    printf("%5s %-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s\n", "warps", "route",
+           "EL", "pairs", "tokens", "local", "rows", "select", "1-launch", "group",
+           "1-launch", "diff");
 
     static const int locals[] = {8, 16, 32};
     static const int sizes[] = {8, 64, 512, 4096};
     static const int menu_rows[] = {2, 4, 8, 16, 32, 64};
+    static const int warp_set[] = {32, 16, 8};
     ramp_rng rng;
     ramp_rng_seed(&rng, 20251130);
     double worst_select = 0, worst_diff = -1e9;
     int mismatches = 0;
+    for (int wi = 0; wi < 3; wi++)
     for (int route = 0; route < 2; route++)
         for (int li = 0; li < 3; li++)
             for (int si = 0; si < 4; si++) {
+                const int warps = warp_set[wi];
+                if (warps != 32 && locals[li] != 32) continue; /* variants: EL 32 only */
+                char wenv[8];
+                snprintf(wenv, sizeof wenv, "%d", warps);
+                setenv("RAMP_SELECT_WARPS", wenv, 1);
                 const int EL = locals[li], pairs = sizes[si], k = 8;
                 const int E = route == 0 ? 8 * EL : EL;
                 const int tokens = route == 0 ? pairs : (pairs + k - 1) / k;
@@ -189,22 +250,25 @@ int main(int argc, char **argv) {
                 timing ts = time_selector(gpu, st, sel, dids, tokens, replays);
                 timing tg = time_selector(gpu, st, grp, dids, tokens, replays);
                 double diff = ts.med - tg.med;
-                if (ts.med > worst_select) worst_select = ts.med;
-                if (diff > worst_diff) worst_diff = diff;
+                if (warps == 32) {
+                    if (ts.med > worst_select) worst_select = ts.med;
+                    if (diff > worst_diff) worst_diff = diff;
+                }
                 const char *rname = route == 0 ? "ep8" : "local";
-                printf("%-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f\n",
-                       rname, EL, pairs, tokens, local, rows, ts.med, ts.single, tg.med,
-                       tg.single, diff);
-                fprintf(csv, "%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
-                        rname, EL, pairs, tokens, k, E, local, rows, ts.med, ts.p10,
+                printf("%5d %-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f\n",
+                       warps, rname, EL, pairs, tokens, local, rows, ts.med, ts.single,
+                       tg.med, tg.single, diff);
+                fprintf(csv, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                        warps, rname, EL, pairs, tokens, k, E, local, rows, ts.med, ts.p10,
                         ts.p90, ts.single, tg.med, tg.p10, tg.p90, tg.single, diff);
                 ramp_selector_free(sel);
                 ramp_selector_free(grp);
                 TRY(ramp_gpu_free(gpu, dids));
                 free(ids);
             }
+    unsetenv("RAMP_SELECT_WARPS");
     fclose(csv);
-    printf("worst selection time %.2f us (target < 4); worst excess over group-only "
+    printf("worst (32 warps): selection %.2f us (target < 4); excess over group-only "
            "%.2f us (target < 1); %d output mismatches\n", worst_select, worst_diff,
            mismatches);
     TRY(ramp_stream_destroy(gpu, st));

@@ -598,7 +598,19 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
  * configuration with the least summed measured time over the cell's training
  * loads (batch tables: the least summed layer time, slowest GPU), and fall
  * back to the nearest non-empty cell (token axis first, then the others;
- * ties to the lower cell). */
+ * ties to the lower cell; on the 18-size axes "nearest" is by token count,
+ * ties to the smaller size, as vLLM).
+ * Keys: the GPU's token count is the sum of its load (token-expert pairs);
+ * padding is the padded rows' share, sum_e ceil(n_e/b)*b - sum_e n_e over
+ * sum_e ceil(n_e/b)*b, averaged over the dataset's distinct tile rows b;
+ * max/mean and CV are over the GPU's experts (empty experts included). The
+ * balance axes use quantile buckets of the training loads. k-NN measures
+ * distance on (log2(1 + tokens), active, padding, max/mean) standardised on
+ * the training loads, and picks the configuration with the least summed
+ * time-over-best across the k neighbours.
+ * Candidates: the menu for MENU_* kinds, else every configuration; a
+ * configuration with blocks_per_sm < 1, or (tables, k-NN) without a finite
+ * time on every training load, is not a candidate. */
 
 typedef enum {
     RAMP_POLICY_VLLM = 0,        /* batch-size table tuned on uniformly
@@ -662,8 +674,8 @@ typedef struct ramp_policy ramp_policy;
 /* Fits `kind` on the loads with train_mask[i] != 0 (NULL: all). VLLM keeps
  * only masked loads of options->tune_domain and fails with RAMP_ERR_NOT_FOUND
  * if there are none. Batch tables use the batches all of whose loads are
- * masked. Times of the masked loads must be finite (RAMP_ERR_NUMERIC names
- * the load and configuration). opt NULL: defaults. */
+ * masked. RAMP_ERR_INVALID_ARGUMENT when no training data or no candidate
+ * remains. opt NULL: defaults. */
 ramp_status ramp_policy_fit(ramp_policy_kind kind, const ramp_timing *t,
                             const uint8_t *train_mask,
                             const ramp_policy_options *opt, ramp_policy **out);

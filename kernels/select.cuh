@@ -60,6 +60,22 @@ static __forceinline__ unsigned ramp_sel_code(int id, bool none, int experts,
     return c;
 }
 
+/* This lane's four ids of each of the four steps from `base` (-1 past hi). */
+static __forceinline__ void ramp_sel_load(const int *ids, bool vec, int base,
+                                          int hi, int lane, int (&v)[4][4]) {
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const int i0 = base + s * RAMP_SEL_STEP + 4 * lane;
+        if (vec && i0 + 3 < hi) {
+            const int4 x = __ldg((const int4 *)(ids + i0));
+            v[s][0] = x.x; v[s][1] = x.y; v[s][2] = x.z; v[s][3] = x.w;
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[s][j] = i0 + j < hi ? __ldg(ids + i0 + j) : -1;
+        }
+    }
+}
+
 /* Lanes of `valid` whose `code` equals this lane's: one ballot per bit. */
 static __forceinline__ unsigned ramp_sel_match(unsigned code, unsigned valid,
                                                int nbits) {
@@ -105,7 +121,11 @@ ramp_select(const ramp_sel_params p) {
     const int nbits = EL > 1 ? 32 - __clz(EL - 1) : 0;
     const unsigned below = ramp_lanemask_lt();
 
-    /* ---- setup: own hist row, id map, menu ---- */
+    /* ---- setup: own hist row, id map, menu; the first ids in flight ---- */
+    const int *ids = (const int *)p.ids;
+    const bool vec = (p.ids & 15ull) == 0;
+    int v[4][4];
+    if (lo < hi) ramp_sel_load(ids, vec, lo, hi, lane, v);
     for (int e = lane; e < EL; e += 32) myhist[e] = 0;
     const short *gmap = (const short *)p.local_of;
     for (int i = tid; i < E; i += RAMP_SEL_THREADS) map[i] = gmap[i];
@@ -115,22 +135,8 @@ ramp_select(const ramp_sel_params p) {
     __syncthreads();
 
     /* ---- A: compact this warp's local pairs into its list ---- */
-    const int *ids = (const int *)p.ids;
-    const bool vec = (p.ids & 15ull) == 0;
     int bad = 0, n = 0;
     for (int base = lo; base < hi; base += 4 * RAMP_SEL_STEP) {
-        int v[4][4];
-#pragma unroll
-        for (int s = 0; s < 4; s++) { /* up to four steps' loads in flight */
-            const int i0 = base + s * RAMP_SEL_STEP + 4 * lane;
-            if (vec && i0 + 3 < hi) {
-                const int4 x = __ldg((const int4 *)(ids + i0));
-                v[s][0] = x.x; v[s][1] = x.y; v[s][2] = x.z; v[s][3] = x.w;
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; j++) v[s][j] = i0 + j < hi ? __ldg(ids + i0 + j) : -1;
-            }
-        }
 #pragma unroll
         for (int s = 0; s < 4; s++) {
             const int i0 = base + s * RAMP_SEL_STEP + 4 * lane;
@@ -155,6 +161,8 @@ ramp_select(const ramp_sel_params p) {
                     list[k++] = ((unsigned)(i0 + j) << RAMP_SEL_CODE_BITS) | c[j];
             n += __shfl_sync(RAMP_FULL_MASK, inc, 31);
         }
+        if (base + 4 * RAMP_SEL_STEP < hi)
+            ramp_sel_load(ids, vec, base + 4 * RAMP_SEL_STEP, hi, lane, v);
     }
     bad = __reduce_add_sync(RAMP_FULL_MASK, bad);
     if (lane == 0 && bad) atomicAdd(&misc[0], bad);

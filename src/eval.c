@@ -713,8 +713,10 @@ ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir) {
                "output directory %s does not exist", dir);
     char path[4096], title[256];
     RAMP_TRY(ramp_path_join(path, sizeof path, dir, "predicted_vs_measured.svg"));
-    snprintf(title, sizeof title, "Cost model on held-out loads: %s %s (Spearman median %.3f)",
-             r->model, r->layout, r->spearman_median);
+    /* A plot travels without its CSV: say in it where the times came from. */
+    const char *sim = strcmp(r->device, "simulated") == 0 ? " [SIMULATED times]" : "";
+    snprintf(title, sizeof title, "Cost model on held-out loads: %s %s (Spearman median %.3f)%s",
+             r->model, r->layout, r->spearman_median, sim);
     RAMP_TRY(ramp_svg_scatter(path, title, "measured time (us)", "predicted time (us)",
                               r->scatter_meas, r->scatter_pred, r->nscatter, 1, 1));
 
@@ -732,8 +734,8 @@ ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir) {
     snprintf(ge, sizeof ge, ">= %d tokens", r->min_tokens);
     const char *series[2] = {"all batches", ge};
     RAMP_TRY(ramp_path_join(path, sizeof path, dir, "speedup.svg"));
-    snprintf(title, sizeof title, "RaMP's speedup over each policy: %s %s (held-out batches)",
-             r->model, r->layout);
+    snprintf(title, sizeof title, "RaMP's speedup over each policy: %s %s (held-out batches)%s",
+             r->model, r->layout, sim);
     return ramp_svg_bars(path, title, "RaMP's speedup (geometric mean)", ng, groups, 2, series,
                          values, 1.0);
 }

@@ -122,7 +122,7 @@ void ramp_load_stats_compute(int nexp, const int32_t *load, const int *rows,
     for (int r = 0; r < nrows; r++) {
         int64_t padded = 0, b = rows[r];
         for (int e = 0; e < nexp; e++)
-            if (load[e] > 0) padded += (load[e] + b - 1) / b * b;
+            if (load[e] > 0) padded += ((int64_t)load[e] + b - 1) / b * b;
         pad += (double)(padded - (int64_t)tokens) / (double)padded;
     }
     out->padding = nrows ? pad / nrows : 0;

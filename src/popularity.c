@@ -451,8 +451,6 @@ ramp_status ramp_popularity_build(const ramp_routing_source *src, int experts,
         st = RAMP_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    ramp_rng rng;
-    ramp_rng_seed(&rng, seed ^ 0x706f70756c617269ull); /* "populari" */
     for (int l = 0; l < layers; l++) {
         int ml = layers > 1 ? (int)floor((double)l * (model_layers - 1) /
                                               (layers - 1) + 0.5)
@@ -466,8 +464,12 @@ ramp_status ramp_popularity_build(const ramp_routing_source *src, int experts,
         p->model_layer[l] = ml;
         p->origin[l].olmoe_layer = ol;
         p->origin[l].ds_layer = dl;
-        /* Two permutations drawn per layer whatever the shape, so that the
-         * hot experts of a layer do not depend on the exponents. */
+        /* Two permutations per model layer, from a stream of the layer's
+         * own: a layer's hot experts depend neither on the exponents nor on
+         * which other layers are recorded. */
+        ramp_rng rng;
+        ramp_rng_seed(&rng, (seed ^ 0x706f70756c617269ull) + /* "populari" */
+                                0x9E3779B97F4A7C15ull * (uint64_t)(ml + 1));
         permutation(&rng, perm_d, experts);
         permutation(&rng, perm_s, experts);
         st = ramp_popularity_scale(src->ds + (size_t)dl * (size_t)src->ds_experts,
@@ -482,7 +484,7 @@ ramp_status ramp_popularity_build(const ramp_routing_source *src, int experts,
             double sum = 0, mx = -INFINITY;
             for (size_t e = 0; e < E; e++) {
                 q[e] = shape->domain_exp * log(dom[perm_d[e]]) +
-                       shape->layer_exp * log(lay[getenv("NATIVE") ? (int)e : perm_s[e]]);
+                       shape->layer_exp * log(lay[perm_s[e]]);
                 if (q[e] > mx) mx = q[e];
             }
             for (size_t e = 0; e < E; e++) {

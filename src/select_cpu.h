@@ -24,4 +24,8 @@ void ramp_select_build_map(const ramp_select_desc *d, int32_t *map);
 float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts);
 
+/* Compiles the selection kernel (entry "ramp_select") as selectors do:
+ * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads). */
+ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out);
+
 #endif /* RAMP_SELECT_CPU_H */

@@ -42,6 +42,23 @@ static int select_warps(void) {
     return v == 8 || v == 16 ? v : 32;
 }
 
+ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out) {
+    RAMP_CHECK(warps == 8 || warps == 16 || warps == 32, RAMP_ERR_INVALID_ARGUMENT,
+               "selection kernel warps = %d, expected 8, 16 or 32", warps);
+    char warps_def[32];
+    snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", warps);
+    const char *defs[2] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
+                                      : "RAMP_SELECT_GROUP_ONLY=0",
+                           warps_def};
+    ramp_jit_request req = {
+        .name = group_only ? "select-group" : "select",
+        .source = "#include \"select.cuh\"\n",
+        .defines = defs,
+        .ndefines = 2,
+    };
+    return ramp_jit_compile(&req, out);
+}
+
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d) {
     if (!d) return 0;
     ramp_sel_layout l = ramp_sel_layout_of(select_warps(), d->experts, d->local_experts,
@@ -82,19 +99,8 @@ static ramp_status selector_init(ramp_selector *s) {
                info.limits.smem_per_block);
     s->smem = (int)(list_in_smem ? with.total : without.total);
 
-    char warps_def[32];
-    snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", s->warps);
-    const char *defs[2] = {d->group_only ? "RAMP_SELECT_GROUP_ONLY=1"
-                                         : "RAMP_SELECT_GROUP_ONLY=0",
-                           warps_def};
-    ramp_jit_request req = {
-        .name = d->group_only ? "select-group" : "select",
-        .source = "#include \"select.cuh\"\n",
-        .defines = defs,
-        .ndefines = 2,
-    };
     ramp_jit_result *jit = NULL;
-    RAMP_TRY(ramp_jit_compile(&req, &jit));
+    RAMP_TRY(ramp_select_compile(d->group_only, s->warps, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
         ramp_jit_result_free(jit);

@@ -11,8 +11,8 @@
  *   as long as its slowest tile, whose rate is the least of its pipeline's
  *   bytes in flight over the load latency, its share of HBM bandwidth, and
  *   its MMA time on padded rows (b rounded up to 8). Tiles of the same
- *   (expert, slice) in one wave share weights through L2: fully with grouped
- *   order, half otherwise. A persistent grid pays no wave quantisation but a
+ *   (expert, slice) in one wave share weights through L2 (most of the
+ *   re-read is served by L2; slightly more with grouped order). A persistent grid pays no wave quantisation but a
  *   small per-tile scheduling cost. Split-K adds FP32 partial sums. Each
  *   active expert adds a fixed set-up cost, each launch a fixed cost.
  */
@@ -86,7 +86,9 @@ ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
             long per_block = (long)slices * c->splitk;
             long take = per_block < left ? per_block : left;
             int rows = rb == blocks - 1 ? rows_last : c->rows;
-            double reuse = rb == 0 ? 1.0 : (c->grouped ? 0.0 : 0.5);
+            /* Row blocks after an expert's first re-read its weights mostly from
+             * L2; grouped order keeps them closer together in time. */
+            double reuse = rb == 0 ? 1.0 : (c->grouped ? 0.08 : 0.15);
             bytes += take * (wbytes * reuse + (double)rows / c->rows * tbytes);
             double per_tile_mem = wbytes / (inflight / sp->latency_us);
             double per_tile_mma = flops / (sp->mma_flops_per_us / r.blocks_per_sm);

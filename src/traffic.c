@@ -66,11 +66,12 @@ ramp_status ramp_domain_parse(const char *text, int *domain) {
 /* Constants                                                              */
 
 void ramp_traffic_tuning_default(ramp_traffic_tuning *t) {
+    /* Calibrated on Qwen3-30B and DeepSeek-V3 (docs/traffic.md). */
     t->domain_exp = 1.0;
-    t->layer_exp = 1.0;
-    t->affinity = 1.0;
-    t->favourite_share = 0.0;
-    t->favourites_per_k = 1.0;
+    t->layer_exp = 0.75;
+    t->affinity = 0.7;
+    t->favourite_share = 0.5;
+    t->favourites_per_k = 2.0;
 }
 
 /* Request lengths per domain: log-normal with this median and sigma,

@@ -26,7 +26,7 @@ typedef struct {
 
 /* Fills a [rows, cols] block-quantized matrix (FP8) or bf16 matrix with
  * N(0, sigma^2) entries, sigma varying per 128x128 block by 2^U(-1,1). */
-static int moe_fill_matrix(ramp_rng *r, int bf16, int rows, int cols, double sigma,
+static inline int moe_fill_matrix(ramp_rng *r, int bf16, int rows, int cols, double sigma,
                            void *w, float *scale) {
     const int G = 128;
     float *blk = malloc((size_t)G * G * sizeof *blk);
@@ -54,13 +54,13 @@ static int moe_fill_matrix(ramp_rng *r, int bf16, int rows, int cols, double sig
     return 0;
 }
 
-static void moe_weights_free(moe_weights *w) {
+static inline void moe_weights_free(moe_weights *w) {
     if (!w) return;
     free(w->w13); free(w->w2); free(w->w13_scale); free(w->w2_scale);
     memset(w, 0, sizeof *w);
 }
 
-static int moe_weights_make(ramp_rng *r, int experts, int topk, int inter, int hidden,
+static inline int moe_weights_make(ramp_rng *r, int experts, int topk, int inter, int hidden,
                             int bf16, moe_weights *w) {
     memset(w, 0, sizeof *w);
     w->experts = experts; w->topk = topk; w->inter = inter; w->hidden = hidden; w->bf16 = bf16;
@@ -90,7 +90,7 @@ static int moe_weights_make(ramp_rng *r, int experts, int topk, int inter, int h
 
 /* Inverse of the standard normal CDF (Acklam's rational approximation,
  * relative error < 1.2e-9): turns uniform bytes into normal samples. */
-static double moe_norm_quantile(double p) {
+static inline double moe_norm_quantile(double p) {
     static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
                                -2.759285104469687e+02, 1.383577518672690e+02,
                                -3.066479806614716e+01, 2.506628277459239e+00};
@@ -120,7 +120,7 @@ static double moe_norm_quantile(double p) {
  * normal quantiles, 8 or 4 per RNG call; FP8 codes span about +-4.2 sigma of
  * the e4m3 range, so a block's scale maps sigma to the wanted size; block
  * magnitudes still vary by 2^{-1,0,1}. */
-static void moe_fill_fast(ramp_rng *r, int bf16, int rows, int cols, double sigma, void *w,
+static inline void moe_fill_fast(ramp_rng *r, int bf16, int rows, int cols, double sigma, void *w,
                           float *scale) {
     static uint8_t t8[256];
     static uint16_t t16[65536];
@@ -162,7 +162,7 @@ static void moe_fill_fast(ramp_rng *r, int bf16, int rows, int cols, double sigm
         }
 }
 
-static int moe_weights_make_fast(ramp_rng *r, int experts, int topk, int inter, int hidden,
+static inline int moe_weights_make_fast(ramp_rng *r, int experts, int topk, int inter, int hidden,
                                  int bf16, moe_weights *w) {
     memset(w, 0, sizeof *w);
     w->experts = experts; w->topk = topk; w->inter = inter; w->hidden = hidden; w->bf16 = bf16;
@@ -186,7 +186,7 @@ static int moe_weights_make_fast(ramp_rng *r, int experts, int topk, int inter, 
     return 0;
 }
 
-static ramp_moe_layer moe_layer_of(const moe_weights *w) {
+static inline ramp_moe_layer moe_layer_of(const moe_weights *w) {
     ramp_moe_layer L = {w->experts, w->topk, w->inter, w->hidden, w->bf16,
                         w->w13, w->w13_scale, w->w2, w->w2_scale};
     return L;
@@ -201,7 +201,7 @@ typedef enum {
     MOE_SHAPES
 } moe_shape;
 
-static const char *moe_shape_name(int s) {
+static inline const char *moe_shape_name(int s) {
     static const char *n[] = {"skewed", "half-empty", "one-expert", "single-token", "uniform"};
     return s >= 0 && s < MOE_SHAPES ? n[s] : "?";
 }
@@ -215,7 +215,7 @@ typedef struct {
     float *weights;    /* [M, k] */
 } moe_batch;
 
-static void moe_batch_free(moe_batch *b) {
+static inline void moe_batch_free(moe_batch *b) {
     if (!b) return;
     free(b->x_bf16); free(b->x); free(b->x_scale); free(b->ids); free(b->weights);
     memset(b, 0, sizeof *b);
@@ -223,7 +223,7 @@ static void moe_batch_free(moe_batch *b) {
 
 /* tokens (forced to 1 for MOE_SINGLE_TOKEN), k distinct experts of `global`
  * per token, of which [0, local) live here. */
-static int moe_batch_make(ramp_rng *r, int shape, int tokens, int topk, int global,
+static inline int moe_batch_make(ramp_rng *r, int shape, int tokens, int topk, int global,
                           int local, int hidden, moe_batch *b) {
     memset(b, 0, sizeof *b);
     if (shape == MOE_SINGLE_TOKEN) tokens = 1;
@@ -297,11 +297,11 @@ static int moe_batch_make(ramp_rng *r, int shape, int tokens, int topk, int glob
     return 0;
 }
 
-static ramp_moe_batch moe_batch_fp8(const moe_batch *b) {
+static inline ramp_moe_batch moe_batch_fp8(const moe_batch *b) {
     ramp_moe_batch B = {b->tokens, b->x, b->x_scale, NULL, b->ids, b->weights};
     return B;
 }
-static ramp_moe_batch moe_batch_bf16(const moe_batch *b) {
+static inline ramp_moe_batch moe_batch_bf16(const moe_batch *b) {
     ramp_moe_batch B = {b->tokens, NULL, NULL, b->x_bf16, b->ids, b->weights};
     return B;
 }

@@ -111,6 +111,18 @@ int main(void) {
     m->rows[menu.config[2]] = 0;
     CHECK_ERR(ramp_plan_make(t, &menu, m, &back), RAMP_ERR_INVALID_ARGUMENT);
 
+    /* A failed write over an existing plan leaves it as it was. */
+    {
+        size_t n0 = 0, n1 = 0;
+        char *before = slurp(path, &n0);
+        ramp_plan worse = plan;
+        worse.theta[0][0] = NAN;
+        CHECK_ERR(ramp_plan_write(&worse, path), RAMP_ERR_INVALID_ARGUMENT);
+        char *after = slurp(path, &n1);
+        CHECK(before && after && n0 == n1 && memcmp(before, after, n0) == 0);
+        free(before);
+        free(after);
+    }
     /* write: validates first and leaves nothing behind */
     ramp_plan bad = plan;
     bad.theta[1][2] = -1;

@@ -118,6 +118,47 @@ static timing time_selector(ramp_gpu *gpu, ramp_stream st, ramp_selector *s,
     return time_launch(gpu, st, &l, replays);
 }
 
+/* The SM clock right now: a one-thread kernel spins for `cycles` clock64
+ * cycles and reads %globaltimer (ns) around them. Small single-block
+ * kernels leave the GPU mostly idle, and its clock may not boost: every
+ * timing row reports the clock measured just after it. */
+typedef struct {
+    ramp_module *m;
+    ramp_kernel *k;
+    ramp_devptr out;
+} clock_probe;
+
+static void clock_probe_init(ramp_gpu *gpu, clock_probe *cp) {
+    ramp_jit_request req = {
+        .name = "bench-clock",
+        .source =
+            "extern \"C\" __global__ void ramp_clock(unsigned long long *out, long long spin) {\n"
+            "  unsigned long long g0, g1;\n"
+            "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g0));\n"
+            "  long long t0 = clock64(), t1 = t0;\n"
+            "  while (t1 - t0 < spin) t1 = clock64();\n"
+            "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g1));\n"
+            "  out[0] = (unsigned long long)(t1 - t0); out[1] = g1 - g0;\n"
+            "}\n"};
+    ramp_jit_result *jr;
+    TRY(ramp_jit_compile(&req, &jr));
+    TRY(ramp_module_load(gpu, jr->cubin, jr->cubin_size, &cp->m));
+    TRY(ramp_module_kernel(cp->m, "ramp_clock", 0, &cp->k));
+    ramp_jit_result_free(jr);
+    TRY(ramp_gpu_alloc(gpu, 16, &cp->out));
+}
+
+static double clock_mhz(ramp_gpu *gpu, ramp_stream st, clock_probe *cp) {
+    long long spin = 400000; /* 0.2 ms at 2 GHz */
+    void *args[] = {&cp->out, &spin};
+    const unsigned g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
+    TRY(ramp_kernel_launch(cp->k, g, b, 0, st, args));
+    TRY(ramp_stream_sync(gpu, st));
+    unsigned long long v[2];
+    TRY(ramp_gpu_download(gpu, v, cp->out, sizeof v));
+    return v[1] ? (double)v[0] / (double)v[1] * 1000.0 : 0.0;
+}
+
 /* The floor: an empty kernel of the same launch shape. */
 static timing time_empty(ramp_gpu *gpu, ramp_stream st, unsigned threads,
                          int replays) {
@@ -164,11 +205,14 @@ int main(int argc, char **argv) {
             info.driver_version, date);
     fprintf(csv, "warps,routing,local_experts,pairs,tokens,k,experts,local_pairs,chosen_rows,"
                  "select_us,select_p10_us,select_p90_us,select_single_replay_us,"
-                 "group_us,group_p10_us,group_p90_us,group_single_replay_us,diff_us\n");
+                 "group_us,group_p10_us,group_p90_us,group_single_replay_us,diff_us,sm_mhz\n");
     printf("GPU: %s (%d SMs, driver %d), %s\n", info.limits.name, info.limits.sms,
            info.driver_version, date);
     printf("per-launch time in a graph of %d launches, median of %d replays (us)\n",
            REPS, replays);
+    clock_probe cp;
+    clock_probe_init(gpu, &cp);
+    printf("SM clock before: %.0f MHz\n", clock_mhz(gpu, st, &cp));
     static const unsigned floors[] = {1024, 512, 256, 32};
     for (int i = 0; i < 4; i++) {
         timing tf = time_empty(gpu, st, floors[i], replays);
@@ -177,9 +221,9 @@ int main(int argc, char **argv) {
         fprintf(csv, "# floor threads=%u per_launch_us=%.3f single_replay_us=%.3f\n",
                 floors[i], tf.med, tf.single);
     }
-    printf("%5s %-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s\n", "warps", "route",
+    printf("%5s %-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s %5s\n", "warps", "route",
            "EL", "pairs", "tokens", "local", "rows", "select", "1-launch", "group",
-           "1-launch", "diff");
+           "1-launch", "diff", "MHz");
 
     static const int locals[] = {8, 16, 32};
     static const int sizes[] = {8, 64, 512, 4096};
@@ -249,24 +293,28 @@ int main(int argc, char **argv) {
 
                 timing ts = time_selector(gpu, st, sel, dids, tokens, replays);
                 timing tg = time_selector(gpu, st, grp, dids, tokens, replays);
+                double mhz = clock_mhz(gpu, st, &cp);
                 double diff = ts.med - tg.med;
                 if (warps == 32) {
                     if (ts.med > worst_select) worst_select = ts.med;
                     if (diff > worst_diff) worst_diff = diff;
                 }
                 const char *rname = route == 0 ? "ep8" : "local";
-                printf("%5d %-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f\n",
+                printf("%5d %-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f %5.0f\n",
                        warps, rname, EL, pairs, tokens, local, rows, ts.med, ts.single,
-                       tg.med, tg.single, diff);
-                fprintf(csv, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                       tg.med, tg.single, diff, mhz);
+                fprintf(csv, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f\n",
                         warps, rname, EL, pairs, tokens, k, E, local, rows, ts.med, ts.p10,
-                        ts.p90, ts.single, tg.med, tg.p10, tg.p90, tg.single, diff);
+                        ts.p90, ts.single, tg.med, tg.p10, tg.p90, tg.single, diff, mhz);
                 ramp_selector_free(sel);
                 ramp_selector_free(grp);
                 TRY(ramp_gpu_free(gpu, dids));
                 free(ids);
             }
     unsetenv("RAMP_SELECT_WARPS");
+    printf("SM clock after: %.0f MHz\n", clock_mhz(gpu, st, &cp));
+    TRY(ramp_gpu_free(gpu, cp.out));
+    ramp_module_free(cp.m);
     fclose(csv);
     printf("worst (32 warps): selection %.2f us (target < 4); excess over group-only "
            "%.2f us (target < 1); %d output mismatches\n", worst_select, worst_diff,

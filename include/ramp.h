@@ -271,35 +271,58 @@ typedef enum {
     RAMP_DOMAIN_UNIFORM = -2  /* uniformly random routing, no popularity */
 } ramp_domain;
 
-const char *ramp_domain_name(int domain); /* "chat", ..., "mixed", "uniform" */
+const char *ramp_domain_name(int domain); /* "chat", ..., "mixed", "uniform";
+                                             "unknown" for other values */
+/* Case-insensitive; RAMP_ERR_NOT_FOUND for an unknown name. */
 ramp_status ramp_domain_parse(const char *text, int *domain);
 
 typedef enum { RAMP_ARRIVAL_CONCURRENCY = 0, RAMP_ARRIVAL_RATE = 1 } ramp_arrival;
 
+/* The generator simulates continuous batching: every pass carries one decode
+ * token per generating request, then prompt chunks (of running requests,
+ * then of newly admitted ones) up to token_budget. Each request routes its
+ * tokens around its domain's per-layer expert popularity (built from the
+ * real counts in data/routing and scaled to model.experts) times an
+ * affinity of its own, so its tokens keep choosing similar experts. */
 typedef struct {
     ramp_model model;
-    int domain;           /* ramp_domain */
+    int domain;           /* ramp_domain; MIXED: each request draws one of
+                             the four; UNIFORM: uniform routing (no data
+                             files needed) */
     ramp_arrival arrival;
-    int concurrency;      /* requests held running (CONCURRENCY) */
-    double rate;          /* requests per second (RATE) */
-    double step_seconds;  /* simulated time per forward pass (RATE) */
-    double seconds_per_token; /* plus this per token of the pass (RATE) */
-    int token_budget;     /* max tokens per forward pass */
-    int max_running;      /* cap on running requests (RATE) */
-    int steps;            /* forward passes to record */
+    int concurrency;      /* CONCURRENCY: requests in the system; a finished
+                             one is replaced at once */
+    double rate;          /* RATE: Poisson arrivals, requests per second */
+    double step_seconds;  /* RATE: simulated time per forward pass ... */
+    double seconds_per_token; /* ... plus this per token of the pass */
+    int token_budget;     /* max tokens per forward pass (>= 1) */
+    int max_running;      /* cap on admitted requests (both arrival kinds) */
+    int steps;            /* forward passes to record (>= 1) */
     int warmup_steps;     /* forward passes simulated before recording */
-    int layers;           /* MoE layers recorded per pass (<= model.layers) */
-    int record_ids;       /* also store top-k ids */
-    uint64_t seed;
+    int layers;           /* MoE layers recorded per pass, 1..model.layers,
+                             spread evenly over the model's depth: recorded
+                             layer i is model layer round(i*(L-1)/(layers-1))
+                             and records carry the model layer index */
+    int record_ids;       /* also store every token's top-k ids */
+    uint64_t seed;        /* traffic: requests, lengths, affinities, choices */
     uint64_t popularity_seed; /* which experts are hot; 0: derived from the
                                  model's name, so traces of one model agree */
-    const char *routing_dir; /* folder with the real counts (data/routing) */
+    const char *routing_dir; /* folder with the real counts; NULL:
+                                $RAMP_DATA_DIR/routing, else the data/routing
+                                folder of the source tree */
 } ramp_traffic_params;
 
-/* Fills defaults (concurrency 64, budget 2048 tokens, ...). */
+/* Fills defaults: mixed domains, concurrency 64 (rate 8/s when switched to
+ * RATE, 20 ms + 10 us per token per pass), token budget 2048, max_running
+ * 256, 1000 recorded passes after 200 warm-up passes, every layer of the
+ * model, no ids, seed 1. model may be NULL (fill p->model afterwards). */
 void ramp_traffic_defaults(ramp_traffic_params *p, const ramp_model *model);
-/* Generates a trace; deterministic for a given seed. progress: optional
- * callback (fraction done, user). */
+/* Generates a trace: steps * layers records in pass order, each pass's
+ * layers in increasing order; counts of a record sum to tokens * topk.
+ * Deterministic: the same params give the same trace on every platform.
+ * Errors: RAMP_ERR_INVALID_ARGUMENT naming the bad field; RAMP_ERR_IO or
+ * RAMP_ERR_FORMAT naming the routing data file that is missing or bad.
+ * progress: optional callback (fraction of recorded passes done, user). */
 ramp_status ramp_traffic_generate(const ramp_traffic_params *p,
                                   void (*progress)(double, void *), void *user,
                                   ramp_trace **out);
@@ -1148,7 +1171,8 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
 
 /* The selection kernel on a GPU: compiled (cached) and loaded at create, with
  * device buffers for its outputs. A launch is one kernel of a fixed shape
- * (1 block of 1024 threads), with no host synchronisation: safe to capture. */
+ * (1 block of 1024 threads; RAMP_SELECT_WARPS=16 or 8 at create gives 512 or
+ * 256, a tuning experiment), with no host synchronisation: safe to capture. */
 typedef struct ramp_selector ramp_selector;
 
 /* Device addresses of a selector's outputs (layout as ramp_select_result). */

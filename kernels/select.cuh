@@ -191,9 +191,10 @@ ramp_select(const ramp_sel_params p) {
     __syncthreads();
 
 #if !RAMP_SELECT_GROUP_ONLY
-    /* ---- D: Equation 3, one warp per menu entry ---- */
-    if (warp < p.nentries) {
-        const ramp_sel_entry me = menu[warp];
+    /* ---- D: Equation 3, one warp per menu entry (a warp takes several
+     * when the menu has more entries than the block has warps) ---- */
+    for (int c = warp; c < p.nentries; c += RAMP_SEL_WARPS) {
+        const ramp_sel_entry me = menu[c];
         int tiles = 0, active = 0;
         for (int e = lane; e < EL; e += 32) {
             const int c = cnt[e];
@@ -209,7 +210,7 @@ ramp_select(const ramp_sel_params p) {
             t = __fmaf_rn(me.theta[1], __int2float_rn(W), t);
             t = __fmaf_rn(me.theta[2], __int2float_rn(T), t);
             t = __fmaf_rn(me.theta[3], __int2float_rn(active), t);
-            pred[warp] = t;
+            pred[c] = t;
         }
     }
     __syncthreads();

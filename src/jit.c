@@ -587,6 +587,11 @@ static ramp_status compile_body(const ramp_jit_request *req,
         st->opts[n] = st->defs[n];
         n++;
     }
+    /* NVRTC 12.9+ keeps its own cache in the driver's compute cache; a hit
+     * there skips ptxas and leaves the log without its -v report. Ours
+     * keeps the log, so theirs is turned off. */
+    if (nv->major > 12 || (nv->major == 12 && nv->minor >= 9))
+        st->opts[n++] = "--no-cache";
     for (int i = 0; i < req->noptions; i++) st->opts[n++] = req->options[i];
     st->nopts = n;
 

@@ -103,8 +103,11 @@ static ramp_status selector_init(ramp_selector *s) {
     RAMP_TRY(ramp_select_compile(d->group_only, s->warps, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
+        ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
+                       "the compiler's report has no entry ramp_select (log: %.200s)",
+                       jit->log ? jit->log : "");
         ramp_jit_result_free(jit);
-        RAMP_FAIL(RAMP_ERR_INTERNAL, "compiled selection kernel has no ramp_select");
+        return RAMP_ERR_INTERNAL;
     }
     ramp_status st = ramp_module_load(s->gpu, jit->cubin, jit->cubin_size, &s->module);
     ramp_jit_result_free(jit);

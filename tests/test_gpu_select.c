@@ -312,6 +312,38 @@ done:
     ramp_selector_free(s);
 }
 
+/* A menu of 16 on blocks of 8, 16 and 32 warps: warps take several
+ * entries when the menu is wider than the block (entry 15 wins here). */
+static void wide_menu(ctx *c, ramp_rng *rng) {
+    ramp_select_desc d = {.experts = 64, .topk = 4, .max_tokens = 200,
+                          .local_experts = 16, .first_expert = 0, .nentries = 16};
+    for (int e = 0; e < 16; e++)
+        d.entries[e] = (ramp_select_entry){.rows = 1 + e, .slices = 2, .slots = 132,
+                                           .theta = {20.0f - e, 1.0f, 0.01f, 0.1f}};
+    static const char *warps[3] = {"8", "16", "32"};
+    int32_t *ids = malloc(200 * 4 * 4);
+    ensure_ids(c, 200 * 4);
+    for (int w = 0; w < 3; w++) {
+        setenv("RAMP_SELECT_WARPS", warps[w], 1);
+        ramp_selector *s = NULL;
+        ramp_select_result *gr = NULL, *cr = NULL;
+        CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
+        CHECK_OK(ramp_select_result_create(&d, &gr));
+        CHECK_OK(ramp_select_result_create(&d, &cr));
+        for (int rep = 0; rep < 8 && s && gr && cr; rep++) {
+            int tokens = rep == 0 ? 1 : (int)ramp_rng_below(rng, 201);
+            gen_routing(rng, &d, tokens, rep % GEN_KINDS, ids);
+            run_one(c, s, &d, tokens, ids, 0, gr, cr, "menu of 16");
+            if (rep == 0) CHECK_EQ_INT(gr->meta[RAMP_SELECT_META_CHOSEN], 15);
+        }
+        ramp_select_result_free(gr);
+        ramp_select_result_free(cr);
+        ramp_selector_free(s);
+    }
+    unsetenv("RAMP_SELECT_WARPS");
+    free(ids);
+}
+
 static void bad_selectors(ctx *c) {
     ramp_select_desc d = {.experts = 8, .topk = 9, .max_tokens = 16,
                           .local_experts = 4, .nentries = 1};
@@ -401,6 +433,7 @@ int main(void) {
 
     attributes_match_report(&c);
     bad_selectors(&c);
+    if (check_failures == 0) wide_menu(&c, &rng);
     if (check_failures == 0) device_count_and_graph(&c, &rng, iters >= 20 ? 40 : 4);
     if (check_failures == 0) random_routings(&c, &rng, iters);
     if (check_failures == 0 && iters >= 20) issue_sizes(&c, &rng);

@@ -322,6 +322,15 @@ static void cache_and_errors(const char *root) {
         snprintf(base, sizeof base, "%s/t-scale-%016llx", cdir, (unsigned long long)c->key);
         snprintf(path, sizeof path, "%s.cu", base);
         CHECK(file_exists(path));
+        /* NVRTC 12.9+'s own cache would drop the ptxas report: it is off */
+        char *text = NULL;
+        if (ramp_read_text_file(path, &text, NULL) == RAMP_OK) {
+            CHECK(strstr(text, "--ptxas-options=-v") != NULL);
+            if (c->nvrtc_major > 12 || (c->nvrtc_major == 12 && c->nvrtc_minor >= 9))
+                CHECK(strstr(text, "--no-cache") != NULL);
+            CHECK(strstr(text, "-DSCALE=7") != NULL);
+        }
+        free(text);
         snprintf(path, sizeof path, "%s.ptx", base);
         CHECK(file_exists(path));
         snprintf(path, sizeof path, "%s.log", base);

@@ -12,10 +12,11 @@
  *     prompt chunks of prefilling and newly admitted requests, all under a
  *     token budget (vLLM's chunked prefill);
  *   - each request draws, per layer, a routing distribution around its
- *     domain's popularity (popularity.c) times a log-normal affinity of its
- *     own, and every one of its tokens picks k distinct experts from it.
- *     The affinity is what makes routing persist within a request and makes
- *     a batch of few requests far more skewed than the long-run totals.
+ *     domain's popularity (popularity.c): a log-normal affinity of its own
+ *     plus a few favourite experts that carry a fixed share of its routing;
+ *     every one of its tokens picks k distinct experts from it. This is what
+ *     makes routing persist within a request and makes a batch of few
+ *     requests far more skewed than the long-run totals.
  * docs/traffic.md describes the model and how its constants were
  * calibrated against the paper's Tables 6 and 7.
  */
@@ -203,9 +204,11 @@ static ramp_status push_waiting(sim *s) {
     return RAMP_OK;
 }
 
-/* The request's routing distribution at every layer: its domain's
- * popularity times exp(affinity * z), z ~ N(0, 1) per expert, drawn from a
- * stream of its own so it does not depend on the schedule. */
+/* The request's routing distribution at every layer, as a CDF:
+ *   (1 - w) * normalise(popularity * exp(affinity * z)) + w * favourites,
+ * z ~ N(0, 1) per expert, favourites = F experts drawn by popularity, each
+ * with w / F. Drawn from a stream of the request's own, so it does not
+ * depend on the schedule. */
 static ramp_status admit(sim *s, request *q) {
     if (s->p->domain == RAMP_DOMAIN_UNIFORM) return RAMP_OK;
     size_t E = (size_t)s->E;
@@ -447,7 +450,6 @@ ramp_status ramp_traffic_generate_ex(const ramp_traffic_params *p,
     int32_t *counts = NULL, *ids = NULL, *token_domain = NULL;
     int64_t *token_request = NULL;
     int *token_owner = NULL;
-    int *layer_ids = NULL;
 
     /* Popularity from the real counts (not needed for uniform routing, which
      * then also needs no data files). */
@@ -485,14 +487,13 @@ ramp_status ramp_traffic_generate_ex(const ramp_traffic_params *p,
     token_owner = ramp_calloc(B, sizeof *token_owner);
     token_request = ramp_calloc(B, sizeof *token_request);
     token_domain = ramp_calloc(B, sizeof *token_domain);
-    layer_ids = ramp_calloc((size_t)s.k, sizeof *layer_ids);
     int cap = p->max_running;
     s.run = ramp_calloc((size_t)cap, sizeof *s.run);
     s.run_cap = cap;
     s.fav_key = ramp_calloc((size_t)s.E, sizeof *s.fav_key);
     s.fav_id = ramp_calloc((size_t)s.E, sizeof *s.fav_id);
     if (!s.fav_key || !s.fav_id || !counts || !ids || !token_owner || !token_request || !token_domain ||
-        !layer_ids || !s.run) {
+        !s.run) {
         st = RAMP_ERR_OUT_OF_MEMORY;
         goto done;
     }
@@ -527,15 +528,18 @@ ramp_status ramp_traffic_generate_ex(const ramp_traffic_params *p,
         for (int i = 0; i < s.run_count; i++) s.run[i].chunk = 0;
         for (int i = 0; i < s.run_count; i++)
             decoding += s.run[i].prefilled == s.run[i].prompt;
-        if (decoding > budget) s.decode_rr = (s.decode_rr + 1) % s.run_count;
-        else s.decode_rr = 0;
-        for (int n = 0; n < s.run_count && budget > 0; n++) {
-            request *q = &s.run[(s.decode_rr + n) % s.run_count];
+        /* More decodes than budget: serve them round-robin from where the
+         * last pass stopped. */
+        int start = decoding > budget && s.run_count ? s.decode_rr % s.run_count : 0;
+        int n = 0;
+        for (; n < s.run_count && budget > 0; n++) {
+            request *q = &s.run[(start + n) % s.run_count];
             if (q->prefilled < q->prompt) continue;
             q->chunk = 1;
             budget--;
             decode++;
         }
+        s.decode_rr = decoding > p->token_budget ? start + n : 0;
         for (int i = 0; i < s.run_count && budget > 0; i++) {
             request *q = &s.run[i];
             if (q->prefilled >= q->prompt) continue;
@@ -635,7 +639,6 @@ done:
     free(token_owner);
     free(token_request);
     free(token_domain);
-    free(layer_ids);
     ramp_trace_free(trace);
     ramp_popularity_free(pop);
     ramp_routing_source_free(src);

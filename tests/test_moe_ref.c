@@ -156,6 +156,15 @@ static void run_case(ramp_rng *rng, int bf16, int shape) {
         CHECK(!"out of memory");
         return;
     }
+    /* The scale-flaw control perturbs token 0's first expert: give that slot
+     * the token's largest router weight (a permutation of its weights), so a
+     * near-zero weight cannot hide the flaw under the rounding bound. */
+    int jmax = 0;
+    for (int j = 1; j < k; j++)
+        if (b.weights[j] > b.weights[jmax]) jmax = j;
+    float wswap = b.weights[0];
+    b.weights[0] = b.weights[jmax];
+    b.weights[jmax] = wswap;
     ramp_moe_layer L = moe_layer_of(&W);
     size_t n = (size_t)b.tokens * d;
     float *ref = malloc(n * sizeof *ref), *ref3 = malloc(n * sizeof *ref), *bd = malloc(n * sizeof *bd);

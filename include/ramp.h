@@ -372,6 +372,10 @@ typedef struct {
     char why[96];        /* reason when !valid */
 } ramp_resources;
 
+/* Upper bound of the v1 kernel's registers per thread for a configuration
+ * (measured with ptxas; see src/config.c). */
+int ramp_config_register_bound(const ramp_config *c);
+
 ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_resources *out);
@@ -475,6 +479,137 @@ ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
 /* Fills every time of a dataset; salt decorrelates the noise between calls. */
 ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *lim,
                           ramp_timing *t);
+
+/* ---- 6a. Timing sweeps (bench.c; `ramp bench`) ---------------------------
+ *
+ * Fills the missing (NaN) times of a dataset by timing every configuration
+ * on every load, configuration by configuration (each compiled once), in
+ * chunks that survive a lost machine: the sweep stops cleanly before a
+ * deadline, checkpoints its file every few seconds, and the file always holds
+ * a valid dataset of whole measured cells (NaN: still to do), written
+ * atomically. Running the sweep again on that file resumes it.
+ *
+ * Backends:
+ *  GPU  the fused kernel v1 (kernels/moe_v1.cuh) on one GPU. Weights: random
+ *       FP8 e4m3 with 128x128 block scales (BF16 when geom.bf16) for the
+ *       dataset's max_experts local experts, made and uploaded once. Router
+ *       output, per load (the same for every configuration): P = the load's
+ *       token-expert pairs are dealt to M tokens,
+ *         M = batch_tokens clamped to [max(max_e n_e, ceil(P / min(k, nexp))), P]
+ *       (under TP: the batch, k local choices per token; under EP with
+ *       k <= G: about one local choice per token, as a GPU receives them;
+ *       the other choices name experts held elsewhere), expert by expert,
+ *       round robin over the tokens in a seeded random order, so every
+ *       expert's tokens are distinct and its count is the load's exactly.
+ *       Hidden states (FP8 with 1x128 scales) and router weights random. The
+ *       selection kernel's CPU twin groups and pads the slots into the
+ *       configuration's row tiles; the grid is sized for the load's own
+ *       tiles (a direct launch). Each run: a write of flush_bytes evicts L2,
+ *       then the launch between two events on one stream; `warmup` runs
+ *       are discarded and the median of `repeats` is the time. EP16/EP32
+ *       loads are replayed on the one GPU (no token exchange), as the paper.
+ *       The measured occupancy (ptxas) replaces each configuration's
+ *       blocks_per_sm estimate, and the device's SM count the dataset's sms.
+ *  SIM  ramp_sim_time with ramp_sim_fill's noise (the same numbers for the
+ *       same sim params), device "simulated": for tests and dry runs.
+ *  CUSTOM  callbacks (ramp_bench_ops): tests, other kernels.
+ * A dataset whose filled times come from another device is refused (one
+ * dataset, one device). */
+
+typedef enum {
+    RAMP_BENCH_GPU = 0,
+    RAMP_BENCH_SIM = 1,
+    RAMP_BENCH_CUSTOM = 2
+} ramp_bench_backend;
+
+/* "gpu", "sim", "custom"; "?" out of range. */
+const char *ramp_bench_backend_name(ramp_bench_backend b);
+/* "gpu" or "sim" (case-insensitive); RAMP_ERR_NOT_FOUND otherwise. */
+ramp_status ramp_bench_backend_parse(const char *text, ramp_bench_backend *out);
+
+typedef struct {
+    const char *device;   /* recorded as the dataset's device; non-empty */
+    void *user;
+    /* Before a configuration's first cell in a call; NULL: nothing. */
+    ramp_status (*begin_config)(void *user, const ramp_timing *t, int config);
+    /* The time of `config` on load `load` (finite, >= 0, microseconds). */
+    ramp_status (*time_cell)(void *user, const ramp_timing *t, int config,
+                             int64_t load, double *time_us);
+    /* After its last cell in this call; NULL: nothing. */
+    void (*end_config)(void *user, const ramp_timing *t, int config);
+} ramp_bench_ops;
+
+typedef struct {
+    ramp_bench_backend backend;  /* GPU */
+    const ramp_bench_ops *ops;   /* CUSTOM only */
+    int gpu;                     /* device ordinal (0) */
+    int repeats;                 /* timed runs per cell (5), 1..1000 */
+    int warmup;                  /* discarded runs before them (1), 0..100 */
+    double max_seconds;          /* stop before this long (240); 0: no limit */
+    double checkpoint_seconds;   /* write the file this often (60); 0: only
+                                    at the end */
+    int64_t max_cells;           /* stop after this many cells; 0: no limit */
+    uint64_t seed;               /* GPU: weights, hidden states, routing (1) */
+    size_t flush_bytes;          /* GPU: L2-evicting write; 0: 512 MiB, at
+                                    least 8x the device's L2 */
+    int compile_threads;         /* GPU: compiles ahead; 0: CPUs - 1 (<= 32) */
+    ramp_sim_params sim;         /* SIM (ramp_sim_defaults) */
+    const char *command;         /* recorded as the dataset's command; NULL:
+                                    left as it is */
+    void (*progress)(double fraction_filled, void *user);
+    void *progress_user;
+} ramp_bench_options;
+
+void ramp_bench_defaults(ramp_bench_options *o);
+
+typedef enum {
+    RAMP_BENCH_DONE = 0,       /* every cell is filled */
+    RAMP_BENCH_DEADLINE = 1,   /* stopped before max_seconds */
+    RAMP_BENCH_MAX_CELLS = 2   /* stopped after max_cells */
+} ramp_bench_stop;
+
+typedef struct {
+    int64_t cells;          /* nloads * nconfigs */
+    int64_t filled_before;  /* cells filled when the call began */
+    int64_t measured;       /* cells this call measured */
+    int64_t filled;         /* cells filled now */
+    int complete;           /* filled == cells */
+    ramp_bench_stop stopped;
+    int checkpoints;        /* writes of the file before the final one */
+    double seconds;         /* wall time of the call */
+    char device[64];
+} ramp_bench_report;
+
+/* Checks that the kernel can run every configuration of t on its geometry
+ * (RAMP_ERR_UNSUPPORTED naming the configuration and why). */
+ramp_status ramp_bench_check(const ramp_timing *t);
+
+/* Times t's NaN cells (ordered by configuration, then load; filled cells are
+ * skipped) and writes t to `path` atomically every checkpoint_seconds and at
+ * the end (path NULL: nothing is written). Stops cleanly when the next cell
+ * (and the write after it) would pass max_seconds, or after max_cells; at
+ * least one cell is measured per call, so repeated calls always finish.
+ * Sets t's device, date (UTC) and command. Returns RAMP_OK also when
+ * stopped early (report->complete says which). Errors: bad options or
+ * geometry (before anything is timed or written), RAMP_ERR_NO_GPU, a
+ * device or compile failure; t then holds the cells measured so far and
+ * `path` its last checkpoint (nothing if none). */
+ramp_status ramp_bench_run(ramp_timing *t, const char *path,
+                           const ramp_bench_options *opt,
+                           ramp_bench_report *report);
+
+/* Resuming: if `path` exists it must hold t's loads and configurations (a
+ * sweep's earlier output); its times, device, sms and blocks_per_sm are
+ * copied into t and *taken says how many times were filled
+ * (RAMP_ERR_FORMAT naming the first difference otherwise). A missing file:
+ * t unchanged, *taken = -1. */
+ramp_status ramp_bench_resume(ramp_timing *t, const char *path,
+                              int64_t *taken);
+
+/* A dataset with the same loads and only configurations idx[0..n-1] (in
+ * that order, distinct), their times copied. */
+ramp_status ramp_timing_select_configs(const ramp_timing *t, const int *idx,
+                                       int n, ramp_timing **out);
 
 /* ======================================================================
  * 7. Cost model (paper Section 3.1, Equations 1-3)

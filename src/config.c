@@ -12,13 +12,17 @@
  * Grouped order only changes anything under a persistent tile scheduler, so
  * it is not offered on a plain grid.
  *
- * Estimates (replaced by the compiler's report once the kernel is compiled,
- * ramp_resources.measured = 1): each pipeline stage holds 64 bytes of K for
- * the 2w gate/up weight rows and the b token rows (b rounded up to the MMA's
- * N granularity of 8); the intermediate b x w (FP8 with per-128 scales, or
- * BF16) stays in shared memory for the down projection.
+ * Resources: shared memory and threads are the v1 kernel's own layout
+ * (kernels/moe_v1_params.h, the function the launcher sizes launches with),
+ * so they are exact. Registers are per-rows-class upper bounds read off
+ * ptxas (NVRTC 13.0, sm_90a) over every FP8 configuration of DeepSeek-V3,
+ * OLMoE and Qwen3-30B on EP8 (tests/test_moe_compile.c checks them on every
+ * CI run); the GPU runtime reports the exact count of a compiled kernel
+ * (ramp_moe_v1_resources, measured = 1).
  */
 #include "internal.h"
+
+#include "../kernels/moe_v1_params.h"
 
 #include <string.h>
 
@@ -108,21 +112,29 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     return RAMP_OK;
 }
 
+/* Upper bound of ptxas's register count for the v1 kernel (see the file
+ * comment): the rows class sets the accumulator and warp layout; split-K
+ * adds its workspace addressing. */
+int ramp_config_register_bound(const ramp_config *c) {
+    int r;
+    if (c->rows <= 8) r = c->splitk > 1 ? 184 : 168;
+    else if (c->rows <= 16) r = 192;
+    else if (c->rows <= 24) r = 208;
+    else if (c->rows <= 32) r = 160;
+    else if (c->rows <= 48) r = 192;
+    else r = 224;
+    return r;
+}
+
 ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_resources *out) {
     RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     memset(out, 0, sizeof *out);
-    int rows8 = (c->rows + 7) / 8 * 8;
-    int elem = g->bf16 ? 2 : 1;
-    int threads = c->width == 128 ? 128 : 256;
-    long smem = (long)c->stages * (2L * c->width + rows8) * 64 /* weights+tokens */
-              + (long)rows8 * c->width * elem                  /* intermediate */
-              + (g->bf16 ? 0 : (long)rows8 * (c->width / 128) * 4) /* its scales */
-              + 256;                                           /* barriers, scheduler */
-    /* One 128-column chunk of gate and up accumulates at a time. */
-    int regs = 40 + 256 * rows8 / threads;
-    if (regs > 255) regs = 255;
+    ramp_moe_v1_layout l = ramp_moe_v1_layout_of(c->rows, c->width, c->stages, g->bf16, 0);
+    long smem = (long)l.total;
+    int threads = l.threads;
+    int regs = ramp_config_register_bound(c);
     out->smem_bytes = (int)smem;
     out->threads = threads;
     out->regs_per_thread = regs;

@@ -20,6 +20,8 @@
  *     input (the most registers): r24.w128, r64.w128, r64.w256;
  *   OLMoE r64.w128, Qwen3-30B r4.w256, Mixtral-8x22B r32.w512 (EP8, FP8).
  * About 23 compiles: ~25 s on 2 cores (NVRTC runs ~3x slower under ASan).
+ * RAMP_MOE_COMPILE_ALL=fp8 compiles every FP8 configuration of DeepSeek-V3,
+ * OLMoE and Qwen3-30B on EP8 (tools/run-tests does, in a release build).
  * RAMP_MOE_COMPILE_ALL=1 compiles every configuration of the four models'
  * spaces in all three kinds (tools/gpu-check runs that on the GPU machine,
  * and test_gpu_moe compiles every configuration it runs). Compiles run on
@@ -136,11 +138,16 @@ int main(void) {
     }
     ramp_device_limits_h200(&lim);
     const char *all_env = getenv("RAMP_MOE_COMPILE_ALL");
-    int all = all_env && atoi(all_env) > 0;
+    /* "fp8": every FP8 configuration of three models (CI's full sweep);
+     * a number > 0: every configuration of four models in all three kinds. */
+    int fp8_only = all_env && strcmp(all_env, "fp8") == 0;
+    int all = fp8_only || (all_env && atoi(all_env) > 0);
     jobs = calloc(20000, sizeof *jobs);
     if (!jobs) return 1;
     const char *models[] = {"deepseek-v3", "olmoe", "qwen3-30b", "mixtral-8x22b"};
-    if (all) {
+    if (fp8_only) {
+        for (int mi = 0; mi < 3; mi++) add_model(models[mi], 0, 0, 1, NULL, 0, 0, 0);
+    } else if (all) {
         for (int mi = 0; mi < 4; mi++)
             for (int kind = 0; kind < 3; kind++)
                 add_model(models[mi], kind == 1, kind == 2, 1, NULL, 0, 0, 0);
@@ -190,9 +197,14 @@ int main(void) {
                   j->rep.registers > 255 || j->rep.smem_bytes != 0 || l.total > lim.smem_per_block ||
                   !j->meas.valid || !j->meas.measured || j->meas.blocks_per_sm < 1 ||
                   j->meas.smem_bytes != (int)l.total || j->meas.threads != l.threads;
+        /* config.c's numbers for the FP8 space are the real ones: the exact
+         * layout, and a register bound ptxas must stay within. */
+        if (!j->v.geom.bf16 && !j->v.xbf16)
+            bad |= j->rep.registers > ramp_config_register_bound(&j->v.cfg) ||
+                   j->est.smem_bytes != (int)l.total || j->est.threads != l.threads;
         if (j->rep.registers > maxreg) maxreg = j->rep.registers;
         over_est += l.total > j->est.smem_bytes;
-        if (bad || all == 0)
+        if (bad || all == 0 || getenv("RAMP_MOE_COMPILE_PRINT"))
             printf("%s d=%-5d h=%-5d %-11s %-22s regs %3d spill %d/%d stack %d smem %6lld (est %6d) "
                    "threads %d blocks/SM %d%s%s\n",
                    bad ? "BAD" : "ok ", j->v.geom.hidden, j->v.geom.inter, kind, name,

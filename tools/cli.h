@@ -16,6 +16,8 @@
 /* Exit codes: 0 success, 1 the library reported an error, 2 bad usage. */
 #define CLI_EXIT_ERROR 1
 #define CLI_EXIT_USAGE 2
+/* `ramp bench`: stopped before its deadline; the same command resumes. */
+#define CLI_EXIT_INCOMPLETE 3
 
 /* Prints "ramp <cmd>: <status>: <message>" and returns CLI_EXIT_ERROR. */
 int cli_fail(const char *cmd, ramp_status s);
@@ -46,5 +48,6 @@ int cmd_dataset(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

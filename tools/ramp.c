@@ -15,6 +15,7 @@ static const char USAGE[] =
     "  trace      routing traces: gen, stats, import-sglang, info\n"
     "  loads      per-GPU expert loads of a trace record under a layout\n"
     "  dataset    timing datasets: build (from traces), simulate, info\n"
+    "  bench      time a dataset's configurations on its loads (GPU), resumable\n"
     "  fit        fit the cost model and pick the menu; write a plan (JSON)\n"
     "  eval       held-out evaluation of every policy (paper Tables 3, 4, 9)\n"
     "  version    print the version\n";
@@ -36,7 +37,7 @@ int main(int argc, char **argv) {
     struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"demo", cmd_demo},       {"models", cmd_models}, {"configs", cmd_configs},
         {"trace", cmd_trace},     {"loads", cmd_loads},   {"dataset", cmd_dataset},
-        {"fit", cmd_fit},         {"eval", cmd_eval},
+        {"fit", cmd_fit},         {"eval", cmd_eval},     {"bench", cmd_bench},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(c, cmds[i].name)) return cmds[i].fn(argc - 1, argv + 1);

@@ -21,7 +21,8 @@ static const char BUILD_HELP[] =
     "                          [--balanced-on FILE] [--bf16]\n"
     "\n"
     "Takes every N-th record of each trace with at least min-tokens tokens (at\n"
-    "most max-batches per trace), splits it into per-GPU loads under the layout\n"
+    "most max-batches per trace; without --stride, N spreads them over the\n"
+    "whole trace), splits it into per-GPU loads under the layout\n"
     "(contiguous placement, or balanced per layer on --balanced-on's records),\n"
     "and writes a dataset over the whole configuration space with empty times.\n";
 
@@ -33,7 +34,7 @@ static int dataset_build(int argc, char **argv) {
         {"balanced-on", required_argument, 0, 'B'}, {"bf16", no_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "dataset build", *model = NULL, *layout_text = NULL, *out = NULL, *bal_path = NULL;
-    long stride = 1, min_tokens = 0, max_batches = 0;
+    long stride = 0, min_tokens = 0, max_batches = 0;
     int bf16 = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -94,7 +95,10 @@ static int dataset_build(int argc, char **argv) {
         int npl = 1;
         if (bal) { s = ramp_placements_balanced_on(bal, L, layers, &pl); npl = layers; }
         else { s = ramp_placement_contiguous(m.experts, L, &contig); pl = &contig; }
-        if (s == RAMP_OK) s = ramp_timing_add_trace(t, tr, pl, npl, (int)stride, (int)min_tokens, max_batches);
+        /* With --max-batches and no --stride, spread the picks over the trace. */
+        long st = stride;
+        if (st == 0) st = max_batches > 0 && tr->records > max_batches ? tr->records / max_batches : 1;
+        if (s == RAMP_OK) s = ramp_timing_add_trace(t, tr, pl, npl, (int)st, (int)min_tokens, max_batches);
         if (s) rc = cli_fail(cmd, s);
         if (bal && pl) { for (int l = 0; l < layers; l++) ramp_placement_free(pl[l]); free(pl); }
         else ramp_placement_free(contig);

@@ -19,6 +19,8 @@ static const char GEN_HELP[] =
     "  --model NAME          built-in model (ramp models), or a custom geometry:\n"
     "  --experts E --topk K --inter H --hidden D --layers L\n"
     "  --domain D            chat, math, code, knowledge, mixed, uniform (default chat)\n"
+    "  --vllm-sizes N        instead of traffic: N batches of each of vLLM's 18 tuned\n"
+    "                        batch sizes (1-4096) with uniformly random routing\n"
     "  --concurrency N       hold N requests running (default 64)\n"
     "  --rate R              open loop: R requests/s arrive at random instead\n"
     "  --budget T            max tokens per forward pass (default 2048)\n"
@@ -40,11 +42,12 @@ static int trace_gen(int argc, char **argv) {
         {"steps", required_argument, 0, 's'}, {"warmup", required_argument, 0, 'w'},
         {"seed", required_argument, 0, 'S'}, {"ids", no_argument, 0, 'i'},
         {"append", no_argument, 0, 'a'}, {"output", required_argument, 0, 'o'},
+        {"vllm-sizes", required_argument, 0, 'V'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "trace gen";
     cli_model_opts mo = {0};
     const char *out = NULL, *domain_text = "chat";
-    long conc = -1, budget = -1, steps = -1, warm = -1, layers = -1, seed = 1;
+    long conc = -1, budget = -1, steps = -1, warm = -1, layers = -1, seed = 1, vllm = 0;
     double rate = -1;
     int ids = 0, append = 0, o;
     optind = 1;
@@ -64,6 +67,7 @@ static int trace_gen(int argc, char **argv) {
         case 'w': if (!cli_int(cmd, "--warmup", optarg, 0, 1 << 24, &warm)) return 2; break;
         case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
         case 'i': ids = 1; break;
+        case 'V': if (!cli_int(cmd, "--vllm-sizes", optarg, 1, 1000, &vllm)) return 2; break;
         case 'a': append = 1; break;
         case 'o': out = optarg; break;
         case 'h': fputs(GEN_HELP, stdout); return 0;
@@ -90,8 +94,13 @@ static int trace_gen(int argc, char **argv) {
     p.seed = (uint64_t)seed;
     p.record_ids = ids;
     ramp_trace *t = NULL;
-    s = ramp_traffic_generate(&p, cli_progress, (void *)"generating traffic", &t);
-    cli_progress_done((void *)"generating traffic");
+    if (vllm > 0) {
+        s = ramp_trace_uniform_batches(&m, ramp_vllm_batch_sizes, RAMP_VLLM_SIZES, (int)vllm,
+                                       (uint64_t)seed, &t);
+    } else {
+        s = ramp_traffic_generate(&p, cli_progress, (void *)"generating traffic", &t);
+        cli_progress_done((void *)"generating traffic");
+    }
     if (s) return cli_fail(cmd, s);
     s = append ? ramp_trace_append_file(out, t) : ramp_trace_write(t, out);
     int64_t n = t->records;
@@ -189,10 +198,10 @@ static int trace_stats(int argc, char **argv) {
                                                     (long long)st.histogram[b]);
                     printf("\n");
                 }
+                char hi[32] = "inf";
+                if (max_tokens > 0) snprintf(hi, sizeof hi, "%ld", max_tokens);
                 printf("  %-5s %-10s median most-loaded GPU / mean = %.3f over %lld records with tokens in [%ld, %s]\n",
-                       layouts[li], bal ? "balanced" : "contiguous", median, (long long)nrec, min_tokens,
-                       max_tokens > 0 ? "max" : "inf");
-                if (max_tokens > 0) printf("        (max = %ld)\n", max_tokens);
+                       layouts[li], bal ? "balanced" : "contiguous", median, (long long)nrec, min_tokens, hi);
             }
             if (bal) {
                 for (int l = 0; l < layers; l++) ramp_placement_free(pl[l]);

@@ -11,7 +11,8 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "cli.h"
 
-#include <ctype.h>
+#include <dirent.h>
+#include <strings.h>
 #include <errno.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -27,7 +28,7 @@ static const char DEMO_HELP[] =
     "     concurrency 16, 64, 256) and vLLM's uniform tuning batches;\n"
     "  2. split every batch into per-GPU loads under the layout;\n"
     "  3. time every configuration on every load: a measured H200 dataset if\n"
-    "     --dataset is given or data/timing/<model>-<layout>.safetensors exists,\n"
+    "     --dataset is given or data/timing/ holds one for the model and layout,\n"
     "     else the analytic stand-in (--simulate forces it; clearly labelled);\n"
     "  4. evaluate every policy on held-out domains (Tables 3, 4, 9), write CSV\n"
     "     and SVG plots, fit on all traffic and write the plan (plan.json).\n"
@@ -40,10 +41,28 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 
 static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
-static void lower_name(const char *in, char *out, size_t n) {
-    size_t i = 0;
-    for (; in[i] && i + 1 < n; i++) out[i] = (char)tolower((unsigned char)in[i]);
-    out[i] = '\0';
+/* First file (by name) in DIR/timing/ whose dataset is for this model and
+ * layout and fully measured; 1 if found. */
+static int find_shipped(const char *dir, const char *model, const char *layout, char *out, size_t n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/timing", dir);
+    struct dirent **names = NULL;
+    int count = scandir(path, &names, NULL, alphasort), found = 0;
+    for (int i = 0; i < count; i++) {
+        const char *f = names[i]->d_name;
+        size_t len = strlen(f);
+        if (!found && len > 12 && strcmp(f + len - 12, ".safetensors") == 0) {
+            snprintf(out, n, "%s/%s", path, f);
+            ramp_timing *t = NULL;
+            if (ramp_timing_read(out, 0, &t) == RAMP_OK && strcmp(t->model, model) == 0 &&
+                strcasecmp(t->layout, layout) == 0)
+                found = 1;
+            ramp_timing_free(t);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return found;
 }
 
 /* Steps 1-3 when no dataset is given: traffic -> loads -> simulated times. */
@@ -147,13 +166,11 @@ int cmd_demo(int argc, char **argv) {
     if ((s = ramp_model_lookup(model, &m)) || (s = ramp_layout_parse(layout_text, &L))) return cli_fail(cmd, s);
 
     /* A shipped measured dataset for this model and layout? */
-    char shipped[4096], lname[RAMP_NAME_MAX], llay[16];
-    lower_name(m.name, lname, sizeof lname);
-    lower_name(layout_text, llay, sizeof llay);
+    char shipped[4400];
     const char *data_dir = getenv("RAMP_DATA_DIR");
-    snprintf(shipped, sizeof shipped, "%s/timing/%s-%s.safetensors", data_dir && *data_dir ? data_dir : "data",
-             lname, llay);
-    if (!dataset && !force_sim && access(shipped, R_OK) == 0) dataset = shipped;
+    if (!dataset && !force_sim &&
+        find_shipped(data_dir && *data_dir ? data_dir : "data", m.name, layout_text, shipped, sizeof shipped))
+        dataset = shipped;
 
     char tmp[4096], sub[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outdir, (long)getpid());

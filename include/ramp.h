@@ -447,6 +447,13 @@ ramp_status ramp_timing_read(const char *path, int allow_missing,
                              ramp_timing **out);
 void ramp_timing_free(ramp_timing *t);
 
+/* [src/loadset.c] An empty dataset over the whole configuration space of a
+ * geometry, each configuration with its occupancy class. */
+ramp_status ramp_timing_create_space(const ramp_model *m, const char *layout,
+                                     const ramp_geometry *g,
+                                     const ramp_device_limits *lim,
+                                     ramp_timing **out);
+
 /* [src/loadset.c] Adds the per-GPU loads of a trace's records to a dataset (times NaN, to be
  * filled by `ramp bench` on a GPU or by the simulator). Every `stride`-th
  * record with min_tokens <= tokens is taken, at most max_batches (<= 0: no
@@ -476,7 +483,11 @@ void ramp_sim_defaults(ramp_sim_params *p);
 ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
                           const ramp_geometry *g, const ramp_device_limits *lim,
                           int nexp, const int32_t *load, double *time_us);
-/* Fills every time of a dataset; salt decorrelates the noise between calls. */
+/* One cell of a dataset, noise included: a pure function of (seed, load i,
+ * configuration c), so any subset in any order reproduces ramp_sim_fill. */
+ramp_status ramp_sim_cell(const ramp_sim_params *sp, const ramp_device_limits *lim,
+                          const ramp_timing *t, int64_t i, int c, double *time_us);
+/* Fills every time of a dataset (device becomes "simulated"). */
 ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *lim,
                           ramp_timing *t);
 

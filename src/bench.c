@@ -66,14 +66,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 /* Re-records the current message with a prefix (the cell or configuration
  * it happened in), keeping the status. */
 static ramp_status with_context(ramp_status s, const char *fmt, ...)
@@ -131,7 +123,7 @@ ramp_status ramp_bench_route(uint64_t seed, int64_t load_index, int topk,
                (long long)load_index, (long long)P, (long long)M, j);
     int32_t *order = scratch, *used = scratch + M;
     ramp_rng rng;
-    ramp_rng_seed(&rng, mix64(seed ^ mix64(0x62656e6368ull + (uint64_t)load_index)));
+    ramp_rng_seed(&rng, ramp_mix64(seed ^ ramp_mix64(0x62656e6368ull + (uint64_t)load_index)));
     for (int64_t m = 0; m < M; m++) {
         order[m] = (int32_t)m;
         used[m] = 0;
@@ -256,16 +248,9 @@ static ramp_status sim_begin(bench_backend *b, ramp_timing *t, int config, doubl
 static ramp_status sim_time(bench_backend *b, const ramp_timing *t, int c, int64_t i,
                             double *us) {
     sim_backend *s = (sim_backend *)b;
-    RAMP_TRY(ramp_sim_time(&s->sp, &t->configs[c], &t->geom, &s->lim, t->nexp[i],
-                           t->loads + i * t->max_experts, us));
-    /* ramp_sim_fill's noise, a pure function of (seed, load, config), so a
-     * sweep in any number of chunks gives ramp_sim_fill's numbers. */
-    if (s->sp.noise > 0) {
-        ramp_rng rng;
-        ramp_rng_seed(&rng, mix64(s->sp.seed ^ mix64((uint64_t)i * 1000003u + (uint64_t)c)));
-        *us *= exp(s->sp.noise * ramp_rng_normal(&rng));
-    }
-    return RAMP_OK;
+    /* The same cell as ramp_sim_fill's, so a sweep in any number of chunks
+     * gives ramp_sim_fill's numbers. */
+    return ramp_sim_cell(&s->sp, &s->lim, t, i, c, us);
 }
 
 static void sim_destroy(bench_backend *b) { free(b); }
@@ -592,7 +577,7 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
 
     /* Data: fresh random weights and tokens (never zeros). */
     ramp_rng r;
-    ramp_rng_seed(&r, mix64(o->seed ^ 0x7765696768747321ull));
+    ramp_rng_seed(&r, ramp_mix64(o->seed ^ 0x7765696768747321ull));
     bench_table tb;
     table_make(&r, &tb);
     RAMP_TRY(gpu_make_weights(g, &r, &tb));

@@ -53,4 +53,13 @@ double ramp_rng_exponential(ramp_rng *r, double rate);
 double ramp_rng_gamma(ramp_rng *r, double shape); /* scale 1 */
 uint32_t ramp_rng_below(ramp_rng *r, uint32_t n); /* uniform in [0, n) */
 
+/* A 64-bit finaliser (murmur3's): derives independent seeds from ids. */
+static inline uint64_t ramp_mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
 #endif /* RAMP_INTERNAL_H */

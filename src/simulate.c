@@ -31,14 +31,6 @@ void ramp_sim_defaults(ramp_sim_params *p) {
     p->seed = 1;
 }
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
                           const ramp_geometry *g, const ramp_device_limits *lim,
                           int nexp, const int32_t *load, double *time_us) {
@@ -113,21 +105,31 @@ ramp_status ramp_sim_time(const ramp_sim_params *sp, const ramp_config *c,
     return RAMP_OK;
 }
 
+ramp_status ramp_sim_cell(const ramp_sim_params *sp, const ramp_device_limits *lim,
+                          const ramp_timing *t, int64_t i, int c, double *time_us) {
+    RAMP_CHECK(sp && lim && t && time_us && i >= 0 && i < t->nloads && c >= 0 && c < t->nconfigs,
+               RAMP_ERR_INVALID_ARGUMENT, "bad argument (load %lld, config %d)", (long long)i, c);
+    double us;
+    RAMP_TRY(ramp_sim_time(sp, &t->configs[c], &t->geom, lim, t->nexp[i],
+                           t->loads + i * t->max_experts, &us));
+    /* Seeded lognormal noise, a pure function of (seed, load, config), so
+     * any subset of the dataset, in any order, is reproducible. */
+    if (sp->noise > 0) {
+        ramp_rng rng;
+        ramp_rng_seed(&rng, ramp_mix64(sp->seed ^ ramp_mix64((uint64_t)i * 1000003u + (uint64_t)c)));
+        us *= exp(sp->noise * ramp_rng_normal(&rng));
+    }
+    *time_us = us;
+    return RAMP_OK;
+}
+
 ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *lim,
                           ramp_timing *t) {
     RAMP_CHECK(sp && lim && t, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     for (int64_t i = 0; i < t->nloads; i++)
         for (int c = 0; c < t->nconfigs; c++) {
             double us;
-            RAMP_TRY(ramp_sim_time(sp, &t->configs[c], &t->geom, lim, t->nexp[i],
-                                   t->loads + i * t->max_experts, &us));
-            /* Seeded lognormal noise, a pure function of (seed, load, config)
-             * so any subset of the dataset is reproducible. */
-            if (sp->noise > 0) {
-                ramp_rng rng;
-                ramp_rng_seed(&rng, mix64(sp->seed ^ mix64((uint64_t)i * 1000003u + (uint64_t)c)));
-                us *= exp(sp->noise * ramp_rng_normal(&rng));
-            }
+            RAMP_TRY(ramp_sim_cell(sp, lim, t, i, c, &us));
             t->times_us[i * t->nconfigs + c] = (float)us;
         }
     snprintf(t->device, sizeof t->device, "simulated");

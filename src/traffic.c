@@ -153,14 +153,6 @@ typedef struct {
     int64_t dropped;
 } sim;
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 static int draw_length(ramp_rng *r, double median, double sigma, int lo, int hi) {
     double v = median * exp(sigma * ramp_rng_normal(r));
     if (!(v >= lo)) return lo;
@@ -217,7 +209,7 @@ static ramp_status admit(sim *s, request *q) {
         RAMP_FAIL(RAMP_ERR_OUT_OF_MEMORY, "out of memory for request %lld's "
                   "routing (%d layers x %d experts)", (long long)q->id, s->L, s->E);
     ramp_rng r;
-    ramp_rng_seed(&r, mix64(s->p->seed ^ 0x7265717565737421ull) + (uint64_t)q->id);
+    ramp_rng_seed(&r, ramp_mix64(s->p->seed ^ 0x7265717565737421ull) + (uint64_t)q->id);
     int F = (int)floor(s->tune.favourites_per_k * s->k + 0.5);
     if (F > s->E) F = s->E;
     double w = F > 0 ? s->tune.favourite_share : 0.0;
@@ -388,7 +380,7 @@ static uint64_t model_popularity_seed(const ramp_model *m) {
         h *= 1099511628211ull;
     }
     h ^= (uint64_t)m->experts * 0x9E3779B97F4A7C15ull;
-    return mix64(h ^ ((uint64_t)m->topk << 32));
+    return ramp_mix64(h ^ ((uint64_t)m->topk << 32));
 }
 
 static ramp_status routing_dir_of(const ramp_traffic_params *p, char *buf,
@@ -440,8 +432,8 @@ ramp_status ramp_traffic_generate_ex(const ramp_traffic_params *p,
     s.E = p->model.experts;
     s.k = p->model.topk;
     s.L = p->layers;
-    ramp_rng_seed(&s.arrivals, mix64(p->seed ^ 0x6172726976616c73ull));
-    ramp_rng_seed(&s.routing, mix64(p->seed ^ 0x726f7574696e6721ull));
+    ramp_rng_seed(&s.arrivals, ramp_mix64(p->seed ^ 0x6172726976616c73ull));
+    ramp_rng_seed(&s.routing, ramp_mix64(p->seed ^ 0x726f7574696e6721ull));
 
     ramp_status st = RAMP_OK;
     ramp_routing_source *src = NULL;

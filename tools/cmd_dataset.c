@@ -63,20 +63,8 @@ static int dataset_build(int argc, char **argv) {
     g.bf16 = bf16;
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
-    ramp_config *space = NULL;
-    int n = 0;
-    if ((s = ramp_config_space(&g, &lim, &space, &n))) return cli_fail(cmd, s);
-    int *occ = calloc((size_t)n, sizeof *occ);
-    for (int i = 0; occ && i < n; i++) {
-        ramp_resources r;
-        ramp_config_resources(&space[i], &g, &lim, &r);
-        occ[i] = r.blocks_per_sm;
-    }
     ramp_timing *t = NULL;
-    s = occ ? ramp_timing_create(m.name, layout_text, &g, lim.sms, space, occ, n, &t) : RAMP_ERR_OUT_OF_MEMORY;
-    free(space);
-    free(occ);
-    if (s) return cli_fail(cmd, s);
+    if ((s = ramp_timing_create_space(&m, layout_text, &g, &lim, &t))) return cli_fail(cmd, s);
     ramp_trace *bal = NULL;
     int rc = 0;
     if (bal_path && (s = ramp_trace_read(bal_path, &bal))) rc = cli_fail(cmd, s);

@@ -73,20 +73,8 @@ static ramp_status build_simulated(const ramp_model *m, ramp_layout L, const cha
     ramp_device_limits_h200(&lim);
     ramp_status s = ramp_geometry_for(m, L, &g);
     if (s) return s;
-    ramp_config *space = NULL;
-    int n = 0;
-    if ((s = ramp_config_space(&g, &lim, &space, &n))) return s;
-    int *occ = calloc((size_t)n, sizeof *occ);
-    for (int i = 0; occ && i < n; i++) {
-        ramp_resources r;
-        ramp_config_resources(&space[i], &g, &lim, &r);
-        occ[i] = r.blocks_per_sm;
-    }
     ramp_timing *t = NULL;
-    s = occ ? ramp_timing_create(m->name, layout_text, &g, lim.sms, space, occ, n, &t) : RAMP_ERR_OUT_OF_MEMORY;
-    free(space);
-    free(occ);
-    if (s) return s;
+    if ((s = ramp_timing_create_space(m, layout_text, &g, &lim, &t))) return s;
     ramp_placement *p = NULL;
     if ((s = ramp_placement_contiguous(m->experts, L, &p))) { ramp_timing_free(t); return s; }
     const int domains[] = {RAMP_DOMAIN_CHAT, RAMP_DOMAIN_MATH, RAMP_DOMAIN_CODE, RAMP_DOMAIN_KNOWLEDGE};

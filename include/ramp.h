@@ -7,10 +7,12 @@
  *   3. routing traces    - per forward pass and layer, tokens per expert
  *   4. traffic           - a seeded serving-traffic routing generator
  *   5. configurations    - the fused kernel's configuration space
- *   6. timing datasets   - measured time per (per-GPU load, configuration)
- *   7. cost model        - Equation 3 of the paper, fit by NNLS
- *   8. menu, policies, evaluation
- *   9. GPU runtime       - (advanced) driver/NVRTC loaded at run time
+ *   6. timing datasets   - measured time per (per-GPU load, configuration);
+ *                          6a: timing sweeps on the GPU (`ramp bench`)
+ *   7. cost model        - Equation 3's terms, NNLS, OLS, rank correlation
+ *   8. fitted models, menu, policies, evaluation, plots, plans
+ *   9. GPU runtime       - (advanced) driver/NVRTC loaded at run time, the
+ *                          selection kernel
  *
  * Conventions: functions return RAMP_OK or an error status; on error,
  * ramp_last_error() gives a message saying what was wrong and where, and
@@ -648,8 +650,8 @@ ramp_status ramp_ols(const double *A, int m, int n, const double *b, double *x);
 double ramp_spearman(const double *a, const double *b, int n);
 
 /* ======================================================================
- * 8. Menu, policies, evaluation: declared in the sections below by their
- *    modules (menu.c, policy.c, eval.c).
+ * 8. Fitted cost models, the menu, policies, held-out evaluation, plots
+ *    and plans
  * ==================================================================== */
 
 /* ---- 8a. The fitted cost model (costmodel.c) ---------------------------

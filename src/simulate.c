@@ -109,7 +109,7 @@ ramp_status ramp_sim_cell(const ramp_sim_params *sp, const ramp_device_limits *l
                           const ramp_timing *t, int64_t i, int c, double *time_us) {
     RAMP_CHECK(sp && lim && t && time_us && i >= 0 && i < t->nloads && c >= 0 && c < t->nconfigs,
                RAMP_ERR_INVALID_ARGUMENT, "bad argument (load %lld, config %d)", (long long)i, c);
-    double us;
+    double us = 0;
     RAMP_TRY(ramp_sim_time(sp, &t->configs[c], &t->geom, lim, t->nexp[i],
                            t->loads + i * t->max_experts, &us));
     /* Seeded lognormal noise, a pure function of (seed, load, config), so
@@ -128,7 +128,7 @@ ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *l
     RAMP_CHECK(sp && lim && t, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     for (int64_t i = 0; i < t->nloads; i++)
         for (int c = 0; c < t->nconfigs; c++) {
-            double us;
+            double us = 0;
             RAMP_TRY(ramp_sim_cell(sp, lim, t, i, c, &us));
             t->times_us[i * t->nconfigs + c] = (float)us;
         }

@@ -20,8 +20,9 @@
  *     input (the most registers): r24.w128, r64.w128, r64.w256;
  *   OLMoE r64.w128, Qwen3-30B r4.w256, Mixtral-8x22B r32.w512 (EP8, FP8).
  * About 23 compiles: ~25 s on 2 cores (NVRTC runs ~3x slower under ASan).
- * RAMP_MOE_COMPILE_ALL=fp8 compiles every FP8 configuration of DeepSeek-V3,
- * OLMoE and Qwen3-30B on EP8 (tools/run-tests does, in a release build).
+ * RAMP_MOE_COMPILE_ALL=three compiles every configuration of DeepSeek-V3,
+ * OLMoE and Qwen3-30B on EP8 in FP8, FP8 with BF16 input and BF16
+ * (tools/run-tests does, in a release build).
  * RAMP_MOE_COMPILE_ALL=1 compiles every configuration of the four models'
  * spaces in all three kinds (tools/gpu-check runs that on the GPU machine,
  * and test_gpu_moe compiles every configuration it runs). Compiles run on
@@ -138,17 +139,15 @@ int main(void) {
     }
     ramp_device_limits_h200(&lim);
     const char *all_env = getenv("RAMP_MOE_COMPILE_ALL");
-    /* "fp8": every FP8 configuration of three models (CI's full sweep);
-     * a number > 0: every configuration of four models in all three kinds. */
-    int fp8_only = all_env && strcmp(all_env, "fp8") == 0;
-    int all = fp8_only || (all_env && atoi(all_env) > 0);
+    /* "three": every configuration of three models in all three kinds
+     * (CI's full sweep); a number > 0: the same for four models. */
+    int three = all_env && strcmp(all_env, "three") == 0;
+    int all = three || (all_env && atoi(all_env) > 0);
     jobs = calloc(20000, sizeof *jobs);
     if (!jobs) return 1;
     const char *models[] = {"deepseek-v3", "olmoe", "qwen3-30b", "mixtral-8x22b"};
-    if (fp8_only) {
-        for (int mi = 0; mi < 3; mi++) add_model(models[mi], 0, 0, 1, NULL, 0, 0, 0);
-    } else if (all) {
-        for (int mi = 0; mi < 4; mi++)
+    if (all) {
+        for (int mi = 0; mi < (three ? 3 : 4); mi++)
             for (int kind = 0; kind < 3; kind++)
                 add_model(models[mi], kind == 1, kind == 2, 1, NULL, 0, 0, 0);
     } else {

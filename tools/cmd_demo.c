@@ -167,8 +167,6 @@ int cmd_demo(int argc, char **argv) {
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) { *slash = '\0'; mkdir(parent, 0777); }
     if (mkdir(tmp, 0777) != 0) return cli_usage_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
-    snprintf(sub, sizeof sub, "%s/traces", tmp);
-    mkdir(sub, 0777);
 
     int rc = 0;
     ramp_timing *t = NULL;
@@ -177,6 +175,8 @@ int cmd_demo(int argc, char **argv) {
         s = ramp_timing_read(dataset, 0, &t);
     } else {
         fprintf(stderr, "no measured dataset for %s %s: using the analytic stand-in (SIMULATED)\n", m.name, layout_text);
+        snprintf(sub, sizeof sub, "%s/traces", tmp);
+        mkdir(sub, 0777);
         s = build_simulated(&m, L, layout_text, tmp, (int)steps, (uint64_t)seed, &t);
         if (s == RAMP_OK) {
             time_t now = time(NULL);

@@ -124,6 +124,10 @@ static void test_balanced_and_median(ramp_rng *rng) {
     CHECK_OK(ramp_imbalance_median(t, &contig, 1, 0, 0, &med_c, NULL));
     CHECK_OK(ramp_imbalance_median(t, bal, 2, 0, 0, &med, NULL));
     CHECK(med < med_c);
+    /* All 200 records: an even count, so the median is a mean of two. */
+    for (int64_t r = 0; r < t->records; r++) v[r] = ramp_imbalance(bal[t->layer[r]], t->counts + r * E);
+    qsort(v, (size_t)t->records, sizeof *v, cmp_double);
+    CHECK_NEAR(med, 0.5 * (v[99] + v[100]), 1e-12);
 out:
     if (bal) {
         ramp_placement_free(bal[0]);

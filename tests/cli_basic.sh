@@ -3,21 +3,7 @@
 # (2 usage, 1 library error) that name the bad input, and no partial output
 # files on failure. Args: path of the ramp binary, source dir.
 set -u
-ramp=$1
-tmp=${RAMP_TEST_TMP:-/tmp}/cli_basic.$$
-mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-# expect CODE PATTERN -- command...: exit code and a pattern in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  [ "$rc" = "$code" ] || fail "'$*' exited $rc, expected $code; output: $out"
-  echo "$out" | grep -qE -- "$pattern" || fail "'$*' output lacks /$pattern/: $out"
-}
+source "$(dirname "$0")/lib_cli.sh" "$1"
 
 expect 0 "usage: ramp <command>" -- "$ramp" --help
 expect 2 "usage: ramp <command>" -- "$ramp"
@@ -54,5 +40,4 @@ printf 'not a trace' > "$tmp/garbage.safetensors"
 expect 1 "garbage.safetensors" -- "$ramp" trace stats "$tmp/garbage.safetensors"
 expect 1 "RAMP_ERR_IO|No such file" -- "$ramp" trace info "$tmp/missing.safetensors"
 
-if [ "$fails" -ne 0 ]; then echo "cli_basic: $fails failure(s)" >&2; exit 1; fi
-echo "cli_basic: all checks passed"
+finish cli_basic

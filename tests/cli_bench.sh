@@ -4,21 +4,7 @@
 # a configuration subset, no GPU (exit 1, no file), and a file of another
 # sweep refused. Args: path of the ramp binary, source dir.
 set -u
-ramp=$1
-tmp=${RAMP_TEST_TMP:-/tmp}/cli_bench.$$
-mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-
-# expect CODE PATTERN -- command...: exit code and a pattern in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  [ "$rc" = "$code" ] || fail "'$*' exited $rc, expected $code; output: $out"
-  echo "$out" | grep -qE -- "$pattern" || fail "'$*' output lacks /$pattern/: $out"
-}
+source "$(dirname "$0")/lib_cli.sh" "$1"
 
 expect 0 "usage: ramp bench DATASET -o OUT" -- "$ramp" bench --help
 expect 0 "bench +time a dataset" -- "$ramp" --help
@@ -76,5 +62,4 @@ expect 1 "RAMP_ERR_NO_GPU" -- env RAMP_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
 [ -e "$tmp/gpu.safetensors" ] && fail "a failed GPU sweep left its output"
 ls "$tmp" | grep -q '\.tmp' && fail "temporary files left in $tmp: $(ls "$tmp")"
 
-if [ "$fails" -ne 0 ]; then echo "cli_bench: $fails failure(s)" >&2; exit 1; fi
-echo "cli_bench: all checks passed"
+finish cli_bench

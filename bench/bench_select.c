@@ -16,14 +16,29 @@
  * included. Every configuration's output is checked against the CPU twin
  * once before timing.
  *
- * Also: the floor (an empty kernel of 1024, 512, 256, 32 threads timed the
- * same way), and for 32 local experts the kernel built with 16 and 8 warps
- * (RAMP_SELECT_WARPS) beside the default 32.
+ * Also, timed the same way: floors (an empty kernel of 1024 and 32
+ * threads; an empty cluster of 8 blocks, and one with a cluster barrier;
+ * one and two dependent L2 round trips; straight-line code of 16 and 64 KB
+ * against the same instructions in a loop, which prices cold instruction
+ * fetch), and for 32 local experts the kernel with 32, 16 and 8 warps a
+ * block (RAMP_SELECT_WARPS) beside the selector's own launch shape.
  *
- * Usage: bench_select [out.csv] [replays]   (default bench_select.csv, 300)
+ * Environment: RAMP_BENCH_WARPS (default "0,32,16,8"; 0 = the selector's
+ * own shape, every size; others forced, 32 local experts only),
+ * RAMP_BENCH_CTAS (e.g. "1,8": extra rows with the cluster size forced),
+ * RAMP_BENCH_PROFILE=1 (after each row of the selector's own block size,
+ * the profiling build: where a launch's time goes, phase by phase, cold and
+ * warm; see kernels/select_params.h), RAMP_BENCH_FLOORS=0 (skip the
+ * floors).
+ *
+ * Usage: bench_select [out.csv] [replays] [profile.csv]
+ *        (defaults bench_select.csv, 300, bench_select_profile.csv)
  */
 #include "internal.h"
 #include "ramp.h"
+#include "select_cpu.h"
+
+#include "../kernels/select_params.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +62,12 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static double median(double *v, int n) {
+    if (n <= 0) return 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
 typedef struct {
     double med, p10, p90, single;
 } timing;
@@ -57,15 +78,16 @@ typedef struct {
     ramp_devptr ids;
     int tokens;
     const ramp_kernel *kernel;
-    unsigned threads;
+    unsigned blocks, threads;
+    void **args;
 } launch;
 
 static void do_launch(const launch *l, ramp_stream st) {
     if (l->sel) {
         TRY(ramp_selector_launch(l->sel, l->ids, l->tokens, 0, st));
     } else {
-        const unsigned g[3] = {1, 1, 1}, b[3] = {l->threads, 1, 1};
-        TRY(ramp_kernel_launch(l->kernel, g, b, 0, st, NULL));
+        const unsigned g[3] = {l->blocks ? l->blocks : 1, 1, 1}, b[3] = {l->threads, 1, 1};
+        TRY(ramp_kernel_launch(l->kernel, g, b, 0, st, l->args));
     }
 }
 
@@ -118,6 +140,16 @@ static timing time_selector(ramp_gpu *gpu, ramp_stream st, ramp_selector *s,
     return time_launch(gpu, st, &l, replays);
 }
 
+static void jit_kernel(ramp_gpu *gpu, const char *name, const char *source,
+                       const char *entry, ramp_module **m, ramp_kernel **k) {
+    ramp_jit_request req = {.name = name, .source = source};
+    ramp_jit_result *jr;
+    TRY(ramp_jit_compile(&req, &jr));
+    TRY(ramp_module_load(gpu, jr->cubin, jr->cubin_size, m));
+    TRY(ramp_module_kernel(*m, entry, 0, k));
+    ramp_jit_result_free(jr);
+}
+
 /* The SM clock right now: a one-thread kernel spins for `cycles` clock64
  * cycles and reads %globaltimer (ns) around them. Small single-block
  * kernels leave the GPU mostly idle, and its clock may not boost: every
@@ -129,22 +161,16 @@ typedef struct {
 } clock_probe;
 
 static void clock_probe_init(ramp_gpu *gpu, clock_probe *cp) {
-    ramp_jit_request req = {
-        .name = "bench-clock",
-        .source =
-            "extern \"C\" __global__ void ramp_clock(unsigned long long *out, long long spin) {\n"
-            "  unsigned long long g0, g1;\n"
-            "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g0));\n"
-            "  long long t0 = clock64(), t1 = t0;\n"
-            "  while (t1 - t0 < spin) t1 = clock64();\n"
-            "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g1));\n"
-            "  out[0] = (unsigned long long)(t1 - t0); out[1] = g1 - g0;\n"
-            "}\n"};
-    ramp_jit_result *jr;
-    TRY(ramp_jit_compile(&req, &jr));
-    TRY(ramp_module_load(gpu, jr->cubin, jr->cubin_size, &cp->m));
-    TRY(ramp_module_kernel(cp->m, "ramp_clock", 0, &cp->k));
-    ramp_jit_result_free(jr);
+    jit_kernel(gpu, "bench-clock",
+               "extern \"C\" __global__ void ramp_clock(unsigned long long *out, long long spin) {\n"
+               "  unsigned long long g0, g1;\n"
+               "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g0));\n"
+               "  long long t0 = clock64(), t1 = t0;\n"
+               "  while (t1 - t0 < spin) t1 = clock64();\n"
+               "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(g1));\n"
+               "  out[0] = (unsigned long long)(t1 - t0); out[1] = g1 - g0;\n"
+               "}\n",
+               "ramp_clock", &cp->m, &cp->k);
     TRY(ramp_gpu_alloc(gpu, 16, &cp->out));
 }
 
@@ -159,28 +185,180 @@ static double clock_mhz(ramp_gpu *gpu, ramp_stream st, clock_probe *cp) {
     return v[1] ? (double)v[0] / (double)v[1] * 1000.0 : 0.0;
 }
 
-/* The floor: an empty kernel of the same launch shape. */
-static timing time_empty(ramp_gpu *gpu, ramp_stream st, unsigned threads,
-                         int replays) {
-    ramp_jit_request req = {.name = "bench-empty",
-                            .source = "extern \"C\" __global__ void ramp_empty() {}\n"};
+/* The floors: what a launch of a given shape costs doing (almost) nothing,
+ * and the price of the pieces every selection kernel pays. */
+static const char floor_src[] =
+    "#define R4(x) x x x x\n"
+    "#define R16(x) R4(R4(x))\n"
+    "#define R64(x) R16(R4(x))\n"
+    "#define STEP asm volatile(\"mad.lo.s32 %0, %0, %0, %4; mad.lo.s32 %1, %1, %1, %4;\"\\\n"
+    "  \" mad.lo.s32 %2, %2, %2, %4; mad.lo.s32 %3, %3, %3, %4;\"\\\n"
+    "  : \"+r\"(a), \"+r\"(b), \"+r\"(c), \"+r\"(d) : \"r\"(s));\n"
+    "extern \"C\" __global__ void ramp_empty() {}\n"
+    "extern \"C\" __global__ void __cluster_dims__(8, 1, 1) ramp_empty8() {}\n"
+    "extern \"C\" __global__ void __cluster_dims__(8, 1, 1) ramp_csync8() {\n"
+    "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t\"\n"
+    "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    "extern \"C\" __global__ void ramp_load1(const int *in, int *out) {\n"
+    "  if (threadIdx.x == 0) out[0] = __ldg(in) + 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void ramp_load2(const int *in, int *out) {\n"
+    "  if (threadIdx.x == 0) out[0] = __ldg(in + 64 + __ldg(in)) + 1; /* another line */\n"
+    "}\n"
+    "extern \"C\" __global__ void ramp_straight16(int *out, int s) {\n"
+    "  int a = s, b = s + 1, c = s + 2, d = s + 3;\n"
+    "  R64(R4(STEP))\n"
+    "  if (a + b + c + d == 7) out[0] = a;\n"
+    "}\n"
+    "extern \"C\" __global__ void ramp_straight64(int *out, int s) {\n"
+    "  int a = s, b = s + 1, c = s + 2, d = s + 3;\n"
+    "  R64(R16(STEP))\n"
+    "  if (a + b + c + d == 7) out[0] = a;\n"
+    "}\n"
+    "extern \"C\" __global__ void ramp_looped(int *out, int s, int n) {\n"
+    "  int a = s, b = s + 1, c = s + 2, d = s + 3;\n"
+    "  for (int i = 0; i < n; i++) { R16(STEP) }\n"
+    "  if (a + b + c + d == 7) out[0] = a;\n"
+    "}\n";
+
+static void floors(ramp_gpu *gpu, ramp_stream st, int replays, FILE *csv) {
+    ramp_jit_request req = {.name = "bench-floors", .source = floor_src};
     ramp_jit_result *jr;
     TRY(ramp_jit_compile(&req, &jr));
     ramp_module *m;
-    ramp_kernel *k;
     TRY(ramp_module_load(gpu, jr->cubin, jr->cubin_size, &m));
-    TRY(ramp_module_kernel(m, "ramp_empty", 0, &k));
-    launch l = {.kernel = k, .threads = threads};
-    timing t = time_launch(gpu, st, &l, replays);
-    ramp_module_free(m);
     ramp_jit_result_free(jr);
-    return t;
+    ramp_devptr buf;
+    TRY(ramp_gpu_alloc(gpu, 1024, &buf));
+    TRY(ramp_gpu_fill32_async(gpu, buf, 0, 256, st));
+    ramp_devptr out = buf + 512;
+    int seed = 3, n16 = 16, n64 = 64;
+    void *a_io[] = {&buf, &out};
+    void *a_s[] = {&out, &seed};
+    void *a_l16[] = {&out, &seed, &n16};
+    void *a_l64[] = {&out, &seed, &n64};
+    struct {
+        const char *entry, *what;
+        unsigned blocks, threads;
+        void **args;
+    } f[] = {
+        {"ramp_empty", "empty, 1 block of 1024 threads", 1, 1024, NULL},
+        {"ramp_empty", "empty, 1 block of 32 threads", 1, 32, NULL},
+        {"ramp_empty8", "empty, cluster of 8 blocks of 1024", 8, 1024, NULL},
+        {"ramp_csync8", "cluster of 8 x 1024, one cluster barrier", 8, 1024, NULL},
+        {"ramp_load1", "1 block of 1024, one L2 round trip", 1, 1024, a_io},
+        {"ramp_load2", "1 block of 1024, two dependent L2 round trips", 1, 1024, a_io},
+        {"ramp_straight16", "1 warp, 1024 IMAD straight (16 KB of code)", 1, 32, a_s},
+        {"ramp_looped", "1 warp, 1024 IMAD in a 3 KB loop", 1, 32, a_l16},
+        {"ramp_straight64", "1 warp, 4096 IMAD straight (64 KB of code)", 1, 32, a_s},
+        {"ramp_looped", "1 warp, 4096 IMAD in a 3 KB loop", 1, 32, a_l64},
+        {"ramp_straight16", "4 warps, 1024 IMAD straight (16 KB of code)", 1, 128, a_s},
+        {"ramp_looped", "4 warps, 1024 IMAD in a 3 KB loop", 1, 128, a_l16},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        ramp_kernel *k;
+        TRY(ramp_module_kernel(m, f[i].entry, 0, &k));
+        launch l = {.kernel = k, .blocks = f[i].blocks, .threads = f[i].threads,
+                    .args = f[i].args};
+        timing t = time_launch(gpu, st, &l, replays);
+        printf("floor: %-46s %6.2f us per launch, %5.2f us per 1-launch replay\n",
+               f[i].what, t.med, t.single);
+        fprintf(csv, "# floor \"%s\" per_launch_us=%.3f single_replay_us=%.3f\n", f[i].what,
+                t.med, t.single);
+    }
+    TRY(ramp_gpu_free(gpu, buf));
+    ramp_module_free(m);
+}
+
+/* Where one launch's time goes: the profiling build of the same selector,
+ * REPS launches in a graph, one replay recorded. Prints and writes the
+ * median over the launches of each step's cycles, cold (first pass) and
+ * warm (the same work again on the same SM), the gap between consecutive
+ * launches (%globaltimer) and how many distinct SMs ran them. */
+static void profile_row(ramp_gpu *gpu, ramp_stream st, const ramp_select_desc *d,
+                        ramp_devptr ids, int tokens, double mhz, const char *label,
+                        FILE *pcsv) {
+    setenv("RAMP_SELECT_PROFILE", "1", 1);
+    ramp_selector *s;
+    TRY(ramp_selector_create(gpu, d, &s));
+    unsetenv("RAMP_SELECT_PROFILE");
+    ramp_graph *g;
+    TRY(ramp_graph_capture_begin(gpu, st));
+    for (int i = 0; i < REPS; i++) TRY(ramp_selector_launch(s, ids, tokens, 0, st));
+    TRY(ramp_graph_capture_end(gpu, st, &g));
+    for (int i = 0; i < 5; i++) TRY(ramp_graph_replay(g, st));
+    int n = 0;
+    enum { W = RAMP_SEL_PROF_WORDS, K = RAMP_SEL_PROF_MARKS };
+    static uint64_t rec[RAMP_SEL_PROF_RECORDS * RAMP_SEL_PROF_WORDS];
+    TRY(ramp_selector_profile(s, st, rec, RAMP_SEL_PROF_RECORDS, &n)); /* clears */
+    TRY(ramp_graph_replay(g, st));
+    TRY(ramp_selector_profile(s, st, rec, RAMP_SEL_PROF_RECORDS, &n));
+    double d_[2][K][RAMP_SEL_PROF_RECORDS], tot[2][RAMP_SEL_PROF_RECORDS];
+    double gap[RAMP_SEL_PROF_RECORDS];
+    int sms = 0, same = 0;
+    uint64_t seen[RAMP_SEL_PROF_RECORDS];
+    for (int i = 0; i < n; i++) {
+        const uint64_t *r = rec + (size_t)i * W;
+        int dup = 0;
+        for (int j = 0; j < sms; j++) dup |= seen[j] == r[0];
+        if (!dup) seen[sms++] = r[0];
+        if (i > 0) {
+            same += r[0] == rec[(size_t)(i - 1) * W];
+            gap[i - 1] = (double)(int64_t)(r[1] - rec[(size_t)(i - 1) * W + 2]);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            uint64_t prev = pass == 0 ? r[3] : r[8 + K - 1];
+            for (int k = 0; k < K; k++) {
+                uint64_t m = r[8 + pass * K + k];
+                d_[pass][k][i] = (double)(int64_t)(m - prev);
+                prev = m;
+            }
+            const uint64_t start = pass ? r[8 + K - 1] : r[3];
+            tot[pass][i] = (double)(int64_t)(r[8 + pass * K + K - 1] - start);
+        }
+    }
+    printf("  profile %-22s %2d launches on %2d SMs (%d repeats), gap %5.0f ns | cold", label,
+           n, sms, same, median(gap, n - 1));
+    fprintf(pcsv, "%s,%d,%d,%d,%.0f,%.0f", label, n, sms, same, median(gap, n - 1), mhz);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < K; k++) {
+            double v = median(d_[pass][k], n);
+            printf(" %5.0f", v);
+            fprintf(pcsv, ",%.0f", v);
+        }
+        double t = median(tot[pass], n);
+        printf(" = %5.0f (%.2f us)%s", t, mhz > 0 ? t / mhz : 0.0, pass ? "\n" : " | warm");
+        fprintf(pcsv, ",%.0f", t);
+    }
+    fprintf(pcsv, "\n");
+    ramp_graph_free(g);
+    ramp_selector_free(s);
+}
+
+/* "32,16" -> {32, 16}; NULL or empty -> the defaults. */
+static int parse_list(const char *env, const int *defaults, int ndef, int *out, int max) {
+    const char *v = getenv(env);
+    if (!v || !*v) {
+        for (int i = 0; i < ndef; i++) out[i] = defaults[i];
+        return ndef;
+    }
+    int n = 0;
+    for (const char *q = v; *q && n < max;) {
+        out[n++] = atoi(q);
+        while (*q && *q != ',') q++;
+        if (*q == ',') q++;
+    }
+    return n;
 }
 
 int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "bench_select.csv";
     int replays = argc > 2 ? atoi(argv[2]) : 300;
+    const char *pcsv_path = argc > 3 ? argv[3] : "bench_select_profile.csv";
     if (replays < 10) replays = 10;
+    const char *pe = getenv("RAMP_BENCH_PROFILE"), *fe = getenv("RAMP_BENCH_FLOORS");
+    const int profile = pe && pe[0] == '1', do_floors = !(fe && fe[0] == '0');
     ramp_gpu *gpu = NULL;
     ramp_status st0 = ramp_gpu_open(0, &gpu);
     if (st0 == RAMP_ERR_NO_GPU) {
@@ -193,8 +371,9 @@ int main(int argc, char **argv) {
     ramp_stream st;
     TRY(ramp_stream_create(gpu, &st));
     FILE *csv = fopen(csv_path, "w");
-    if (!csv) {
-        fprintf(stderr, "bench_select: cannot write %s\n", csv_path);
+    FILE *pcsv = profile ? fopen(pcsv_path, "w") : NULL;
+    if (!csv || (profile && !pcsv)) {
+        fprintf(stderr, "bench_select: cannot write %s or %s\n", csv_path, pcsv_path);
         return 1;
     }
     char date[32];
@@ -203,9 +382,20 @@ int main(int argc, char **argv) {
     fprintf(csv, "# bench_select %s replays=%d reps_per_graph=%d gpu=\"%s\" sms=%d driver=%d date=%s\n",
             csv_path, replays, REPS, info.limits.name, info.limits.sms,
             info.driver_version, date);
-    fprintf(csv, "warps,routing,local_experts,pairs,tokens,k,experts,local_pairs,chosen_rows,"
+    fprintf(csv, "warps,ctas,routing,local_experts,pairs,tokens,k,experts,local_pairs,chosen_rows,"
                  "select_us,select_p10_us,select_p90_us,select_single_replay_us,"
                  "group_us,group_p10_us,group_p90_us,group_single_replay_us,diff_us,sm_mhz\n");
+    if (pcsv) {
+        fprintf(pcsv, "# bench_select profile, %s, gpu=\"%s\"; cycles per step, median over "
+                      "the %d launches of one graph replay\n", date, info.limits.name, REPS);
+        fprintf(pcsv, "row,launches,sms,same_sm_repeats,gap_ns,sm_mhz");
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = 0; k < RAMP_SEL_PROF_MARKS; k++)
+                fprintf(pcsv, ",%s%d", pass ? "warm" : "cold", k);
+            fprintf(pcsv, ",%s_total", pass ? "warm" : "cold");
+        }
+        fprintf(pcsv, "\n");
+    }
     printf("GPU: %s (%d SMs, driver %d), %s\n", info.limits.name, info.limits.sms,
            info.driver_version, date);
     printf("per-launch time in a graph of %d launches, median of %d replays (us)\n",
@@ -213,35 +403,39 @@ int main(int argc, char **argv) {
     clock_probe cp;
     clock_probe_init(gpu, &cp);
     printf("SM clock before: %.0f MHz\n", clock_mhz(gpu, st, &cp));
-    static const unsigned floors[] = {1024, 512, 256, 32};
-    for (int i = 0; i < 4; i++) {
-        timing tf = time_empty(gpu, st, floors[i], replays);
-        printf("floor: empty kernel, 1 block of %4u threads: %.2f us per launch, "
-               "%.2f us per 1-launch replay\n", floors[i], tf.med, tf.single);
-        fprintf(csv, "# floor threads=%u per_launch_us=%.3f single_replay_us=%.3f\n",
-                floors[i], tf.med, tf.single);
-    }
-    printf("%5s %-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s %5s\n", "warps", "route",
-           "EL", "pairs", "tokens", "local", "rows", "select", "1-launch", "group",
-           "1-launch", "diff", "MHz");
+    if (do_floors) floors(gpu, st, replays, csv);
+    printf("%5s %4s %-6s %3s %6s %6s %6s %5s | %8s %8s | %8s %8s | %6s %5s\n", "warps",
+           "ctas", "route", "EL", "pairs", "tokens", "local", "rows", "select", "1-launch",
+           "group", "1-launch", "diff", "MHz");
 
     static const int locals[] = {8, 16, 32};
     static const int sizes[] = {8, 64, 512, 4096};
     static const int menu_rows[] = {2, 4, 8, 16, 32, 64};
-    static const int warp_set[] = {32, 16, 8};
+    static const int warp_def[] = {0, 32, 16, 8};
+    int warp_set[4], ctas_extra[4];
+    const int nwarps = parse_list("RAMP_BENCH_WARPS", warp_def, 4, warp_set, 4);
+    const int nctas = parse_list("RAMP_BENCH_CTAS", NULL, 0, ctas_extra, 4);
     ramp_rng rng;
     ramp_rng_seed(&rng, 20251130);
     double worst_select = 0, worst_diff = -1e9;
     int mismatches = 0;
-    for (int wi = 0; wi < 3; wi++)
+    for (int wi = 0; wi < nwarps; wi++)
+    for (int ci = -1; ci < nctas; ci++)
     for (int route = 0; route < 2; route++)
         for (int li = 0; li < 3; li++)
             for (int si = 0; si < 4; si++) {
-                const int warps = warp_set[wi];
-                if (warps != 32 && locals[li] != 32) continue; /* variants: EL 32 only */
-                char wenv[8];
-                snprintf(wenv, sizeof wenv, "%d", warps);
-                setenv("RAMP_SELECT_WARPS", wenv, 1);
+                const int forced = warp_set[wi]; /* 0: the selector's own shape */
+                if (forced && (locals[li] != 32 || ci >= 0)) continue; /* EL 32 only */
+                char wenv[8], cenv[8];
+                snprintf(wenv, sizeof wenv, "%d", forced);
+                if (forced) setenv("RAMP_SELECT_WARPS", wenv, 1);
+                else unsetenv("RAMP_SELECT_WARPS");
+                if (ci >= 0) {
+                    snprintf(cenv, sizeof cenv, "%d", ctas_extra[ci]);
+                    setenv("RAMP_SELECT_CTAS", cenv, 1);
+                } else {
+                    unsetenv("RAMP_SELECT_CTAS");
+                }
                 const int EL = locals[li], pairs = sizes[si], k = 8;
                 const int E = route == 0 ? 8 * EL : EL;
                 const int tokens = route == 0 ? pairs : (pairs + k - 1) / k;
@@ -275,6 +469,7 @@ int main(int argc, char **argv) {
                 ramp_selector *sel, *grp;
                 TRY(ramp_selector_create(gpu, &d, &sel));
                 TRY(ramp_selector_create(gpu, &dg, &grp));
+                const int ctas = ramp_selector_ctas(sel), warps = ramp_selector_warps(sel);
                 /* correctness once: GPU = CPU twin */
                 ramp_select_result *gr, *cr;
                 TRY(ramp_select_result_create(&d, &gr));
@@ -295,29 +490,37 @@ int main(int argc, char **argv) {
                 timing tg = time_selector(gpu, st, grp, dids, tokens, replays);
                 double mhz = clock_mhz(gpu, st, &cp);
                 double diff = ts.med - tg.med;
-                if (warps == 32) {
+                if (!forced && ci < 0) {
                     if (ts.med > worst_select) worst_select = ts.med;
                     if (diff > worst_diff) worst_diff = diff;
                 }
                 const char *rname = route == 0 ? "ep8" : "local";
-                printf("%5d %-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f %5.0f\n",
-                       warps, rname, EL, pairs, tokens, local, rows, ts.med, ts.single,
+                printf("%5d %4d %-6s %3d %6d %6d %6d %5d | %8.2f %8.2f | %8.2f %8.2f | %+6.2f %5.0f\n",
+                       warps, ctas, rname, EL, pairs, tokens, local, rows, ts.med, ts.single,
                        tg.med, tg.single, diff, mhz);
-                fprintf(csv, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f\n",
-                        warps, rname, EL, pairs, tokens, k, E, local, rows, ts.med, ts.p10,
+                fprintf(csv, "%d,%d,%s,%d,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f\n",
+                        warps, ctas, rname, EL, pairs, tokens, k, E, local, rows, ts.med, ts.p10,
                         ts.p90, ts.single, tg.med, tg.p10, tg.p90, tg.single, diff, mhz);
+                if (profile && !forced) {
+                    char label[64];
+                    snprintf(label, sizeof label, "%s/EL%d/%d/w%dc%d", rname, EL, pairs, warps,
+                             ctas);
+                    profile_row(gpu, st, &d, dids, tokens, mhz, label, pcsv);
+                }
                 ramp_selector_free(sel);
                 ramp_selector_free(grp);
                 TRY(ramp_gpu_free(gpu, dids));
                 free(ids);
             }
     unsetenv("RAMP_SELECT_WARPS");
+    unsetenv("RAMP_SELECT_CTAS");
     printf("SM clock after: %.0f MHz\n", clock_mhz(gpu, st, &cp));
     TRY(ramp_gpu_free(gpu, cp.out));
     ramp_module_free(cp.m);
     fclose(csv);
-    printf("worst (32 warps): selection %.2f us (target < 4); excess over group-only "
-           "%.2f us (target < 1); %d output mismatches\n", worst_select, worst_diff,
+    if (pcsv) fclose(pcsv);
+    printf("worst (the selectors' own shapes): selection %.2f us (target < 4); excess over "
+           "group-only %.2f us (target < 1); %d output mismatches\n", worst_select, worst_diff,
            mismatches);
     TRY(ramp_stream_destroy(gpu, st));
     ramp_gpu_close(gpu);

@@ -120,7 +120,9 @@ ramp_status ramp_placement_contiguous(int experts, ramp_layout layout,
                                       ramp_placement **out);
 /* Balanced (EPLB-style, no replication): experts sorted by expected load,
  * each given to the least loaded GPU that still has room; GPUs keep the same
- * expert counts as the contiguous split. expected_load: [E], >= 0. */
+ * expert counts as the contiguous split. Where that greedy result's busiest
+ * GPU would carry more of expected_load than the contiguous split's, the
+ * contiguous split is returned. expected_load: [E], >= 0. */
 ramp_status ramp_placement_balanced(int experts, ramp_layout layout,
                                     const double *expected_load,
                                     ramp_placement **out);
@@ -429,6 +431,9 @@ typedef struct {
     int32_t *domain;         /* [nloads] index into domains */
     int32_t *batch_tokens;   /* [nloads] tokens in the whole batch */
     float *times_us;         /* [nloads * nconfigs] */
+    int checksum;            /* set by the reader: 1 if the file carried a
+                                sha256 checksum and it matched (files are
+                                written with one; older files have none) */
 } ramp_timing;
 
 ramp_status ramp_timing_create(const char *model, const char *layout,
@@ -683,6 +688,11 @@ typedef struct {
     int64_t *rows;          /* [nconfigs] loads the fit used; 0: unfit, and
                                its prediction is +INFINITY */
     double *rel_rmse;       /* [nconfigs] fit's RMS relative error (NaN unfit) */
+    int *slots;             /* [nconfigs] S_c, tiles per wave of the W term:
+                               EQ3 fits try sms * j for j = blocks_per_sm
+                               down to 1 and keep the lowest rel_rmse (ties
+                               to the larger); else sms * blocks_per_sm.
+                               NULL (a model built by hand): sms * bps */
 } ramp_costmodel;
 
 /* The terms of load `load` under configuration c (EQ3: 1, W, T, A;
@@ -692,6 +702,15 @@ void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
                           int nexp, const int32_t *load,
                           double terms[RAMP_COST_TERMS]);
 
+/* The same with S_c given directly (W = ceil(T / slots); slots < 1 counts
+ * as 1): what a fitted model and a plan use. */
+void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
+                                const ramp_geometry *g, int sms, int slots,
+                                int nexp, const int32_t *load,
+                                double terms[RAMP_COST_TERMS]);
+/* S_c of configuration `config` in a fitted model (0 if out of range). */
+int ramp_costmodel_slots(const ramp_costmodel *m, int config);
+
 /* Fits every configuration of t on the loads where mask[i] != 0 (mask NULL:
  * all loads). A configuration's rows are the masked loads with a finite
  * time for it (NaN = not measured is skipped); a time <= 0 or infinite is
@@ -700,6 +719,22 @@ void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
 ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
                                ramp_costmodel_kind kind, ramp_costmodel **out);
 void ramp_costmodel_free(ramp_costmodel *m);
+
+/* Transfer to a model never timed (paper Section 4.2: "with the layer's
+ * dimensions added to its terms and fit on seven models"): each of the
+ * target's configurations is fit, by the same NNLS on relative error, on
+ * every load of the training datasets (other models, any layouts) that
+ * timed a configuration of the same name, with Equation 3's three load
+ * terms multiplied by ramp_costmodel_transfer_scale (hidden / 2048: every
+ * tile and wave reduces over, and writes, the hidden dimension), each
+ * dataset at its own sms * blocks_per_sm. The result is a plain EQ3 model
+ * of the target's configurations (the target's scale folded into theta,
+ * S_c = sms * blocks_per_sm); a configuration no training dataset timed is
+ * unfit. The target's times are not read. */
+double ramp_costmodel_transfer_scale(const ramp_geometry *g);
+ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntrain,
+                                        const ramp_timing *target,
+                                        ramp_costmodel **out);
 
 /* Predicted time (us) of configuration `config` on a load. */
 double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
@@ -760,6 +795,21 @@ typedef struct {
 ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
                              int size, int occupancy,
                              const ramp_costmodel *model, ramp_menu *out);
+
+/* The greedy's objective: the paper's sum over loads of the best menu time
+ * (PER_LOAD, what ramp_menu_greedy uses), or the layer time (LAYER): sum
+ * over batches whose every load is in the mask of the slowest GPU's best
+ * menu time (total_us and loads then count those batches' loads). */
+typedef enum {
+    RAMP_MENU_PER_LOAD = 0,
+    RAMP_MENU_LAYER = 1
+} ramp_menu_objective;
+
+ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask,
+                                       int size, int occupancy,
+                                       const ramp_costmodel *model,
+                                       ramp_menu_objective objective,
+                                       ramp_menu *out);
 
 /* ---- 8c. Policies (policy.c) --------------------------------------------
  *
@@ -888,6 +938,7 @@ typedef struct {
                                COSTMODEL and EXHAUSTIVE always run */
     int scatter_max;        /* predicted-vs-measured points kept (4000) */
     ramp_policy_options policy;
+    ramp_menu_objective menu_objective; /* the menu greedy's objective */
 } ramp_eval_options;
 
 void ramp_eval_defaults(ramp_eval_options *o);
@@ -977,7 +1028,40 @@ ramp_status ramp_eval_print_table4(FILE *f, const ramp_eval_result *const *r,
                                    int n);
 ramp_status ramp_eval_print_table9(FILE *f, const ramp_eval_result *const *r,
                                    int n);
+/* Table 5 (Appendix A.3): on held-out batches of >= min_tokens, the
+ * speedup of the trace-tuned table, the per-GPU table, RaMP and exhaustive
+ * search over vLLM's tuning, and of RaMP and exhaustive search over the
+ * trace-tuned table; RaMP's with bootstrap intervals. */
+ramp_status ramp_eval_print_table5(FILE *f, const ramp_eval_result *const *r,
+                                   int n);
 ramp_status ramp_eval_print_summary(FILE *f, const ramp_eval_result *r);
+
+/* The cost model's transfer to a new model: the target dataset's
+ * configurations fit by ramp_costmodel_fit_transfer on every dataset of
+ * another model, then scored on all of the target's traffic batches (none
+ * of them seen: "uniform" excluded, as in Table 3): RaMP-transferred's gap
+ * to exhaustive search, and the model's rank correlation and pick error on
+ * the target's loads. */
+typedef struct {
+    char model[RAMP_NAME_MAX];
+    char layout[16];
+    char trained_on[256];    /* "Qwen3-30B-A3B EP8, DeepSeek-V3 EP8" */
+    int ntrain;              /* training datasets */
+    int64_t train_loads;
+    int fitted, nconfigs;    /* target configurations with a fit */
+    int64_t batches, batches_ge;
+    double gap_all_pct, gap_ge_pct;   /* geomean layer time over exhaustive */
+    double spearman_median, pick_err_median;
+} ramp_eval_transfer;
+
+/* target: index into ts; datasets of the target's model are not used.
+ * RAMP_ERR_NOT_FOUND if no dataset of another model exists. */
+ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
+                                   int min_tokens, ramp_eval_transfer *out);
+/* One row per transfer, with the same layout's in-model (held-out domain)
+ * gap from r[i] when r is given (r[i] for x[i]; NULL entries skipped). */
+ramp_status ramp_eval_print_transfer(FILE *f, const ramp_eval_transfer *x, int n,
+                                     const ramp_eval_result *const *r);
 
 /* Writes dir/batches.csv (one row per scored batch: domain, batch,
  * batch_tokens, gpus, then <policy>_us per policy that ran) and
@@ -1010,7 +1094,12 @@ ramp_status ramp_svg_bars(const char *path, const char *title,
  *    "model": "...", "layout": "EP8", "device": "...", "sms": 132,
  *    "geometry": {"experts", "topk", "inter", "hidden", "bf16"},
  *    "occupancy": 2, "cost_terms": ["1", "waves", "tiles", "active"],
- *    "menu": [{"config": "r16.w256.s4", "theta": [t0, t1, t2, t3]}, ...]} */
+ *    "menu": [{"config": "r16.w256.s4", "theta": [t0, t1, t2, t3],
+ *              "slots": 132}, ...],
+ *    "checksum": "sha256:<64 hex digits>"}
+ * "slots" (S_c, optional: sms * occupancy) and "checksum" (optional; over
+ * the plan's canonical content, docs/formats.md; a mismatch is
+ * RAMP_ERR_FORMAT) came after the first plans, which still read. */
 
 typedef struct {
     char model[RAMP_NAME_MAX];
@@ -1023,6 +1112,12 @@ typedef struct {
     int count;
     ramp_config configs[RAMP_MENU_MAX];
     double theta[RAMP_MENU_MAX][RAMP_COST_TERMS];
+    int slots[RAMP_MENU_MAX];         /* S_c of each entry, the tiles per
+                                         wave of its W term (JSON "slots");
+                                         0: sms * blocks_per_sm, as in plans
+                                         written before the fit chose it */
+    int checksum;                     /* set by the reader: 1 if the file
+                                         carried a checksum and it matched */
 } ramp_plan;
 
 /* A plan from a dataset's menu and an EQ3 model fit on the same dataset's
@@ -1042,6 +1137,8 @@ ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
 /* The plan's pick for a load: argmin over its entries of Equation 3 (ties
  * to the earlier entry), the CPU twin of the selection kernel. */
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load);
+/* S_c of entry i: slots[i], or sms * blocks_per_sm where it is 0. */
+int ramp_plan_slots(const ramp_plan *p, int i);
 
 /* ======================================================================
  * 9. GPU runtime (advanced): driver API and NVRTC loaded with dlopen.
@@ -1225,6 +1322,14 @@ ramp_status ramp_kernel_attributes(const ramp_kernel *k,
 ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
                                const unsigned block[3], int dynamic_smem,
                                ramp_stream stream, void **args);
+/* The same with programmatic dependent launch (Hopper): the kernel may start
+ * while the previous kernel on the stream is still running, so it must run
+ * `griddepcontrol.wait` before it reads that kernel's outputs (which then
+ * waits for it to finish and its writes to be visible). A plain launch on
+ * drivers without cuLaunchKernelEx. */
+ramp_status ramp_kernel_launch_pdl(const ramp_kernel *k, const unsigned grid[3],
+                                   const unsigned block[3], int dynamic_smem,
+                                   ramp_stream stream, void **args);
 
 /* ---- 9.4 The selection kernel (Section 3.2, Algorithm 1) ----------------- */
 
@@ -1350,6 +1455,92 @@ ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
  * 48K pairs and more) keeps the list in device memory instead. */
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d);
 void ramp_selector_free(ramp_selector *s);
+
+/* ======================================================================
+ * 10. The MoE layer: selection kernel + polymorphic kernel (Section 3.3)
+ * ==================================================================== */
+
+/* One MoE layer on one GPU, served from a plan: every call runs the
+ * selection kernel (which picks the menu entry from the routing and groups
+ * the tokens) and then the polymorphic kernel (which runs that entry): two
+ * launches, no host synchronisation, no allocation after creation, so a
+ * call can be captured in a CUDA graph once and replayed for any routing. */
+typedef struct ramp_layer ramp_layer;
+
+typedef struct {
+    /* This GPU's experts, in local order, in device memory; the layout of
+     * kernels/moe_v1.cuh (vLLM's block_shape = [128, 128]):
+     *   w13 [EL, 2h, d] gate rows then up rows, w2 [EL, d, h],
+     *   FP8 e4m3 with f32 block scales w13_scale [EL, 2h/128, d/128] and
+     *   w2_scale [EL, d/128, h/128], or BF16 with no scales. */
+    ramp_devptr w13, w13_scale, w2, w2_scale;
+    /* The shapes the engine holds them in ({EL, 2h, d} and {EL, d, h}),
+     * checked against the plan so that a plan for another model or layout
+     * fails here and not with a wrong answer. */
+    int64_t w13_shape[3], w2_shape[3];
+    int bf16;               /* 1: BF16 weights (must match the plan) */
+    int experts;            /* E: router ids are in [0, E) */
+    int first_expert;       /* this GPU holds first_expert .. +local_experts-1 */
+    int local_experts;      /* EL (<= the plan's geometry.experts) */
+    const int32_t *local_of;/* or [E]: local index of each expert, -1 held
+                               elsewhere (NULL: the contiguous range above) */
+    int max_tokens;         /* most tokens one call carries (>= 1) */
+    int hidden_bf16;        /* FP8 layers: hidden states arrive as BF16 and
+                               are quantized inside (0: FP8 with scales) */
+    int serial_launch;      /* 1: launch the polymorphic kernel after the
+                               selection kernel ends (0, the default: with
+                               programmatic dependent launch, its blocks
+                               start while the selection runs) */
+} ramp_layer_desc;
+
+/* Checks the plan (ramp_plan_validate) and the descriptor against it,
+ * compiles (or reads from the cache) and loads both kernels, and allocates
+ * every buffer a call needs. Errors say which field disagrees: weight
+ * shapes or precision that do not match the plan's geometry, EL above the
+ * plan's, k > E, a menu too large for one kernel. A device whose SM count
+ * differs from the plan's is not an error (the layer runs; the choice was
+ * tuned elsewhere): ramp_layer_info says so. */
+ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan,
+                              const ramp_layer_desc *d, ramp_layer **out);
+void ramp_layer_free(ramp_layer *layer);
+
+/* One call's tensors, all device memory. */
+typedef struct {
+    ramp_devptr x;            /* [tokens, d]: FP8 e4m3, or BF16 if the layer
+                                 was created with hidden_bf16 or is BF16 */
+    ramp_devptr x_scale;      /* f32 [tokens, d/128] (FP8 input only) */
+    ramp_devptr topk_ids;     /* int32 [tokens, k] router choices; ids of
+                                 other GPUs' experts and -1 are skipped, ids
+                                 outside [-1, E) skipped and counted */
+    ramp_devptr topk_weights; /* f32 [tokens, k] router weights */
+    ramp_devptr out;          /* f32 [tokens, d]: this GPU's experts'
+                                 contributions are ADDED (zero it first) */
+    int tokens;               /* used when tokens_dev == 0 */
+    ramp_devptr tokens_dev;   /* 0, or a device int32 token count read by the
+                                 kernels (a graph then serves any batch size
+                                 up to max_tokens; out of range: clamped) */
+} ramp_layer_io;
+
+/* Queues the two launches on `stream` (not NULL). Fails before launching
+ * on tokens outside [0, max_tokens] or a required pointer that is 0. */
+ramp_status ramp_layer_run(ramp_layer *layer, const ramp_layer_io *io,
+                           ramp_stream stream);
+
+typedef struct {
+    int entries;              /* menu size */
+    ramp_config configs[RAMP_MENU_MAX];
+    int threads;              /* polymorphic kernel: block */
+    long long smem_bytes;     /* dynamic shared memory (largest entry) */
+    int registers;            /* per thread (the most any entry needs) */
+    int blocks_per_sm;        /* its occupancy */
+    unsigned grid;            /* blocks per launch (largest entry's bound) */
+    int plan_sms, device_sms; /* differ: the choice was tuned on another GPU */
+    char warning[160];        /* empty, or what differs from the plan */
+    ramp_select_device select;/* the selection's outputs (chosen index in
+                                 meta[RAMP_SELECT_META_CHOSEN]) */
+} ramp_layer_info;
+
+ramp_status ramp_layer_get_info(const ramp_layer *layer, ramp_layer_info *out);
 
 #ifdef __cplusplus
 }

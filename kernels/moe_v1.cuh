@@ -48,6 +48,13 @@
  *   RAMP_HIDDEN (d), RAMP_INTER (h), RAMP_TOPK (k), RAMP_EXPERTS (local E)
  *   RAMP_BF16 (0: FP8 block-scaled, 1: BF16), RAMP_XBF16 (0: FP8 hidden
  *   states with scales, 1: BF16 hidden states), RAMP_KERNEL_NAME (ramp_moe_v1)
+ *
+ * Polymorphic builds (moe_poly.cuh) include this file once per menu entry,
+ * each time inside its own namespace with RAMP_V1_BODY_ONLY=1: no __global__
+ * is emitted, v1_body() is the entry's whole kernel, and the V1_* macros are
+ * undefined at the end so that the next entry can define its own. Barriers
+ * are named (bar.sync 1 over V1_THREADS), so an entry of 128 threads runs
+ * in a wider block whose surplus warps have already returned.
  */
 #include "fp8.cuh"
 #include "moe_v1_params.h"
@@ -71,6 +78,9 @@
 #endif
 #ifndef RAMP_KERNEL_NAME
 #define RAMP_KERNEL_NAME ramp_moe_v1
+#endif
+#ifndef RAMP_V1_BODY_ONLY
+#define RAMP_V1_BODY_ONLY 0
 #endif
 #if RAMP_BF16
 #undef RAMP_XBF16
@@ -142,6 +152,13 @@ static __device__ __forceinline__ void v1_cp4(unsigned dst, const void *src, int
 }
 #define V1_COMMIT() asm volatile("cp.async.commit_group;\n" ::: "memory")
 #define V1_WAIT(n) asm volatile("cp.async.wait_group %0;\n" :: "n"(n) : "memory")
+/* The block barrier of this configuration's V1_THREADS threads: named in a
+ * polymorphic kernel, where the block may be wider than the entry. */
+#if RAMP_V1_BODY_ONLY
+#define V1_SYNC() asm volatile("bar.sync 1, %0;\n" :: "n"(V1_THREADS) : "memory")
+#else
+#define V1_SYNC() __syncthreads()
+#endif
 
 static __device__ __forceinline__ void v1_ldsm4(unsigned addr, unsigned *r) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -448,7 +465,7 @@ static __device__ __forceinline__ void v1_act_quant(const v1_ctx *c, float (*acc
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
             if (g == 0) amax[wi * V1_NPAD + nt * 8 + tq * 2 + j] = m;
         }
-    __syncthreads();
+    V1_SYNC();
     const int gw = wi - wi % V1_GW; /* first warp of this 128-column group */
 #pragma unroll
     for (int nt = 0; nt < V1_NT; nt++)
@@ -488,7 +505,7 @@ static __device__ __forceinline__ void v1_act_quant(const v1_ctx *c, float (*acc
 #endif
         }
 #endif
-    __syncthreads();
+    V1_SYNC();
 }
 
 #if RAMP_XBF16
@@ -615,17 +632,17 @@ static __device__ __forceinline__ void v1_run(const v1_ctx *c, const v1_tile *t,
         const int pair = st < V1_NUP && ((st % V1_UPS) & 1) == 0;
         if (pair) V1_WAIT(RAMP_STAGES - 2);
         else V1_WAIT(RAMP_STAGES - 1);
-        __syncthreads();
+        V1_SYNC();
         if (pair) {
             v1_quant_tokens(c, st);
-            __syncthreads();
+            V1_SYNC();
         }
 #else
         V1_WAIT(RAMP_STAGES - 1);
-        __syncthreads();
+        V1_SYNC();
 #endif
         v1_compute(c, t, st, acc);
-        __syncthreads(); /* the slot of st is free for the next issue */
+        V1_SYNC(); /* the slot of st is free for the next issue */
     }
     V1_WAIT(0);
 }
@@ -649,9 +666,41 @@ static __device__ __forceinline__ void v1_decode(int tt, int rtiles, int *r, int
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(V1_THREADS, 1)
-RAMP_KERNEL_NAME(const ramp_moe_params prm) {
-    extern __shared__ __align__(128) unsigned char ramp_v1_smem[];
+/* The tile after tt: tt + grid (static striding), or, with a tile counter
+ * (sched, the polymorphic kernel's), the next unclaimed tile, so that
+ * blocks that finish early take more (a tile scheduler, like the hardware's
+ * for a plain grid). Thread 0 claims it when the current tile starts (its
+ * latency hides behind the tile) and flag[1] broadcasts it. */
+static __device__ __forceinline__ int v1_next(int *sched, int tt, int grid, int claim,
+                                              int *flag) {
+    if (!sched) return tt + grid;
+    if (threadIdx.x == 0) flag[1] = grid + claim;
+    V1_SYNC();
+    const int next = flag[1];
+    V1_SYNC(); /* everyone has read it before thread 0 claims again */
+    return next;
+}
+
+/* The whole kernel of this configuration for block `block` of `grid`
+ * (threads 0 .. V1_THREADS-1; smem: ramp_moe_v1_layout_of(...).total bytes,
+ * 128-byte aligned). In a polymorphic kernel, tiles after the first come
+ * from the counter sched. */
+#if RAMP_V1_BODY_ONLY
+/* Not inlined into the polymorphic kernel's switch: inlined, the compiler
+ * allocates registers across the entries' bodies together and spills where
+ * no entry alone would; a call gives each entry its own allocation (and
+ * takes the parameters by value: a reference to the kernel's parameter
+ * space would be copied to the stack). Inlined into a single-configuration
+ * kernel, a reference keeps them in the parameter bank. */
+#define V1_BODY_INLINE __noinline__
+#define V1_PRM const ramp_moe_params
+#else
+#define V1_BODY_INLINE __forceinline__
+#define V1_PRM const ramp_moe_params &
+#endif
+static __device__ V1_BODY_INLINE void v1_body(V1_PRM prm,
+                                               unsigned char *ramp_v1_smem,
+                                               int block, int grid, int *sched) {
     v1_ctx c;
     c.x = (const unsigned char *)prm.x;
     c.x_scale = (const float *)prm.x_scale;
@@ -676,7 +725,17 @@ RAMP_KERNEL_NAME(const ramp_moe_params prm) {
     const int slots = prm.num_tokens * RAMP_TOPK;
 
     float acc[V1_MTW][V1_NT][4];
-    for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
+#if RAMP_V1_BODY_ONLY
+    /* The first tile by the block's index, the next ones from the counter
+     * (tiles grid, grid + 1, ...). */
+    int claim = 0;
+    for (int tt = block; tt < total; tt = v1_next(sched, tt, grid, claim, flag)) {
+        if (threadIdx.x == 0) claim = atomicAdd(sched, 1);
+#else
+    /* a single configuration strides statically */
+    (void)sched;
+    for (int tt = block; tt < total; tt += grid) {
+#endif
         v1_tile t;
         int sub;
         v1_decode(tt, rtiles, &t.r, &sub);
@@ -691,13 +750,13 @@ RAMP_KERNEL_NAME(const ramp_moe_params prm) {
             tok[n] = s < 0 ? -1 : s;
             rw[n] = s < 0 ? 0.f : topk_w[s];
         }
-        __syncthreads();
+        V1_SYNC();
         v1_zero(acc);
 #if RAMP_SPLITK > 1
         v1_run(&c, &t, 0, V1_NUP, acc);
         /* Last of the split-K blocks of (row tile, slice) finishes the tile. */
         __threadfence();
-        __syncthreads();
+        V1_SYNC();
         if (threadIdx.x == 0) {
             int *cnt = (int *)prm.ws_count + (size_t)t.r * V1_SLICES + t.slice;
             int old = atomicAdd(cnt, 1);
@@ -705,7 +764,7 @@ RAMP_KERNEL_NAME(const ramp_moe_params prm) {
             if (last) atomicExch(cnt, 0);
             *flag = last;
         }
-        __syncthreads();
+        V1_SYNC();
         if (*flag) {
             __threadfence();
             for (int p = 0; p < V1_NPASS; p++) {
@@ -731,3 +790,45 @@ RAMP_KERNEL_NAME(const ramp_moe_params prm) {
 #endif
     }
 }
+
+#if !RAMP_V1_BODY_ONLY
+extern "C" __global__ void __launch_bounds__(V1_THREADS, 1)
+RAMP_KERNEL_NAME(const ramp_moe_params prm) {
+    extern __shared__ __align__(128) unsigned char ramp_v1_smem[];
+    v1_body(prm, ramp_v1_smem, blockIdx.x, gridDim.x, 0);
+}
+#else
+enum { v1_threads = V1_THREADS }; /* block threads this entry needs */
+#undef V1_NPAD
+#undef V1_NT
+#undef V1_MTW
+#undef V1_HMT
+#undef V1_THREADS
+#undef V1_WARPS
+#undef V1_RW
+#undef V1_CW
+#undef V1_GW
+#undef V1_AROWS
+#undef V1_PW
+#undef V1_NPASS
+#undef V1_EB
+#undef V1_KS
+#undef V1_KRANGE
+#undef V1_UPS
+#undef V1_NUP
+#undef V1_DCHUNKS
+#undef V1_DKS
+#undef V1_NDOWN
+#undef V1_SLICES
+#undef V1_Q
+#undef V1_GROUP
+#undef V1_ACC
+#undef V1_FP8
+#undef V1_COMMIT
+#undef V1_WAIT
+#undef V1_SYNC
+#undef V1_LAYOUT
+#undef V1_BKEEP
+#undef V1_BODY_INLINE
+#undef V1_PRM
+#endif

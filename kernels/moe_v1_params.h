@@ -51,6 +51,28 @@ typedef struct {
 
 #define RAMP_MOE_PARAMS_BYTES (13 * 8 + 2 * 4)
 
+/* The polymorphic kernel's parameters: the v1 block plus its own. (Kept out
+ * of ramp_moe_params: growing that struct cost the single-configuration
+ * kernels up to 17 registers per thread in ptxas 13.0.) */
+typedef struct {
+    ramp_moe_params moe;
+    ramp_moe_u64 choice;       /* [1] i32 menu index to run (device memory,
+                                  written by the selection kernel) */
+    ramp_moe_u64 sched;        /* i32 [2]: the tile scheduler's tile counter
+                                  and finished-block counter; zero before the
+                                  first launch, and the kernel leaves them
+                                  zero */
+    ramp_moe_i32 persist_grid; /* blocks a persistent entry uses (sms * blocks
+                                  per SM of the polymorphic kernel) */
+    ramp_moe_i32 sms;          /* the GPU's SMs (for a tile order that spreads
+                                  few tiles over SMs: not used yet) */
+} ramp_poly_params;
+
+/* sched: the tile counter and the finished-block counter. */
+#define RAMP_POLY_SCHED_WORDS 2
+
+#define RAMP_POLY_PARAMS_BYTES (RAMP_MOE_PARAMS_BYTES + 2 * 8 + 2 * 4)
+
 /* Launch shape and shared-memory regions (byte offsets, 16-byte aligned).
  * Per pipeline slot (stages of them):
  *   a    weight rows [arows][64 B], 16-byte chunks XOR-swizzled

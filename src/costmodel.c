@@ -6,6 +6,13 @@
  * and the diagnostics the paper reports (rank correlation between predicted
  * and measured order, error of the picked configuration's prediction).
  *
+ * The wave size S_c of W = ceil(T / S_c) is fit per configuration: each
+ * multiple of the SM count up to sms * blocks_per_sm is tried, and the one
+ * with the lowest RMS relative error kept (bench/results/eval-2026-11-30.md:
+ * v1's second resident block adds little, so its time steps at sms tiles).
+ * Also here: the fit that transfers to a model never timed (load terms
+ * scaled by the hidden size, fit on other models' datasets).
+ *
  * Solvers work on small n (<= 16 terms) and possibly many rows. Both first
  * reduce [A | b] by a Householder QR to an n x n triangle, which keeps the
  * residual's gradient exact (A^T r = R^T (c - R x)) and makes the
@@ -80,9 +87,17 @@ void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
                           const ramp_geometry *g, int sms, int blocks_per_sm,
                           int nexp, const int32_t *load,
                           double terms[RAMP_COST_TERMS]) {
-    ramp_features f;
-    ramp_features_compute(c, g, sms, blocks_per_sm, nexp, load, &f);
-    terms_from(kind, f.tiles, slots_of(sms, blocks_per_sm), sms, f.active, terms);
+    ramp_costmodel_terms_slots(kind, c, g, sms, (int)slots_of(sms, blocks_per_sm), nexp, load,
+                               terms);
+}
+
+void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
+                                const ramp_geometry *g, int sms, int slots, int nexp,
+                                const int32_t *load, double terms[RAMP_COST_TERMS]) {
+    double rt = 0, act = 0;
+    if (c && g) rowtiles_of(nexp, load, c->rows, &rt, &act);
+    terms_from(kind, c && g ? q_of(c, g) * rt : 0, slots > 0 ? (double)slots : 1.0, sms, act,
+               terms);
 }
 
 /* ---- Householder QR ------------------------------------------------------ */
@@ -393,6 +408,7 @@ void ramp_costmodel_free(ramp_costmodel *m) {
     free(m->theta);
     free(m->rows);
     free(m->rel_rmse);
+    free(m->slots);
     free(m);
 }
 
@@ -410,12 +426,14 @@ static ramp_status costmodel_alloc(const ramp_timing *t, ramp_costmodel_kind kin
     m->theta = ramp_calloc((size_t)nc * RAMP_COST_TERMS, sizeof *m->theta);
     m->rows = ramp_calloc((size_t)nc, sizeof *m->rows);
     m->rel_rmse = ramp_calloc((size_t)nc, sizeof *m->rel_rmse);
-    if (!m->configs || !m->blocks_per_sm || !m->theta || !m->rows || !m->rel_rmse) {
+    m->slots = ramp_calloc((size_t)nc, sizeof *m->slots);
+    if (!m->configs || !m->blocks_per_sm || !m->theta || !m->rows || !m->rel_rmse || !m->slots) {
         ramp_costmodel_free(m);
         return RAMP_ERR_OUT_OF_MEMORY;
     }
     memcpy(m->configs, t->configs, (size_t)nc * sizeof *m->configs);
     memcpy(m->blocks_per_sm, t->blocks_per_sm, (size_t)nc * sizeof *m->blocks_per_sm);
+    for (int c = 0; c < nc; c++) m->slots[c] = (int)slots_of(t->sms, t->blocks_per_sm[c]);
     *out = m;
     return RAMP_OK;
 }
@@ -475,8 +493,10 @@ ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
     double *rt = ramp_calloc((size_t)nsel * (nrows + 1), sizeof *rt);
     double *A = ramp_calloc((size_t)nsel * RAMP_COST_TERMS, sizeof *A);
     double *bvec = ramp_calloc((size_t)nsel, sizeof *bvec);
+    double *tiles = ramp_calloc((size_t)nsel * 3, sizeof *tiles);
+    double *act = tiles ? tiles + nsel : NULL, *tm = tiles ? tiles + 2 * nsel : NULL;
     ramp_status st = RAMP_OK;
-    if (!sel || !rt || !A || !bvec) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
+    if (!sel || !rt || !A || !bvec || !tiles) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
     int64_t k = 0;
     for (int64_t i = 0; i < t->nloads; i++) {
         if (mask && !mask[i]) continue;
@@ -491,7 +511,7 @@ ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
     for (int c = 0; c < nc && st == RAMP_OK; c++) {
         const ramp_config *cfg = &t->configs[c];
         int slot = rows_slot(rows, nrows, cfg->rows);
-        double q = q_of(cfg, &t->geom), slots = slots_of(t->sms, t->blocks_per_sm[c]);
+        double q = q_of(cfg, &t->geom);
         int64_t nr = 0;
         for (int64_t j = 0; j < nsel; j++) {
             double time = t->times_us[(size_t)sel[j] * nc + c];
@@ -505,30 +525,56 @@ ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
                                     ramp_config_name(cfg, name, sizeof name), time);
                 break;
             }
-            double terms[RAMP_COST_TERMS];
-            terms_from(kind, q * rt[j * (nrows + 1) + slot], slots, t->sms,
-                       rt[j * (nrows + 1) + nrows], terms);
-            for (int l = 0; l < RAMP_COST_TERMS; l++)
-                A[nr * RAMP_COST_TERMS + l] = terms[l] / time;
-            bvec[nr] = 1.0;
+            tiles[nr] = q * rt[j * (nrows + 1) + slot];
+            act[nr] = rt[j * (nrows + 1) + nrows];
+            tm[nr] = time;
             nr++;
         }
         if (st != RAMP_OK) break;
         m->rows[c] = nr;
         m->rel_rmse[c] = NAN;
         if (nr == 0) continue;
+        /* S_c, the tiles per wave: every multiple of the SM count up to the
+         * resident capacity sms * blocks_per_sm is a candidate (a kernel
+         * whose second resident block adds little throughput steps at
+         * sms tiles, not at the capacity); the fit keeps the one with the
+         * lowest RMS relative error on its own loads, ties to the larger.
+         * Only Equation 3 has a wave term. */
+        int bps = t->blocks_per_sm[c] > 0 ? t->blocks_per_sm[c] : 1;
+        int sms = t->sms > 0 ? t->sms : 1;
+        int ncand = kind == RAMP_COSTMODEL_EQ3 ? bps : 1;
         double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
-        st = kind == RAMP_COSTMODEL_EQ3
-                 ? ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, th)
-                 : ramp_ols(A, (int)nr, RAMP_COST_TERMS, bvec, th);
-        if (st != RAMP_OK) break;
-        double ss = 0;
-        for (int64_t j = 0; j < nr; j++) {
-            double p = 0;
-            for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * th[l];
-            ss += (p - 1) * (p - 1);
+        double best_err = INFINITY;
+        for (int cj = 0; cj < ncand && st == RAMP_OK; cj++) {
+            int S = sms * (bps - cj);
+            double cand[RAMP_COST_TERMS] = {0};
+            for (int64_t j = 0; j < nr; j++) {
+                double terms[RAMP_COST_TERMS];
+                terms_from(kind, tiles[j], (double)S, t->sms, act[j], terms);
+                for (int l = 0; l < RAMP_COST_TERMS; l++)
+                    A[j * RAMP_COST_TERMS + l] = terms[l] / tm[j];
+                bvec[j] = 1.0;
+            }
+            st = kind == RAMP_COSTMODEL_EQ3
+                     ? ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, cand)
+                     : ramp_ols(A, (int)nr, RAMP_COST_TERMS, bvec, cand);
+            if (st != RAMP_OK) break;
+            double ss = 0;
+            for (int64_t j = 0; j < nr; j++) {
+                double p = 0;
+                for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * cand[l];
+                ss += (p - 1) * (p - 1);
+            }
+            double err = sqrt(ss / (double)nr);
+            /* A smaller wave must fit clearly better, not by rounding. */
+            if (cj == 0 || err < best_err * (1.0 - 1e-9)) {
+                best_err = err;
+                memcpy(th, cand, sizeof cand);
+                m->slots[c] = S;
+            }
         }
-        m->rel_rmse[c] = sqrt(ss / (double)nr);
+        if (st != RAMP_OK) break;
+        m->rel_rmse[c] = best_err;
         fitted++;
     }
     if (st == RAMP_OK && fitted == 0)
@@ -540,6 +586,101 @@ done:
     free(rt);
     free(A);
     free(bvec);
+    free(tiles);
+    if (st != RAMP_OK) {
+        ramp_costmodel_free(m);
+        return st;
+    }
+    *out = m;
+    return RAMP_OK;
+}
+
+/* S_c of a fitted model: the fit's choice, or sms * blocks_per_sm. */
+static double model_slots(const ramp_costmodel *m, int c) {
+    if (m->slots && m->slots[c] > 0) return (double)m->slots[c];
+    return slots_of(m->sms, m->blocks_per_sm[c]);
+}
+
+int ramp_costmodel_slots(const ramp_costmodel *m, int config) {
+    if (!m || config < 0 || config >= m->nconfigs) return 0;
+    return (int)model_slots(m, config);
+}
+
+/* ---- transfer to a new model ------------------------------------------------ */
+
+double ramp_costmodel_transfer_scale(const ramp_geometry *g) {
+    return g && g->hidden > 0 ? (double)g->hidden / 2048.0 : 1.0;
+}
+
+ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntrain,
+                                        const ramp_timing *target, ramp_costmodel **out) {
+    RAMP_CHECK(out && train && ntrain >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_fit_transfer: NULL argument or no training dataset");
+    RAMP_TRY(check_timing(target));
+    int64_t total = 0;
+    for (int k = 0; k < ntrain; k++) {
+        RAMP_TRY(check_timing(train[k]));
+        total += train[k]->nloads;
+    }
+    RAMP_CHECK(total >= 1 && total <= INT32_MAX, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_fit_transfer: %lld training loads", (long long)total);
+    ramp_costmodel *m = NULL;
+    RAMP_TRY(costmodel_alloc(target, RAMP_COSTMODEL_EQ3, &m));
+    double *A = ramp_calloc((size_t)total * RAMP_COST_TERMS, sizeof *A);
+    double *bvec = ramp_calloc((size_t)total, sizeof *bvec);
+    int *col = ramp_calloc((size_t)ntrain, sizeof *col);
+    ramp_status st = A && bvec && col ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+    int fitted = 0;
+    double st_target = ramp_costmodel_transfer_scale(&target->geom);
+    for (int c = 0; c < target->nconfigs && st == RAMP_OK; c++) {
+        const ramp_config *cfg = &target->configs[c];
+        m->rows[c] = 0;
+        m->rel_rmse[c] = NAN;
+        int64_t nr = 0;
+        for (int k = 0; k < ntrain; k++) {
+            const ramp_timing *t = train[k];
+            col[k] = -1;
+            for (int j = 0; j < t->nconfigs; j++)
+                if (ramp_config_equal(&t->configs[j], cfg)) col[k] = j;
+            if (col[k] < 0) continue;
+            double sc = ramp_costmodel_transfer_scale(&t->geom);
+            for (int64_t i = 0; i < t->nloads; i++) {
+                double time = t->times_us[(size_t)i * t->nconfigs + col[k]];
+                if (!(time > 0) || !isfinite(time)) continue; /* unmeasured */
+                double terms[RAMP_COST_TERMS];
+                ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, cfg, &t->geom, t->sms,
+                                     t->blocks_per_sm[col[k]], t->nexp[i], ramp_load_of(t, i),
+                                     terms);
+                for (int l = 1; l < RAMP_COST_TERMS; l++) terms[l] *= sc;
+                for (int l = 0; l < RAMP_COST_TERMS; l++)
+                    A[nr * RAMP_COST_TERMS + l] = terms[l] / time;
+                bvec[nr++] = 1.0;
+            }
+        }
+        if (nr == 0) continue;
+        double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
+        st = ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, th);
+        if (st != RAMP_OK) break;
+        double ss = 0;
+        for (int64_t j = 0; j < nr; j++) {
+            double p = 0;
+            for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * th[l];
+            ss += (p - 1) * (p - 1);
+        }
+        m->rel_rmse[c] = sqrt(ss / (double)nr);
+        /* Fold the target's scale into the coefficients: a plain EQ3 model
+         * of the target's configurations, at its own sms * blocks_per_sm. */
+        for (int l = 1; l < RAMP_COST_TERMS; l++) th[l] *= st_target;
+        m->rows[c] = nr;
+        fitted++;
+    }
+    if (st == RAMP_OK && fitted == 0)
+        st = ramp_set_error(RAMP_ERR_NOT_FOUND, __FILE__, __LINE__,
+                            "ramp_costmodel_fit_transfer: no configuration of the target is "
+                            "timed in the training datasets");
+    free(A);
+    free(bvec);
+    free(col);
     if (st != RAMP_OK) {
         ramp_costmodel_free(m);
         return st;
@@ -568,8 +709,7 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
             if (nseen < 64) { seen_b[nseen] = b; seen_rt[nseen++] = rt; }
         }
         double terms[RAMP_COST_TERMS];
-        terms_from(m->kind, q_of(cfg, &m->geom) * rt,
-                   slots_of(m->sms, m->blocks_per_sm[c]), m->sms, active, terms);
+        terms_from(m->kind, q_of(cfg, &m->geom) * rt, model_slots(m, c), m->sms, active, terms);
         const double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
         double p = 0;
         for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
@@ -582,8 +722,8 @@ double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
     if (!m || config < 0 || config >= m->nconfigs) return NAN;
     if (m->rows[config] == 0) return INFINITY;
     double terms[RAMP_COST_TERMS];
-    ramp_costmodel_terms(m->kind, &m->configs[config], &m->geom, m->sms,
-                         m->blocks_per_sm[config], nexp, load, terms);
+    ramp_costmodel_terms_slots(m->kind, &m->configs[config], &m->geom, m->sms,
+                               (int)model_slots(m, config), nexp, load, terms);
     const double *th = &m->theta[(size_t)config * RAMP_COST_TERMS];
     double p = 0;
     for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];

@@ -33,6 +33,28 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 
+/* cuLaunchKernelEx's configuration (cuda.h, CUDA 12.0+), for programmatic
+ * dependent launch: the attribute id and the value layout are the driver's. */
+#define RAMP_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int programmatic_stream_serialization_allowed;
+    } value;
+} CUlaunchAttribute;
+typedef struct {
+    unsigned grid_x, grid_y, grid_z;
+    unsigned block_x, block_y, block_z;
+    unsigned smem;
+    CUstream stream;
+    CUlaunchAttribute *attrs;
+    unsigned nattrs;
+} CUlaunchConfig;
+_Static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
+_Static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout");
+
 enum {
     RAMP_CUDA_SUCCESS = 0,
     RAMP_CUDA_ERROR_NOT_INITIALIZED = 3,
@@ -97,6 +119,9 @@ typedef struct {
                              unsigned bx, unsigned by, unsigned bz,
                              unsigned smem, CUstream stream, void **params,
                              void **extra);
+    /* optional (NULL on drivers before CUDA 12.0) */
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction f,
+                               void **params, void **extra);
     CUresult (*MemAlloc)(CUdeviceptr *p, size_t bytes);
     CUresult (*MemFree)(CUdeviceptr p);
     CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);

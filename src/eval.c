@@ -368,7 +368,8 @@ ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
                     view_times[(size_t)i * t->nconfigs + c] = NAN;
         }
         if (o->menu_size > 0) {
-            st = ramp_menu_greedy(&view, traffic, o->menu_size, 0, NULL, &fold->menu);
+            st = ramp_menu_greedy_objective(&view, traffic, o->menu_size, 0, NULL,
+                                            o->menu_objective, &fold->menu);
             if (st != RAMP_OK) break;
         }
         ramp_policy_options po = o->policy;
@@ -534,6 +535,180 @@ ramp_status ramp_eval_print_table3(FILE *f, const ramp_eval_result *const *r, in
         fprintf(f, "\n");
     }
     fprintf(f, "Gap: RaMP's time over exhaustive search, all batches (geometric mean).\n");
+    return finish_print(f);
+}
+
+/* ---- transfer to a new model ------------------------------------------------ */
+
+ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
+                                   int min_tokens, ramp_eval_transfer *out) {
+    RAMP_CHECK(ts && out && n >= 1 && target >= 0 && target < n, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_eval_transfer_run: bad arguments (n = %d, target = %d)", n, target);
+    const ramp_timing *t = ts[target];
+    RAMP_CHECK(t && t->nloads >= 1, RAMP_ERR_INVALID_ARGUMENT, "target dataset is empty");
+    RAMP_TRY(check_times(t));
+    memset(out, 0, sizeof *out);
+    snprintf(out->model, sizeof out->model, "%s", t->model);
+    snprintf(out->layout, sizeof out->layout, "%s", t->layout);
+    const ramp_timing **train = ramp_calloc((size_t)n, sizeof *train);
+    if (!train) return RAMP_ERR_OUT_OF_MEMORY;
+    size_t used = 0;
+    for (int k = 0; k < n; k++) {
+        if (!ts[k] || strcmp(ts[k]->model, t->model) == 0) continue;
+        train[out->ntrain++] = ts[k];
+        out->train_loads += ts[k]->nloads;
+        int w = snprintf(out->trained_on + used, sizeof out->trained_on - used, "%s%s %s",
+                         used ? ", " : "", ts[k]->model, ts[k]->layout);
+        if (w > 0 && used + (size_t)w < sizeof out->trained_on) used += (size_t)w;
+    }
+    if (out->ntrain == 0) {
+        free(train);
+        RAMP_FAIL(RAMP_ERR_NOT_FOUND, "transfer to %s %s: no dataset of another model", t->model,
+                  t->layout);
+    }
+    ramp_costmodel *m = NULL;
+    ramp_status st = ramp_costmodel_fit_transfer(train, out->ntrain, t, &m);
+    free(train);
+    if (st != RAMP_OK) return st;
+    out->nconfigs = t->nconfigs;
+    for (int c = 0; c < t->nconfigs; c++) out->fitted += m->rows[c] > 0;
+    ramp_batches bt;
+    st = ramp_batches_build(t, &bt);
+    if (st != RAMP_OK) {
+        ramp_costmodel_free(m);
+        return st;
+    }
+    int uniform = -1;
+    for (int d = 0; d < t->ndomains; d++)
+        if (strcmp(t->domains[d], "uniform") == 0) uniform = d;
+    int nc = t->nconfigs;
+    int *cands = ramp_calloc((size_t)nc, sizeof *cands);
+    double *pred = ramp_calloc((size_t)nc, sizeof *pred);
+    double *scratch = ramp_calloc((size_t)nc * 3, sizeof *scratch);
+    double *rhos = ramp_calloc((size_t)t->nloads, sizeof *rhos);
+    double *errs = ramp_calloc((size_t)t->nloads, sizeof *errs);
+    if (!cands || !pred || !scratch || !rhos || !errs) st = RAMP_ERR_OUT_OF_MEMORY;
+    int ncand = 0;
+    for (int c = 0; c < nc; c++)
+        if (t->blocks_per_sm[c] >= 1 && m->rows[c] > 0) cands[ncand++] = c;
+    if (st == RAMP_OK && ncand == 0)
+        st = ramp_set_error(RAMP_ERR_NOT_FOUND, __FILE__, __LINE__,
+                            "transfer to %s %s: no runnable configuration has a fit", t->model,
+                            t->layout);
+    double lall = 0, lge = 0;
+    int64_t nr = 0, ne = 0;
+    for (int64_t b = 0; b < bt.count && st == RAMP_OK; b++) {
+        int64_t first = bt.loads[bt.first[b]];
+        if (t->domain[first] == uniform) continue;
+        double lr = 0, lx = 0;
+        for (int64_t j = bt.first[b]; j < bt.first[b + 1] && st == RAMP_OK; j++) {
+            int64_t i = bt.loads[j];
+            int c = -1;
+            st = ramp_costmodel_pick(m, t->nexp[i], ramp_load_of(t, i), cands, ncand, &c);
+            if (st != RAMP_OK) break;
+            const float *tm = ramp_times_of(t, i);
+            double best = INFINITY;
+            for (int k = 0; k < nc; k++)
+                if (t->blocks_per_sm[k] >= 1 && tm[k] < best) best = tm[k];
+            if (tm[c] > lr) lr = tm[c];
+            if (best > lx) lx = best;
+            double rho, err;
+            ramp_costmodel_load_diag(m, t, i, cands, ncand, scratch, &rho, &err, pred);
+            if (!isnan(rho)) rhos[nr++] = rho;
+            if (!isnan(err)) errs[ne++] = err;
+        }
+        if (st != RAMP_OK) break;
+        out->batches++;
+        lall += log(lr / lx);
+        if (t->batch_tokens[first] >= min_tokens) {
+            out->batches_ge++;
+            lge += log(lr / lx);
+        }
+    }
+    if (st == RAMP_OK) {
+        out->gap_all_pct = out->batches ? (exp(lall / (double)out->batches) - 1) * 100 : NAN;
+        out->gap_ge_pct = out->batches_ge ? (exp(lge / (double)out->batches_ge) - 1) * 100 : NAN;
+        out->spearman_median = ramp_median_inplace(rhos, nr);
+        out->pick_err_median = ramp_median_inplace(errs, ne);
+    }
+    free(cands);
+    free(pred);
+    free(scratch);
+    free(rhos);
+    free(errs);
+    ramp_batches_free(&bt);
+    ramp_costmodel_free(m);
+    return st;
+}
+
+ramp_status ramp_eval_print_transfer(FILE *f, const ramp_eval_transfer *x, int n,
+                                     const ramp_eval_result *const *r) {
+    RAMP_CHECK(f && (x || n == 0) && n >= 0, RAMP_ERR_INVALID_ARGUMENT,
+               "report: NULL file or transfers");
+    fprintf(f, "Transfer: the cost model fit on the other models' datasets (load terms scaled by "
+               "hidden/2048), scored on every traffic batch of the one left out\n");
+    fprintf(f, "%-20s %-7s %7s %9s %9s %9s %9s %8s %8s  %s\n", "Model", "Layout", "Batches",
+            "Gap all", "Gap >=", "In-model", "In-model", "Spearman", "Pick err", "Fit on");
+    fprintf(f, "%-20s %-7s %7s %9s %9s %9s %9s %8s %8s\n", "", "", "", "(%)", "(%)", "all (%)",
+            ">= (%)", "median", "median");
+    for (int i = 0; i < n; i++) {
+        const ramp_eval_transfer *t = &x[i];
+        double ia = NAN, ig = NAN;
+        if (r && r[i]) {
+            ia = r[i]->policy[RAMP_POLICY_COSTMODEL].gap_all_pct;
+            ig = r[i]->policy[RAMP_POLICY_COSTMODEL].gap_ge_pct;
+        }
+        fprintf(f, "%-20.20s %-7.7s %7lld", t->model, t->layout, (long long)t->batches);
+        put_pct(f, 9, t->gap_all_pct);
+        put_pct(f, 9, t->gap_ge_pct);
+        put_pct(f, 9, ia);
+        put_pct(f, 9, ig);
+        fprintf(f, " %8.3f %7.1f%%  %s (%d of %d configurations fit)\n", t->spearman_median,
+                100 * t->pick_err_median, t->trained_on, t->fitted, t->nconfigs);
+    }
+    fprintf(f, "In-model: RaMP fit on the same layout's other domains (Table 3's gap).\n");
+    return finish_print(f);
+}
+
+/* "1.23 [1.10, 1.40]" into buf, or "-" when the ratio is undefined. */
+static void ci_text(char *buf, size_t size, const ramp_eval_ratio *q) {
+    if (!isfinite(q->geomean)) snprintf(buf, size, "-");
+    else if (isfinite(q->lo) && isfinite(q->hi))
+        snprintf(buf, size, "%.2f [%.2f, %.2f]", q->geomean, q->lo, q->hi);
+    else snprintf(buf, size, "%.2f", q->geomean);
+}
+
+ramp_status ramp_eval_print_table5(FILE *f, const ramp_eval_result *const *r, int n) {
+    RAMP_TRY(check_results(f, r, n));
+    int mt = n > 0 ? r[0]->min_tokens : 128;
+    fprintf(f, "Table 5: held-out domains, batches of >= %d tokens: speedup over vLLM's tuning and "
+               "over the trace-tuned table\n(geometric means over batches; brackets: 95%% "
+               "bootstrap interval over batches)\n", mt);
+    fprintf(f, "%-20s %-7s %7s | %-52s | %-31s\n", "", "", "", "Over vLLM's tuning",
+            "Over the trace-tuned table");
+    fprintf(f, "%-20s %-7s %7s | %11s %8s %20s %10s | %20s %10s\n", "Model", "Layout", "Batches",
+            "Trace-tuned", "Per-GPU", "RaMP", "Exhaustive", "RaMP", "Exhaustive");
+    for (int i = 0; i < n; i++) {
+        const ramp_eval_result *x = r[i];
+        ramp_eval_ratio q[6];
+        const int pairs[6][2] = {{RAMP_POLICY_VLLM, RAMP_POLICY_TRACE_TABLE},
+                                 {RAMP_POLICY_VLLM, RAMP_POLICY_PER_GPU_TABLE},
+                                 {RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL},
+                                 {RAMP_POLICY_VLLM, RAMP_POLICY_EXHAUSTIVE},
+                                 {RAMP_POLICY_TRACE_TABLE, RAMP_POLICY_COSTMODEL},
+                                 {RAMP_POLICY_TRACE_TABLE, RAMP_POLICY_EXHAUSTIVE}};
+        for (int j = 0; j < 6; j++) {
+            q[j].batches = 0;
+            q[j].geomean = q[j].lo = q[j].hi = NAN;
+            if (x->policy[pairs[j][0]].ran && x->policy[pairs[j][1]].ran)
+                RAMP_TRY(ratio_of(x, pairs[j][0], pairs[j][1], mt,
+                                  j == 2 || j == 4 ? x->bootstrap : 0, &q[j]));
+        }
+        char c[6][40];
+        for (int j = 0; j < 6; j++) ci_text(c[j], sizeof c[j], &q[j]);
+        fprintf(f, "%-20.20s %-7.7s %7lld | %11s %8s %20s %10s | %20s %10s\n", x->model, x->layout,
+                (long long)x->nbatches_ge, c[0], c[1], c[2], c[3], c[4], c[5]);
+    }
     return finish_print(f);
 }
 

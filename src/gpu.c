@@ -431,9 +431,9 @@ ramp_status ramp_kernel_attributes(const ramp_kernel *k, ramp_kernel_report *out
     return RAMP_OK;
 }
 
-ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
-                               const unsigned block[3], int dynamic_smem,
-                               ramp_stream stream, void **args) {
+static ramp_status launch(const ramp_kernel *k, const unsigned grid[3],
+                          const unsigned block[3], int dynamic_smem,
+                          ramp_stream stream, void **args, int pdl) {
     RAMP_CHECK(k && grid && block, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_kernel_launch: NULL argument");
     STREAM_ARG(stream);
@@ -455,8 +455,30 @@ ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
                "(set by ramp_module_kernel)", k->name, dynamic_smem,
                k->max_dynamic_smem);
     GPU_ARG(gpu);
+    if (pdl && gpu->cu->LaunchKernelEx) {
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = RAMP_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                              (unsigned)dynamic_smem, (CUstream)stream, &attr, 1};
+        RAMP_CU(gpu->cu->LaunchKernelEx(&cfg, k->fn, args, NULL));
+        return RAMP_OK;
+    }
     RAMP_CU(gpu->cu->LaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0],
                                   block[1], block[2], (unsigned)dynamic_smem,
                                   (CUstream)stream, args, NULL));
     return RAMP_OK;
+}
+
+ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
+                               const unsigned block[3], int dynamic_smem,
+                               ramp_stream stream, void **args) {
+    return launch(k, grid, block, dynamic_smem, stream, args, 0);
+}
+
+ramp_status ramp_kernel_launch_pdl(const ramp_kernel *k, const unsigned grid[3],
+                                   const unsigned block[3], int dynamic_smem,
+                                   ramp_stream stream, void **args) {
+    return launch(k, grid, block, dynamic_smem, stream, args, 1);
 }

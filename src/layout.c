@@ -149,6 +149,17 @@ ramp_status ramp_placement_balanced(int experts, ramp_layout layout,
         p->members[p->first[best] + filled[best]++] = order[i].expert;
         gpu_load[best] += order[i].load;
     }
+    /* LPT is a heuristic: keep the contiguous split where it is at least as
+     * good on this load, so balancing never makes the busiest GPU busier. */
+    double lpt_max = 0, contig_max = 0;
+    for (int g = 0; g < p->gpus; g++) {
+        double c = 0;
+        for (int e = p->first[g]; e < p->first[g + 1]; e++) c += expected_load[e];
+        if (gpu_load[g] > lpt_max) lpt_max = gpu_load[g];
+        if (c > contig_max) contig_max = c;
+    }
+    if (contig_max <= lpt_max)
+        for (int e = 0; e < experts; e++) p->members[e] = e;
     free(order); free(gpu_load); free(filled);
     placement_index(p);
     *out = p;

@@ -9,16 +9,49 @@
  * The objective is facility-location-like (a sum of minima), so the greedy
  * is not always optimal for 2 <= N < class size; it is exact for N = 1 and
  * for N = class size, and its total never rises as N grows.
+ *
+ * RAMP_MENU_LAYER replaces the per-load sum by the layer's time: per batch,
+ * the slowest GPU's time with the best of the menu on each GPU, summed over
+ * batches. A menu entry then earns its place only where it shortens the
+ * slowest GPU, which is what a layer waits for.
  */
 #include "eval.h"
 
 #include <math.h>
 #include <string.h>
 
+/* The objective of a candidate column col given the running minima cur:
+ * per load, sum_i min(col_i, cur_i); per batch (grp != NULL: loads
+ * grp->first[b] .. grp->first[b+1]-1 of the selected order form batch b),
+ * sum_b max_{i in b} min(col_i, cur_i), the layer time with the best of the
+ * menu on every GPU. */
+typedef struct {
+    int64_t count;
+    const int64_t *first;
+} menu_groups;
+
+static double objective(const double *col, const double *cur, int64_t n, const menu_groups *grp) {
+    double total = 0;
+    if (!grp) {
+        for (int64_t i = 0; i < n; i++) total += col[i] < cur[i] ? col[i] : cur[i];
+        return total;
+    }
+    for (int64_t b = 0; b < grp->count; b++) {
+        double mx = 0;
+        for (int64_t i = grp->first[b]; i < grp->first[b + 1]; i++) {
+            double v = col[i] < cur[i] ? col[i] : cur[i];
+            if (v > mx) mx = v;
+        }
+        total += mx;
+    }
+    return total;
+}
+
 /* Greedy over the class members (ascending indices). V is column-major:
  * V[c * n + i] = time of config c on selected load i. */
 static void greedy_class(const double *V, int64_t n, const int *members,
-                         int nmembers, int size, double *cur, ramp_menu *m) {
+                         int nmembers, int size, double *cur, const menu_groups *grp,
+                         ramp_menu *m) {
     memset(m, 0, sizeof *m);
     for (int64_t i = 0; i < n; i++) cur[i] = INFINITY;
     int taken[RAMP_MENU_MAX];
@@ -31,9 +64,7 @@ static void greedy_class(const double *V, int64_t n, const int *members,
             for (int l = 0; l < s; l++)
                 if (taken[l] == c) used = 1;
             if (used) continue;
-            const double *col = V + (size_t)c * (size_t)n;
-            double total = 0;
-            for (int64_t i = 0; i < n; i++) total += col[i] < cur[i] ? col[i] : cur[i];
+            double total = objective(V + (size_t)c * (size_t)n, cur, n, grp);
             if (best < 0 || total < bt) { bt = total; best = c; } /* ties: lower index */
         }
         const double *col = V + (size_t)best * (size_t)n;
@@ -50,6 +81,12 @@ static void greedy_class(const double *V, int64_t n, const int *members,
 ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
                              int size, int occupancy,
                              const ramp_costmodel *model, ramp_menu *out) {
+    return ramp_menu_greedy_objective(t, mask, size, occupancy, model, RAMP_MENU_PER_LOAD, out);
+}
+
+ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask, int size,
+                                       int occupancy, const ramp_costmodel *model,
+                                       ramp_menu_objective objective_kind, ramp_menu *out) {
     RAMP_CHECK(t && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_menu_greedy: NULL argument");
     RAMP_CHECK(size >= 1 && size <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "menu size %d: must be 1..%d", size, RAMP_MENU_MAX);
@@ -60,6 +97,8 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
     RAMP_CHECK(!model || model->nconfigs == t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
                "cost model has %d configurations, the dataset %d",
                model ? model->nconfigs : 0, t->nconfigs);
+    RAMP_CHECK(objective_kind == RAMP_MENU_PER_LOAD || objective_kind == RAMP_MENU_LAYER,
+               RAMP_ERR_INVALID_ARGUMENT, "menu objective %d unknown", (int)objective_kind);
     int nc = t->nconfigs;
     int64_t n = 0;
     for (int64_t i = 0; i < t->nloads; i++)
@@ -67,6 +106,43 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
     RAMP_CHECK(n > 0, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_menu_greedy: the workload mask selects none of %lld loads",
                (long long)t->nloads);
+    /* Layer objective: the selected loads in batch order; a batch counts
+     * only if all its loads are selected. */
+    ramp_batches bt;
+    memset(&bt, 0, sizeof bt);
+    int64_t *order = NULL, *gfirst = NULL;
+    menu_groups groups = {0, NULL};
+    if (objective_kind == RAMP_MENU_LAYER) {
+        RAMP_TRY(ramp_batches_build(t, &bt));
+        order = ramp_calloc((size_t)n, sizeof *order);
+        gfirst = ramp_calloc((size_t)bt.count + 1, sizeof *gfirst);
+        if (!order || !gfirst) {
+            free(order);
+            free(gfirst);
+            ramp_batches_free(&bt);
+            return RAMP_ERR_OUT_OF_MEMORY;
+        }
+        int64_t k = 0, g = 0;
+        for (int64_t b = 0; b < bt.count; b++) {
+            int all = 1;
+            for (int64_t j = bt.first[b]; j < bt.first[b + 1]; j++)
+                if (mask && !mask[bt.loads[j]]) all = 0;
+            if (!all) continue;
+            gfirst[g++] = k;
+            for (int64_t j = bt.first[b]; j < bt.first[b + 1]; j++) order[k++] = bt.loads[j];
+        }
+        gfirst[g] = k;
+        ramp_batches_free(&bt);
+        if (g == 0) {
+            free(order);
+            free(gfirst);
+            RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT,
+                      "ramp_menu_greedy: no batch has all its loads in the workload");
+        }
+        n = k;
+        groups.count = g;
+        groups.first = gfirst;
+    }
 
     double *V = ramp_calloc((size_t)n * (size_t)nc, sizeof *V);
     double *cur = ramp_calloc((size_t)n, sizeof *cur);
@@ -76,8 +152,9 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
     ramp_status st = RAMP_OK;
     if (!V || !cur || !pred || !ok || !members) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
     int64_t k = 0;
-    for (int64_t i = 0; i < t->nloads; i++) {
-        if (mask && !mask[i]) continue;
+    for (int64_t ii = 0; ii < (order ? n : t->nloads); ii++) {
+        int64_t i = order ? order[ii] : ii;
+        if (!order && mask && !mask[i]) continue;
         if (model) ramp_costmodel_predict_all(model, t->nexp[i], ramp_load_of(t, i), pred);
         const float *tm = ramp_times_of(t, i);
         for (int c = 0; c < nc; c++)
@@ -107,7 +184,7 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
         for (int c = 0; c < nc; c++)
             if (ok[c] && t->blocks_per_sm[c] == cls) members[nm++] = c;
         ramp_menu m;
-        greedy_class(V, n, members, nm, size, cur, &m);
+        greedy_class(V, n, members, nm, size, cur, order ? &groups : NULL, &m);
         m.blocks_per_sm = cls;
         if (!have || m.total_us[m.count - 1] < out->total_us[out->count - 1]) {
             *out = m;
@@ -122,6 +199,8 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
                                         "and %s on every load of the workload",
                             occupancy, model ? "predicted" : "timed");
 done:
+    free(order);
+    free(gfirst);
     free(V);
     free(cur);
     free(pred);

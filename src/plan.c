@@ -7,8 +7,14 @@
  * type and range, rejects unknown or repeated keys, configuration names that
  * do not parse, repeated entries, and coefficients that are negative or not
  * finite. Each error names the file and the field.
+ *
+ * Each entry carries S_c ("slots"), the wave size its W term was fit with;
+ * a plan without it (older files) uses sms * occupancy. A plan carries a
+ * SHA-256 "checksum" of its canonical content (plan_canonical below), so a
+ * corrupted plan in data/ is refused rather than served.
  */
 #include "eval.h"
+#include "safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -56,7 +62,56 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
                        RAMP_ERR_INVALID_ARGUMENT,
                        "plan: menu entry %d (%s) theta[%d] = %g (need finite, >= 0)", i, name,
                        k, p->theta[i][k]);
+        long long cap = (long long)p->sms * p->blocks_per_sm;
+        RAMP_CHECK(p->slots[i] >= 0 && p->slots[i] <= cap, RAMP_ERR_INVALID_ARGUMENT,
+                   "plan: menu entry %d (%s) slots = %d (need 1..sms * occupancy = %lld, or 0 "
+                   "for that default)", i, name, p->slots[i], cap);
     }
+    return RAMP_OK;
+}
+
+int ramp_plan_slots(const ramp_plan *p, int i) {
+    if (!p || i < 0 || i >= RAMP_MENU_MAX) return 0;
+    if (p->slots[i] > 0) return p->slots[i];
+    return (p->sms > 0 ? p->sms : 1) * (p->blocks_per_sm > 0 ? p->blocks_per_sm : 1);
+}
+
+/* The canonical content the checksum covers, one line per field, doubles
+ * as %.17g (which round-trips), slots as stored (0 when absent):
+ *   ramp-plan 1 / libramp L / model M / layout L / device D / sms N /
+ *   geometry E K H D B / occupancy O / entry CONFIG T0 T1 T2 T3 SLOTS ...
+ * (each followed by '\n'). Returns malloc'd text or NULL. */
+static char *plan_canonical(const ramp_plan *p) {
+    size_t cap = 1024 + (size_t)p->count * 256, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    n += (size_t)snprintf(buf + n, cap - n,
+                          "%s %d\nlibramp %s\nmodel %s\nlayout %s\ndevice %s\nsms %d\n"
+                          "geometry %d %d %d %d %d\noccupancy %d\n",
+                          PLAN_FORMAT, PLAN_VERSION, p->libramp, p->model, p->layout, p->device,
+                          p->sms, p->geom.experts, p->geom.topk, p->geom.inter, p->geom.hidden,
+                          p->geom.bf16, p->blocks_per_sm);
+    for (int i = 0; i < p->count && n < cap; i++) {
+        char name[64];
+        ramp_config_name(&p->configs[i], name, sizeof name);
+        n += (size_t)snprintf(buf + n, cap - n, "entry %s %.17g %.17g %.17g %.17g %d\n", name,
+                              p->theta[i][0], p->theta[i][1], p->theta[i][2], p->theta[i][3],
+                              p->slots[i]);
+    }
+    if (n >= cap) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static ramp_status plan_checksum(const ramp_plan *p, char out[72]) {
+    char *text = plan_canonical(p);
+    RAMP_CHECK(text, RAMP_ERR_OUT_OF_MEMORY, "plan checksum: out of memory");
+    char hex[65];
+    ramp_sha256_hex(text, strlen(text), hex);
+    free(text);
+    snprintf(out, 72, "sha256:%s", hex);
     return RAMP_OK;
 }
 
@@ -94,6 +149,7 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
         p.configs[i] = t->configs[c];
         for (int k = 0; k < RAMP_COST_TERMS; k++)
             p.theta[i][k] = m->theta[(size_t)c * RAMP_COST_TERMS + k];
+        p.slots[i] = ramp_costmodel_slots(m, c);
     }
     RAMP_TRY(ramp_plan_validate(&p));
     *out = p;
@@ -105,8 +161,8 @@ int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load) {
     double bv = INFINITY;
     for (int i = 0; p && i < p->count; i++) {
         double terms[RAMP_COST_TERMS], v = 0;
-        ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &p->configs[i], &p->geom, p->sms,
-                             p->blocks_per_sm, nexp, load, terms);
+        ramp_costmodel_terms_slots(RAMP_COSTMODEL_EQ3, &p->configs[i], &p->geom, p->sms,
+                                   ramp_plan_slots(p, i), nexp, load, terms);
         for (int k = 0; k < RAMP_COST_TERMS; k++) v += p->theta[i][k] * terms[k];
         if (v < bv) { bv = v; best = i; }
     }
@@ -155,7 +211,15 @@ ramp_status ramp_plan_write(const ramp_plan *p, const char *path) {
             cJSON *v = cJSON_CreateRaw(num);
             ok = v && cJSON_AddItemToArray(th, v);
         }
+        if (ok && p->slots[i] > 0) ok = cJSON_AddNumberToObject(e, "slots", p->slots[i]) != NULL;
     }
+    char sum[72];
+    ramp_status cs = ok ? plan_checksum(p, sum) : RAMP_OK;
+    if (cs != RAMP_OK) {
+        cJSON_Delete(root);
+        return cs;
+    }
+    ok = ok && cJSON_AddStringToObject(root, "checksum", sum);
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     RAMP_CHECK(text, RAMP_ERR_OUT_OF_MEMORY, "ramp_plan_write: building the JSON failed");
@@ -219,7 +283,7 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
     if (!cJSON_IsObject(root)) FMT_FAIL("plan %s: the top level must be a JSON object", label);
     static const char *const KEYS[] = {"format", "version", "libramp", "model", "layout",
                                        "device", "sms", "geometry", "occupancy",
-                                       "cost_terms", "menu"};
+                                       "cost_terms", "menu", "checksum"};
     RAMP_TRY(check_keys(root, KEYS, (int)(sizeof KEYS / sizeof KEYS[0]), "", label));
     char fmt[32];
     RAMP_TRY(get_str(root, "format", label, fmt, sizeof fmt, 1));
@@ -267,8 +331,14 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
         char where[48], name[64];
         snprintf(where, sizeof where, " in \"menu\"[%d]", i);
         if (!cJSON_IsObject(e)) FMT_FAIL("plan %s: \"menu\"[%d] must be an object", label, i);
-        static const char *const EKEYS[] = {"config", "theta"};
-        RAMP_TRY(check_keys(e, EKEYS, 2, where, label));
+        static const char *const EKEYS[] = {"config", "theta", "slots"};
+        RAMP_TRY(check_keys(e, EKEYS, 3, where, label));
+        p->slots[i] = 0;
+        if (cJSON_GetObjectItemCaseSensitive(e, "slots")) {
+            char w2[64];
+            snprintf(w2, sizeof w2, "menu[%d].", i);
+            RAMP_TRY(get_int(e, "slots", w2, label, 1, 1 << 30, &p->slots[i]));
+        }
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "config");
         if (!cJSON_IsString(c) || strlen(c->valuestring) >= sizeof name)
             FMT_FAIL("plan %s: \"menu\"[%d].config must be a configuration name", label, i);
@@ -293,6 +363,18 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
         char why[512];
         snprintf(why, sizeof why, "%s", ramp_last_error());
         FMT_FAIL("plan %s: %s", label, why);
+    }
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(root, "checksum");
+    if (sum) {
+        if (!cJSON_IsString(sum) || !sum->valuestring)
+            FMT_FAIL("plan %s: \"checksum\" must be a string", label);
+        char want[72];
+        RAMP_TRY(plan_checksum(p, want));
+        if (strcmp(sum->valuestring, want) != 0)
+            FMT_FAIL("plan %s: checksum mismatch: the file says \"%.80s\", its content hashes "
+                     "to \"%s\": the plan is corrupted (or was edited without updating its "
+                     "checksum)", label, sum->valuestring, want);
+        p->checksum = 1;
     }
     return RAMP_OK;
 }

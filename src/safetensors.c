@@ -72,6 +72,7 @@ struct ramp_st_file {
     int nmeta;
     const char **meta_key;
     const char **meta_value;
+    int checksum;       /* 1: the header's sha256 was verified */
 };
 
 void ramp_st_close(ramp_st_file *f) {
@@ -313,6 +314,59 @@ static ramp_status st_parse_metadata(ramp_st_file *f, const cJSON *meta) {
     return RAMP_OK;
 }
 
+/* First occurrence of needle in hay (no memmem in C11). */
+static const char *st_find(const char *hay, size_t n, const char *needle, size_t m) {
+    for (size_t i = 0; m <= n && i <= n - m; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, m) == 0) return hay + i;
+    return NULL;
+}
+
+/* The checksum (docs/formats.md): __metadata__ "sha256" holds the SHA-256,
+ * in lowercase hex, of the whole file with those 64 digits replaced by '0'
+ * (the first occurrence of the quoted digest in the header is the value).
+ * It covers every byte, header and data; a file without the key is
+ * accepted unchecked (files written before checksums existed). */
+static ramp_status st_verify_checksum(ramp_st_file *f, size_t hlen) {
+    const char *v = ramp_st_meta(f, RAMP_ST_CHECKSUM_KEY);
+    if (!v) return RAMP_OK;
+    const char *L = f->label;
+    int ok = strlen(v) == 64;
+    for (int i = 0; ok && i < 64; i++)
+        ok = (v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f');
+    RAMP_CHECK(ok, RAMP_ERR_FORMAT,
+               "%s: __metadata__ '%s' = '%.80s' is not 64 lowercase hex digits: "
+               "the file is corrupted", L, RAMP_ST_CHECKSUM_KEY, v);
+    char quoted[67];
+    quoted[0] = '"';
+    memcpy(quoted + 1, v, 64);
+    quoted[65] = '"';
+    quoted[66] = '\0';
+    const char *hdr = (const char *)f->bytes + 8;
+    const char *at = st_find(hdr, hlen, quoted, 66);
+    RAMP_CHECK(at, RAMP_ERR_FORMAT,
+               "%s: the checksum '%s' is not written plainly in the header: the file "
+               "is corrupted", L, v);
+    size_t pos = 8 + (size_t)(at - hdr) + 1;
+    static const char zeros[65] = "0000000000000000000000000000000000000000000000000000000000000000";
+    ramp_sha256_ctx c;
+    uint8_t d[32];
+    char got[65];
+    ramp_sha256_init(&c);
+    ramp_sha256_update(&c, f->bytes, pos);
+    ramp_sha256_update(&c, zeros, 64);
+    ramp_sha256_update(&c, f->bytes + pos + 64, f->size - pos - 64);
+    ramp_sha256_final(&c, d);
+    ramp_sha256_digest_hex(d, got);
+    RAMP_CHECK(memcmp(got, v, 64) == 0, RAMP_ERR_FORMAT,
+               "%s: checksum mismatch: the header says sha256 %s, the file's bytes "
+               "hash to %s: the file is corrupted (or was edited without "
+               "updating its checksum)", L, v, got);
+    f->checksum = 1;
+    return RAMP_OK;
+}
+
+int ramp_st_checksum_verified(const ramp_st_file *f) { return f ? f->checksum : 0; }
+
 static ramp_status st_parse_into(ramp_st_file *f) {
     const char *L = f->label;
     size_t size = f->size;
@@ -373,7 +427,8 @@ static ramp_status st_parse_into(ramp_st_file *f) {
         RAMP_TRY(st_parse_tensor(f, c, &f->tensors[f->ntensors]));
         f->ntensors++;
     }
-    return st_check_layout(f);
+    RAMP_TRY(st_check_layout(f));
+    return st_verify_checksum(f, (size_t)n);
 }
 
 static ramp_status st_new(const char *label, ramp_st_file **out) {
@@ -576,7 +631,19 @@ struct ramp_st_writer {
     st_wtensor *t;
     int nmeta, metacap;
     char **mkey, **mval;
+    int checksum;   /* add __metadata__ "sha256" (the last key) */
 };
+
+ramp_status ramp_st_writer_checksum(ramp_st_writer *w) {
+    RAMP_CHECK(w, RAMP_ERR_INVALID_ARGUMENT, "ramp_st_writer_checksum: NULL writer");
+    for (int i = 0; i < w->nmeta; i++)
+        RAMP_CHECK(strcmp(w->mkey[i], RAMP_ST_CHECKSUM_KEY) != 0, RAMP_ERR_INVALID_ARGUMENT,
+                   "metadata key '%s' is the checksum's", RAMP_ST_CHECKSUM_KEY);
+    w->checksum = 1;
+    return RAMP_OK;
+}
+
+#define ST_ZEROS64 "0000000000000000000000000000000000000000000000000000000000000000"
 
 ramp_status ramp_st_writer_create(ramp_st_writer **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_st_writer_create: NULL");
@@ -615,6 +682,8 @@ ramp_status ramp_st_writer_meta(ramp_st_writer *w, const char *key,
     for (int i = 0; i < w->nmeta; i++)
         RAMP_CHECK(strcmp(w->mkey[i], key) != 0, RAMP_ERR_INVALID_ARGUMENT,
                    "metadata key '%s' added twice", key);
+    RAMP_CHECK(!w->checksum || strcmp(key, RAMP_ST_CHECKSUM_KEY) != 0,
+               RAMP_ERR_INVALID_ARGUMENT, "metadata key '%s' is the checksum's", key);
     int cap = w->metacap;
     RAMP_TRY(st_grow((void **)&w->mkey, &cap, w->nmeta, sizeof *w->mkey));
     cap = w->metacap;
@@ -699,11 +768,14 @@ static ramp_status st_header(const ramp_st_writer *w, char **text,
                              size_t *len, uint64_t *data_size) {
     cJSON *root = cJSON_CreateObject();
     int ok = root != NULL;
-    if (ok && w->nmeta > 0) {
+    if (ok && (w->nmeta > 0 || w->checksum)) {
         cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
         ok = meta != NULL;
         for (int i = 0; ok && i < w->nmeta; i++)
             ok = cJSON_AddStringToObject(meta, w->mkey[i], w->mval[i]) != NULL;
+        /* A placeholder, patched once the file's bytes are known. */
+        if (ok && w->checksum)
+            ok = cJSON_AddStringToObject(meta, RAMP_ST_CHECKSUM_KEY, ST_ZEROS64) != NULL;
     }
     uint64_t off = 0;
     for (int i = 0; ok && i < w->n; i++) {
@@ -741,6 +813,31 @@ static void st_le64(uint8_t out[8], uint64_t v) {
     for (int i = 0; i < 8; i++) out[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* With a checksum: hashes the file (length, header with the placeholder,
+ * data) and writes the digest over the placeholder in hdr. cJSON prints the
+ * metadata object first, its keys in order and its values escaped, so the
+ * first "sha256":"000..." is the placeholder. */
+static ramp_status st_patch_checksum(const ramp_st_writer *w, char *hdr, size_t hlen) {
+    if (!w->checksum) return RAMP_OK;
+    static const char pat[] = "\"" RAMP_ST_CHECKSUM_KEY "\":\"" ST_ZEROS64 "\"";
+    const char *at = st_find(hdr, hlen, pat, sizeof pat - 1);
+    RAMP_CHECK(at, RAMP_ERR_INVALID_ARGUMENT, "checksum placeholder not found in the header");
+    size_t pos = (size_t)(at - hdr) + sizeof pat - 1 - 65;
+    uint8_t len8[8], d[32];
+    char hex[65];
+    st_le64(len8, hlen);
+    ramp_sha256_ctx c;
+    ramp_sha256_init(&c);
+    ramp_sha256_update(&c, len8, 8);
+    ramp_sha256_update(&c, hdr, hlen);
+    for (int i = 0; i < w->n; i++)
+        if (w->t[i].nbytes) ramp_sha256_update(&c, w->t[i].data, (size_t)w->t[i].nbytes);
+    ramp_sha256_final(&c, d);
+    ramp_sha256_digest_hex(d, hex);
+    memcpy(hdr + pos, hex, 64);
+    return RAMP_OK;
+}
+
 ramp_status ramp_st_writer_to_memory(const ramp_st_writer *w, void **bytes,
                                      size_t *size) {
     RAMP_CHECK(w && bytes && size, RAMP_ERR_INVALID_ARGUMENT,
@@ -749,6 +846,11 @@ ramp_status ramp_st_writer_to_memory(const ramp_st_writer *w, void **bytes,
     size_t hlen;
     uint64_t dsize;
     RAMP_TRY(st_header(w, &hdr, &hlen, &dsize));
+    ramp_status cs = st_patch_checksum(w, hdr, hlen);
+    if (cs != RAMP_OK) {
+        free(hdr);
+        return cs;
+    }
     size_t total = 8 + hlen + (size_t)dsize;
     uint8_t *buf = ramp_calloc(total, 1);
     if (!buf) {
@@ -775,6 +877,11 @@ ramp_status ramp_st_writer_write(const ramp_st_writer *w, const char *path) {
     size_t hlen;
     uint64_t dsize;
     RAMP_TRY(st_header(w, &hdr, &hlen, &dsize));
+    ramp_status cs = st_patch_checksum(w, hdr, hlen);
+    if (cs != RAMP_OK) {
+        free(hdr);
+        return cs;
+    }
     size_t tlen = strlen(path) + 32;
     char *tmp = ramp_calloc(tlen, 1);
     if (!tmp) {

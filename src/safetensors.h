@@ -107,6 +107,30 @@ ramp_status ramp_st_meta_string(const ramp_st_file *f, const char *key,
 ramp_status ramp_st_meta_int(const ramp_st_file *f, const char *key,
                              int64_t min, int64_t max, int64_t *out);
 
+/* ---- checksum ---------------------------------------------------------
+ *
+ * A file whose __metadata__ holds "sha256" is verified on reading: the value
+ * is the SHA-256 (lowercase hex) of the whole file with those 64 digits
+ * replaced by '0'; a mismatch is RAMP_ERR_FORMAT naming the file. Files
+ * without the key are read unchecked. */
+#define RAMP_ST_CHECKSUM_KEY "sha256"
+/* 1 if the file carried a checksum and it matched. */
+int ramp_st_checksum_verified(const ramp_st_file *f);
+
+typedef struct {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t buf[64];
+    size_t n;
+} ramp_sha256_ctx;
+
+void ramp_sha256_init(ramp_sha256_ctx *c);
+void ramp_sha256_update(ramp_sha256_ctx *c, const void *data, size_t size);
+void ramp_sha256_final(ramp_sha256_ctx *c, uint8_t out[32]);
+void ramp_sha256_digest_hex(const uint8_t d[32], char out[65]);
+/* SHA-256 of one buffer, as 64 lowercase hex digits. */
+void ramp_sha256_hex(const void *data, size_t size, char out[65]);
+
 /* ---- writer ---------------------------------------------------------- */
 
 typedef struct ramp_st_writer ramp_st_writer;
@@ -124,6 +148,9 @@ ramp_status ramp_st_writer_meta_int(ramp_st_writer *w, const char *key,
 ramp_status ramp_st_writer_add(ramp_st_writer *w, const char *name,
                                ramp_st_dtype dtype, int ndim,
                                const int64_t *shape, const void *data);
+/* Adds the checksum (metadata "sha256", after every other key) to the
+ * file this writer writes. */
+ramp_status ramp_st_writer_checksum(ramp_st_writer *w);
 /* Writes atomically: path.tmp.<pid>, then rename; the temporary file is
  * removed on any failure, so no partial file is ever left. */
 ramp_status ramp_st_writer_write(const ramp_st_writer *w, const char *path);

@@ -153,6 +153,17 @@ ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
     return RAMP_OK;
 }
 
+ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_entry *out) {
+    RAMP_CHECK(p && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_select_entry_from_plan: NULL argument");
+    RAMP_CHECK(i >= 0 && i < p->count, RAMP_ERR_INVALID_ARGUMENT,
+               "plan entry %d: the plan has %d entries", i, p->count);
+    /* The plan's own S_c (the wave size its W term was fit with), not
+     * sms * occupancy. */
+    RAMP_TRY(ramp_select_entry_make(&p->configs[i], &p->geom, ramp_plan_slots(p, i), 1,
+                                    p->theta[i], out));
+    return RAMP_OK;
+}
+
 void ramp_select_build_map(const ramp_select_desc *d, int32_t *map) {
     for (int e = 0; e < d->experts; e++) {
         if (d->local_of) map[e] = d->local_of[e];

@@ -9,12 +9,18 @@
 
 #include <stdint.h>
 
-/* Most token-expert pairs (max_tokens * k) one selection may see: the staged
- * codes live in shared memory (2 bytes each). */
+/* Most token-expert pairs (max_tokens * k) one selection may see (pair ids
+ * and slot counts stay far from int32 overflow). */
 #define RAMP_SELECT_MAX_PAIRS (1 << 20)
 #define RAMP_SELECT_MAX_LOCAL 1024
 #define RAMP_SELECT_MAX_EXPERTS 65535
 #define RAMP_SELECT_THETA_MAX 1e20f
+
+/* Menu entry i of a plan as the selection kernel sees it, with the plan's
+ * per-entry wave size S_c (ramp_plan_slots) in `slots`. Use this, not
+ * ramp_select_entry_make(..., plan->sms, plan->blocks_per_sm, ...), which
+ * would assume S_c = sms * occupancy. */
+ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_entry *out);
 
 /* map[E]: local index of every global expert, or -1. */
 void ramp_select_build_map(const ramp_select_desc *d, int32_t *map);
@@ -25,7 +31,23 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts);
 
 /* Compiles the selection kernel (entry "ramp_select") as selectors do:
- * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads). */
+ * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads), ctas 1,
+ * 2, 4 or 8 (blocks of one cluster), profile 0/1 (RAMP_SELECT_PROFILE).
+ * ramp_select_compile is the single-block, non-profiling variant. */
+ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
+                                        int profile, ramp_jit_result **out);
 ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out);
+
+/* The selector's launch shape: blocks (one cluster) and warps per block. */
+int ramp_selector_ctas(const ramp_selector *s);
+int ramp_selector_warps(const ramp_selector *s);
+
+/* A selector created with RAMP_SELECT_PROFILE=1 in the environment runs the
+ * profiling build: every launch appends a record of RAMP_SEL_PROF_WORDS
+ * uint64 (kernels/select_params.h). Copies the records of the launches
+ * since the last call (at most max, in launch order) and clears them; waits
+ * for `stream`. RAMP_ERR_INVALID_ARGUMENT for a selector built without. */
+ramp_status ramp_selector_profile(ramp_selector *s, ramp_stream stream,
+                                  uint64_t *records, int max, int *count);
 
 #endif /* RAMP_SELECT_CPU_H */

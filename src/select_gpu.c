@@ -5,9 +5,17 @@
  *
  * The kernel is generic in the descriptor (sizes in the by-value parameter
  * block, the id map and the menu in small device buffers), so one compiled
- * binary serves every plan; only group_only selects another binary.
- * Everything a launch needs is checked here before the launch, so a bad
- * call never reaches the GPU.
+ * binary serves every plan of a launch shape. The shape is fixed per
+ * selector, chosen from max_tokens * k: 16 or 32 warps per block and a
+ * cluster of 1, 2, 4 or 8 blocks (RAMP_SELECT_WARPS and RAMP_SELECT_CTAS
+ * override them, for experiments). A contiguous placement
+ * is passed as its first expert, so the kernel needs no id map. Everything
+ * a launch needs is checked here before the launch, so a bad call never
+ * reaches the GPU.
+ *
+ * RAMP_SELECT_PROFILE=1 at create builds the profiling variant (phase
+ * clocks, select_params.h) and gives it a record buffer, read back with
+ * ramp_selector_profile.
  */
 #include "select_cpu.h"
 
@@ -28,41 +36,94 @@ struct ramp_selector {
     ramp_module *module;
     ramp_kernel *kernel;
     int warps;              /* block = warps * 32 threads */
+    int ctas;               /* blocks = one cluster */
     int smem;
     ramp_sel_params params; /* everything but the per-launch fields */
     ramp_select_device dev;
-    ramp_devptr local_of, menu, scratch;
+    ramp_devptr local_of, menu, profile;
 };
 
-/* Warps per block: 32 unless RAMP_SELECT_WARPS (8, 16 or 32) says otherwise
- * (a tuning experiment; the default is what the tests and benchmarks use). */
-static int select_warps(void) {
+/* Warps per block: 16 while 8 blocks of 16 warps give every warp at most
+ * one row of 32 pairs at max_tokens (4,096 pairs), else 32. Measured on the
+ * H200 (bench/results/select-2026-11-30-v2.md): every warp runs the
+ * prologue and the barriers, so up to 4K ids 16 warps a block on more
+ * blocks beat 32 (3.45 against 4.13 us for 4,096 ids), and at 32K ids 32
+ * warps win (5.7 against 6.7 us). RAMP_SELECT_WARPS (8, 16 or 32) overrides
+ * it, for experiments. */
+static int select_warps(const ramp_select_desc *d) {
     const char *w = getenv("RAMP_SELECT_WARPS");
-    int v = w && *w ? atoi(w) : 32;
-    return v == 8 || v == 16 ? v : 32;
+    int v = w && *w ? atoi(w) : 0;
+    if (v == 8 || v == 16 || v == 32) return v;
+    const long long pairs = (long long)d->max_tokens * d->topk;
+    return pairs <= 16LL * 32 * RAMP_SEL_MAX_CTAS ? 16 : 32;
 }
 
-ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out) {
+/* Blocks per launch: enough that each warp has one row of 32 pairs at
+ * max_tokens, up to the portable cluster size of 8 (RAMP_SELECT_CTAS = 1, 2,
+ * 4 or 8 overrides it). Measured on the H200 (bench/results/
+ * select-2026-11-30-v2.md): on a small batch a cluster of 2 costs 0.4 us
+ * more than one block and one of 8 0.8 us, while one block that reads 4K
+ * ids loses 1-3.5 us to issue and scattered stores; with 32 warps this rule
+ * picked the fastest cluster size at every size of the benchmark. */
+static int select_ctas(const ramp_select_desc *d, int warps) {
+    const char *c = getenv("RAMP_SELECT_CTAS");
+    int v = c && *c ? atoi(c) : 0;
+    if (v == 1 || v == 2 || v == 4 || v == 8) return v;
+    const long long pairs = (long long)d->max_tokens * d->topk;
+    const long long per_cta = (long long)warps * 32;
+    int n = 1;
+    while (n < RAMP_SEL_MAX_CTAS && (long long)n * per_cta < pairs) n *= 2;
+    return n;
+}
+
+/* The first local expert when the local experts are a contiguous run of
+ * global ids (the kernel then needs no map), else -1. */
+static int select_first_expert(const ramp_select_desc *d) {
+    if (!d->local_of) return d->first_expert;
+    int f = -1;
+    for (int e = 0; e < d->experts; e++)
+        if (d->local_of[e] == 0) f = e;
+    if (f < 0 || f > d->experts - d->local_experts) return -1;
+    for (int e = 0; e < d->experts; e++) {
+        int want = e >= f && e < f + d->local_experts ? e - f : -1;
+        if (d->local_of[e] != want) return -1;
+    }
+    return f;
+}
+
+ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
+                                        int profile, ramp_jit_result **out) {
     RAMP_CHECK(warps == 8 || warps == 16 || warps == 32, RAMP_ERR_INVALID_ARGUMENT,
                "selection kernel warps = %d, expected 8, 16 or 32", warps);
-    char warps_def[32];
+    RAMP_CHECK(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8, RAMP_ERR_INVALID_ARGUMENT,
+               "selection kernel blocks = %d, expected 1, 2, 4 or 8", ctas);
+    char warps_def[32], ctas_def[32];
     snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", warps);
-    const char *defs[2] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
+    snprintf(ctas_def, sizeof ctas_def, "RAMP_SEL_CTAS=%d", ctas);
+    const char *defs[4] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
                                       : "RAMP_SELECT_GROUP_ONLY=0",
-                           warps_def};
+                           warps_def, ctas_def};
+    int n = 3;
+    if (profile) defs[n++] = "RAMP_SELECT_PROFILE=1";
     ramp_jit_request req = {
         .name = group_only ? "select-group" : "select",
         .source = "#include \"select.cuh\"\n",
         .defines = defs,
-        .ndefines = 2,
+        .ndefines = n,
     };
     return ramp_jit_compile(&req, out);
 }
 
+ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out) {
+    return ramp_select_compile_variant(group_only, warps, 1, 0, out);
+}
+
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d) {
     if (!d) return 0;
-    ramp_sel_layout l = ramp_sel_layout_of(select_warps(), d->experts, d->local_experts,
-                                           (long long)d->max_tokens * d->topk, 1);
+    const int warps = select_warps(d);
+    ramp_sel_layout l = ramp_sel_layout_of(warps, select_ctas(d, warps), d->experts,
+                                           d->local_experts, d->group_only ? 1 : d->nentries,
+                                           select_first_expert(d) < 0);
     return l.total;
 }
 
@@ -76,31 +137,34 @@ void ramp_selector_free(ramp_selector *s) {
     ramp_gpu_free(s->gpu, s->dev.tile_expert);
     ramp_gpu_free(s->gpu, s->local_of);
     ramp_gpu_free(s->gpu, s->menu);
-    ramp_gpu_free(s->gpu, s->scratch);
+    ramp_gpu_free(s->gpu, s->profile);
     ramp_module_free(s->module);
     free(s);
 }
+
+#define PROFILE_BYTES ((size_t)RAMP_SEL_PROF_WORDS * 8 * (RAMP_SEL_PROF_RECORDS + 1))
 
 static ramp_status selector_init(ramp_selector *s) {
     const ramp_select_desc *d = &s->desc;
     ramp_gpu_info info;
     RAMP_TRY(ramp_gpu_get_info(s->gpu, &info));
-    /* The pair list goes in shared memory when it fits, else in a device
-     * buffer (large max_tokens); the rest must fit in shared memory. */
-    s->warps = select_warps();
-    const long long pairs = (long long)d->max_tokens * d->topk;
-    ramp_sel_layout with = ramp_sel_layout_of(s->warps, d->experts, d->local_experts, pairs, 1);
-    ramp_sel_layout without = ramp_sel_layout_of(s->warps, d->experts, d->local_experts, pairs, 0);
-    const int list_in_smem = with.total <= info.limits.smem_per_block;
-    RAMP_CHECK(without.total <= info.limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
-               "the selection kernel needs %lld B of shared memory for %d "
+    s->warps = select_warps(d);
+    s->ctas = select_ctas(d, s->warps);
+    const int first = select_first_expert(d);
+    const int scan_entries = d->group_only ? 1 : d->nentries;
+    ramp_sel_layout l = ramp_sel_layout_of(s->warps, s->ctas, d->experts, d->local_experts,
+                                           scan_entries, first < 0);
+    RAMP_CHECK(l.total <= info.limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
+               "the selection kernel needs %d B of shared memory for %d "
                "experts (%d local); %s allows %d B per block",
-               without.total, d->experts, d->local_experts, info.limits.name,
+               l.total, d->experts, d->local_experts, info.limits.name,
                info.limits.smem_per_block);
-    s->smem = (int)(list_in_smem ? with.total : without.total);
+    s->smem = l.total;
+    const char *prof_env = getenv("RAMP_SELECT_PROFILE");
+    const int profile = prof_env && prof_env[0] == '1';
 
     ramp_jit_result *jit = NULL;
-    RAMP_TRY(ramp_select_compile(d->group_only, s->warps, &jit));
+    RAMP_TRY(ramp_select_compile_variant(d->group_only, s->warps, s->ctas, profile, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
         ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
@@ -124,10 +188,14 @@ static ramp_status selector_init(ramp_selector *s) {
     RAMP_TRY(ramp_gpu_alloc(s->gpu, ((size_t)d->local_experts + 1) * 4, &s->dev.tile_start));
     RAMP_TRY(ramp_gpu_alloc(s->gpu, (size_t)slots * 4, &s->dev.sorted_ids));
     RAMP_TRY(ramp_gpu_alloc(s->gpu, (size_t)tiles * 4, &s->dev.tile_expert));
-    if (!list_in_smem)
-        RAMP_TRY(ramp_gpu_alloc(s->gpu, 4 * (size_t)s->warps *
-                                            (size_t)ramp_sel_chunk(pairs, s->warps),
-                                &s->scratch));
+    if (profile) {
+        void *zero = ramp_calloc(1, PROFILE_BYTES);
+        if (!zero) return RAMP_ERR_OUT_OF_MEMORY;
+        st = ramp_gpu_alloc(s->gpu, PROFILE_BYTES, &s->profile);
+        if (st == RAMP_OK) st = ramp_gpu_upload(s->gpu, s->profile, zero, PROFILE_BYTES);
+        free(zero);
+        RAMP_TRY(st);
+    }
     ramp_sel_entry menu[RAMP_SEL_MAX_ENTRIES];
     memset(menu, 0, sizeof menu);
     for (int c = 0; c < d->nentries; c++) {
@@ -139,28 +207,29 @@ static ramp_status selector_init(ramp_selector *s) {
     RAMP_TRY(ramp_gpu_alloc(s->gpu, sizeof menu, &s->menu));
     RAMP_TRY(ramp_gpu_upload(s->gpu, s->menu, menu, sizeof menu));
 
-    /* the id map, int16 on the device */
-    int32_t *map = ramp_calloc((size_t)d->experts, sizeof *map);
-    int16_t *map16 = ramp_calloc((size_t)d->experts, sizeof *map16);
-    if (!map || !map16) {
+    if (first < 0) { /* the id map, int16 on the device */
+        int32_t *map = ramp_calloc((size_t)d->experts, sizeof *map);
+        int16_t *map16 = ramp_calloc((size_t)d->experts, sizeof *map16);
+        if (!map || !map16) {
+            free(map);
+            free(map16);
+            return RAMP_ERR_OUT_OF_MEMORY;
+        }
+        ramp_select_build_map(d, map);
+        for (int e = 0; e < d->experts; e++) map16[e] = (int16_t)map[e];
+        st = ramp_gpu_alloc(s->gpu, (size_t)d->experts * 2, &s->local_of);
+        if (st == RAMP_OK)
+            st = ramp_gpu_upload(s->gpu, s->local_of, map16, (size_t)d->experts * 2);
         free(map);
         free(map16);
-        return RAMP_ERR_OUT_OF_MEMORY;
+        RAMP_TRY(st);
     }
-    ramp_select_build_map(d, map);
-    for (int e = 0; e < d->experts; e++) map16[e] = (int16_t)map[e];
-    st = ramp_gpu_alloc(s->gpu, (size_t)d->experts * 2, &s->local_of);
-    if (st == RAMP_OK)
-        st = ramp_gpu_upload(s->gpu, s->local_of, map16, (size_t)d->experts * 2);
-    free(map);
-    free(map16);
-    RAMP_TRY(st);
 
     ramp_sel_params *p = &s->params;
     memset(p, 0, sizeof *p);
     p->local_of = s->local_of;
     p->menu = s->menu;
-    p->scratch = s->scratch;
+    p->profile = s->profile;
     p->meta = s->dev.meta;
     p->pred = s->dev.pred;
     p->counts = s->dev.counts;
@@ -172,6 +241,18 @@ static ramp_status selector_init(ramp_selector *s) {
     p->experts = d->experts;
     p->local_experts = d->local_experts;
     p->nentries = d->nentries;
+    p->first_expert = first;
+    p->nbits = 0;
+    while ((1 << p->nbits) < d->local_experts) p->nbits++;
+    p->scan_entries = scan_entries;
+    p->off_hist = l.hist;
+    p->off_tot = l.tot;
+    p->off_cnt = l.cnt;
+    p->off_cpre = l.cpre;
+    p->off_scan = l.scan;
+    p->off_pred = l.pred;
+    p->off_misc = l.misc;
+    p->off_map = l.map;
     return RAMP_OK;
 }
 
@@ -217,7 +298,8 @@ ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
     p.tokens = tokens;
     p.tokens_dev = tokens_dev;
     void *args[] = {&p};
-    const unsigned grid[3] = {1, 1, 1}, block[3] = {(unsigned)s->warps * 32, 1, 1};
+    const unsigned grid[3] = {(unsigned)s->ctas, 1, 1};
+    const unsigned block[3] = {(unsigned)s->warps * 32, 1, 1};
     return ramp_kernel_launch(s->kernel, grid, block, s->smem, stream, args);
 }
 
@@ -260,4 +342,32 @@ ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
                                      (size_t)tiles * 4, stream));
     RAMP_TRY(ramp_stream_sync(g, stream));
     return RAMP_OK;
+}
+
+int ramp_selector_ctas(const ramp_selector *s) { return s ? s->ctas : 0; }
+
+int ramp_selector_warps(const ramp_selector *s) { return s ? s->warps : 0; }
+
+ramp_status ramp_selector_profile(ramp_selector *s, ramp_stream stream,
+                                  uint64_t *records, int max, int *count) {
+    RAMP_CHECK(s && count && (records || max == 0), RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_selector_profile: NULL argument");
+    RAMP_CHECK(s->profile, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_selector_profile: the selector was not built with "
+               "RAMP_SELECT_PROFILE=1");
+    uint64_t *buf = malloc(PROFILE_BYTES);
+    if (!buf) return RAMP_ERR_OUT_OF_MEMORY;
+    ramp_status st = ramp_gpu_download_async(s->gpu, buf, s->profile, PROFILE_BYTES, stream);
+    if (st == RAMP_OK) st = ramp_stream_sync(s->gpu, stream);
+    if (st == RAMP_OK)
+        st = ramp_gpu_fill32_async(s->gpu, s->profile, 0, PROFILE_BYTES / 4, stream);
+    if (st == RAMP_OK) st = ramp_stream_sync(s->gpu, stream);
+    if (st == RAMP_OK) {
+        int n = buf[0] < RAMP_SEL_PROF_RECORDS ? (int)buf[0] : RAMP_SEL_PROF_RECORDS;
+        if (n > max) n = max;
+        memcpy(records, buf + RAMP_SEL_PROF_WORDS, (size_t)n * RAMP_SEL_PROF_WORDS * 8);
+        *count = n;
+    }
+    free(buf);
+    return st;
 }

@@ -367,6 +367,7 @@ static ramp_status timing_writer(const ramp_timing *t, const char *where,
     int64_t L = t->nloads;
     int64_t shape_lx[2] = {L, t->max_experts}, shape_lc[2] = {L, t->nconfigs};
     if (s == RAMP_OK) s = ramp_st_writer_create(&w);
+    if (s == RAMP_OK) s = ramp_st_writer_checksum(w);
     if (s == RAMP_OK &&
         ((s = ramp_st_writer_meta(w, "format", "ramp-timing")) ||
          (s = ramp_st_writer_meta(w, "version", "1")) ||
@@ -514,6 +515,20 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
                                        int allow_missing, ramp_timing *t,
                                        char **copies, char ***items) {
     const char *L = ramp_st_label(f);
+    /* Only the known keys: a corrupted key name must not silently drop a
+     * field (or the checksum). */
+    static const char *const known[] = {"format", "version", "model", "layout", "experts",
+                                        "topk", "inter", "hidden", "bf16", "sms", "configs",
+                                        "blocks_per_sm", "domains", "device", "command",
+                                        "date", RAMP_ST_CHECKSUM_KEY};
+    for (int i = 0; i < ramp_st_meta_count(f); i++) {
+        const char *k = ramp_st_meta_key(f, i);
+        int ok = 0;
+        for (size_t j = 0; j < sizeof known / sizeof known[0]; j++) ok |= strcmp(k, known[j]) == 0;
+        RAMP_CHECK(ok, RAMP_ERR_FORMAT, "%s: unknown __metadata__ key '%.64s' (corrupted, or not "
+                   "a ramp-timing file)", L, k);
+    }
+    t->checksum = ramp_st_checksum_verified(f);
     const char *fmt = ramp_st_meta(f, "format");
     RAMP_CHECK(fmt && strcmp(fmt, "ramp-timing") == 0, RAMP_ERR_FORMAT,
                "%s: __metadata__ 'format' is %s%.32s%s, expected "

@@ -56,6 +56,24 @@ expect 1 "stages 9" -- \
   "$ramp" bench "$tmp/loads.safetensors" -o "$tmp/bad.safetensors" --backend sim --configs r16.w256.s4,r64.w512.s9
 [ -e "$tmp/bad.safetensors" ] && fail "a refused --configs left its output"
 
+# Checksums: every dataset is written with one and verified on reading; one
+# changed byte is refused, naming the file; `dataset seal` rewrites a file
+# unchanged (byte for byte when it already has one).
+expect 0 "checksum: sha256, verified" -- "$ramp" dataset info "$out"
+cp "$out" "$tmp/flip.safetensors"
+size=$(stat -c %s "$tmp/flip.safetensors")
+at=$((size - 5))
+old=$(od -An -tu1 -j "$at" -N1 "$tmp/flip.safetensors" | tr -d ' ')
+printf "\\$(printf %03o $((old ^ 65)))" | dd of="$tmp/flip.safetensors" bs=1 seek="$at" conv=notrunc 2>/dev/null
+cmp -s "$out" "$tmp/flip.safetensors" && fail "the byte was not changed"
+expect 1 "flip.safetensors: checksum mismatch" -- "$ramp" dataset info "$tmp/flip.safetensors"
+expect 1 "checksum mismatch" -- "$ramp" eval "$tmp/flip.safetensors"
+expect 0 "wrote" -- "$ramp" dataset seal "$out" -o "$tmp/sealed.safetensors"
+cmp -s "$out" "$tmp/sealed.safetensors" || fail "dataset seal changed a sealed file"
+expect 2 "give one input dataset and -o OUT" -- "$ramp" dataset seal "$out"
+expect 2 "--menu-objective x: expected load or layer" -- "$ramp" eval "$out" --menu-objective x
+rm -f "$tmp/flip.safetensors" "$tmp/sealed.safetensors"
+
 # No GPU: a clear error, exit 1, no file.
 expect 1 "RAMP_ERR_NO_GPU" -- env RAMP_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
   "$ramp" bench "$tmp/loads.safetensors" -o "$tmp/gpu.safetensors" --stride 10

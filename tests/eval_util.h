@@ -27,6 +27,8 @@ typedef struct {
     double noise;          /* relative sd of the multiplicative noise */
     int two_classes;       /* 1: rows <= 8 have blocks_per_sm 2, others 1 */
     int tilecount_truth;   /* 1: times from the tile-count formula instead */
+    int wave_sms;          /* 1: the true W steps every sms tiles (S_c =
+                              sms), not every sms * blocks_per_sm */
 } syn_params;
 
 static inline void syn_defaults(syn_params *p) {
@@ -37,6 +39,7 @@ static inline void syn_defaults(syn_params *p) {
     p->noise = 0.0;
     p->two_classes = 1;
     p->tilecount_truth = 0;
+    p->wave_sms = 0;
 }
 
 static const char *const SYN_DOMAINS[4] = {"chat", "math", "code", "knowledge"};
@@ -64,6 +67,18 @@ static inline void syn_theta(ramp_rng *rng, const ramp_config *c, int n, double 
         th[2] = 0.002 * b * (0.8 + 0.4 * ramp_rng_uniform(rng));
         th[3] = 0.05 * (0.5 + ramp_rng_uniform(rng));
     }
+}
+
+/* Truth for configuration c on a load (wave_sms: W = ceil(T / sms)). */
+static inline double syn_time_w(const ramp_timing *t, const double *theta, int c,
+                                int nexp, const int32_t *load, int tilecount, int wave_sms) {
+    double terms[4];
+    ramp_costmodel_terms_slots(tilecount ? RAMP_COSTMODEL_TILECOUNT : RAMP_COSTMODEL_EQ3,
+                               &t->configs[c], &t->geom, t->sms,
+                               wave_sms ? t->sms : t->sms * t->blocks_per_sm[c], nexp, load,
+                               terms);
+    const double *th = theta + c * 4;
+    return th[0] * terms[0] + th[1] * terms[1] + th[2] * terms[2] + th[3] * terms[3];
 }
 
 /* Truth for configuration c on a load. */
@@ -133,8 +148,8 @@ static inline ramp_timing *syn_dataset(ramp_rng *rng, const syn_params *p, doubl
     free(w);
     for (int64_t i = 0; i < t->nloads; i++)
         for (int c = 0; c < nc; c++) {
-            double v = syn_time(t, theta, c, t->nexp[i], t->loads + i * t->max_experts,
-                                p->tilecount_truth);
+            double v = syn_time_w(t, theta, c, t->nexp[i], t->loads + i * t->max_experts,
+                                  p->tilecount_truth, p->wave_sms);
             if (p->noise > 0) v *= 1.0 + p->noise * ramp_rng_normal(rng);
             t->times_us[i * nc + c] = (float)v;
         }

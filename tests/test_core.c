@@ -103,8 +103,8 @@ static void test_placements(ramp_rng *rng) {
         int32_t *counts = calloc((size_t)E, sizeof *counts);
         for (int e = 0; e < E; e++) {
             double u = ramp_rng_uniform(rng);
-            w[e] = u * u * u * 1000;
-            counts[e] = (int32_t)w[e];
+            counts[e] = (int32_t)(u * u * u * 1000);
+            w[e] = counts[e]; /* balanced on exactly the load it is scored on */
         }
         ramp_placement *c = NULL, *b = NULL;
         CHECK_OK(ramp_placement_contiguous(E, (ramp_layout){RAMP_EP, G}, &c));

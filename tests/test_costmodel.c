@@ -6,6 +6,7 @@
  * recovering a known truth from synthetic timing datasets.
  */
 #include "eval_util.h"
+#include "select_cpu.h"
 
 /* ---- references ---------------------------------------------------------- */
 
@@ -404,13 +405,15 @@ static void test_fit_recovers_truth(ramp_rng *rng) {
         double *A = malloc((size_t)nm * 4 * sizeof *A), *one = malloc((size_t)nm * sizeof *one);
         for (int c = 0; c < t->nconfigs; c++) {
             CHECK_EQ_INT(m->rows[c], nm);
+            /* 1% noise does not hide a wrong wave size: the true S_c wins. */
+            CHECK_EQ_INT(m->slots[c], t->sms * t->blocks_per_sm[c]);
             int64_t r = 0;
             for (int64_t i = 0; i < t->nloads; i++) {
                 if (!mask[i]) continue;
                 double terms[4];
-                ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &t->configs[c], &t->geom, t->sms,
-                                     t->blocks_per_sm[c], t->nexp[i],
-                                     t->loads + i * t->max_experts, terms);
+                ramp_costmodel_terms_slots(RAMP_COSTMODEL_EQ3, &t->configs[c], &t->geom, t->sms,
+                                           m->slots[c], t->nexp[i],
+                                           t->loads + i * t->max_experts, terms);
                 for (int k = 0; k < 4; k++) A[r * 4 + k] = terms[k] / t->times_us[i * t->nconfigs + c];
                 one[r++] = 1.0;
             }
@@ -458,6 +461,119 @@ static void test_fit_recovers_truth(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* The wave size S_c (Equation 3's W = ceil(T / S_c)): times that step every
+ * sms tiles although two blocks fit per SM (a kernel whose second resident
+ * block adds nothing, as v1 on the H200). The fit must choose S_c = sms for
+ * those configurations and then predict exactly; with S_c = sms * 2, the
+ * assumption before, it cannot. Plans carry S_c to the CPU pick and the
+ * selection kernel's entries. */
+static void test_fit_wave_size(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 12;
+    sp.wave_sms = 1;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    int two = 0;
+    for (int c = 0; c < t->nconfigs; c++) two += t->blocks_per_sm[c] == 2;
+    CHECK(two > 0); /* the test needs configurations where the two differ */
+    /* Loads whose tiles fall between sms and 2 sms exist for every
+     * configuration: there the two wave sizes disagree. */
+    for (int c = 0; c < t->nconfigs; c++) {
+        int between = 0;
+        for (int64_t i = 0; i < t->nloads; i++) {
+            ramp_features f;
+            ramp_features_compute(&t->configs[c], &t->geom, t->sms, 1, t->nexp[i],
+                                  t->loads + i * t->max_experts, &f);
+            between += f.tiles > t->sms && f.tiles <= 2 * t->sms;
+        }
+        CHECK(between > 0);
+    }
+    ramp_costmodel *m = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    if (!m) { ramp_timing_free(t); return; }
+    for (int c = 0; c < t->nconfigs; c++) {
+        CHECK_EQ_INT(m->slots[c], t->sms);
+        CHECK_EQ_INT(ramp_costmodel_slots(m, c), t->sms);
+        CHECK(m->rel_rmse[c] < 1e-6);
+        for (int k = 0; k < 4; k++)
+            CHECK_NEAR(m->theta[c * 4 + k], theta[c * 4 + k], 1e-4 * theta[c * 4 + k] + 1e-7);
+    }
+    double worst_default = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        for (int c = 0; c < t->nconfigs; c++) {
+            double truth = syn_time_w(t, theta, c, t->nexp[i], ld, 0, 1);
+            CHECK_NEAR(ramp_costmodel_predict(m, c, t->nexp[i], ld), truth, 1e-5 * truth);
+            /* The old assumption, sms * blocks_per_sm, with the true theta. */
+            double old = syn_time_w(t, theta, c, t->nexp[i], ld, 0, 0);
+            worst_default = fmax(worst_default, fabs(old / truth - 1));
+        }
+    }
+    CHECK(worst_default > 0.05); /* the wrong wave size is visibly wrong */
+    ramp_costmodel_free(m);
+
+    /* The plan carries S_c: written, read back, used by the CPU pick and in
+     * the selection kernel's entries. */
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    ramp_menu menu;
+    CHECK_OK(ramp_menu_greedy(t, NULL, 6, 2, NULL, &menu));
+    ramp_plan plan, back;
+    CHECK_OK(ramp_plan_make(t, &menu, m, &plan));
+    for (int i = 0; i < plan.count; i++) {
+        CHECK_EQ_INT(plan.slots[i], t->sms);
+        CHECK_EQ_INT(ramp_plan_slots(&plan, i), t->sms);
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plan_wave.json", check_tmpdir());
+    CHECK_OK(ramp_plan_write(&plan, path));
+    CHECK_OK(ramp_plan_read(path, &back));
+    for (int i = 0; i < plan.count; i++) CHECK_EQ_INT(back.slots[i], t->sms);
+    remove(path);
+    for (int64_t i = 0; i < t->nloads; i++) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        int c = -1;
+        CHECK_OK(ramp_costmodel_pick(m, t->nexp[i], ld, menu.config, menu.count, &c));
+        int p = ramp_plan_pick(&back, t->nexp[i], ld);
+        /* Same pick, or a tie in prediction. */
+        CHECK(menu.config[p] == c ||
+              ramp_costmodel_predict(m, menu.config[p], t->nexp[i], ld) ==
+                  ramp_costmodel_predict(m, c, t->nexp[i], ld));
+        for (int e = 0; e < back.count; e++) {
+            ramp_select_entry se;
+            CHECK_OK(ramp_select_entry_from_plan(&back, e, &se));
+            CHECK_EQ_INT(se.slots, t->sms);
+            double want = ramp_costmodel_predict(m, menu.config[e], t->nexp[i], ld);
+            float got = ramp_select_predict(&se, t->nexp[i], ld);
+            CHECK_NEAR((double)got, want, 1e-4 * want + 1e-4);
+        }
+    }
+    /* A plan without "slots" (before S_c was fit) uses sms * occupancy. */
+    ramp_plan old = back;
+    for (int i = 0; i < old.count; i++) old.slots[i] = 0;
+    for (int i = 0; i < old.count; i++)
+        CHECK_EQ_INT(ramp_plan_slots(&old, i), old.sms * old.blocks_per_sm);
+    ramp_select_entry se0;
+    CHECK_OK(ramp_select_entry_from_plan(&old, 0, &se0));
+    CHECK_EQ_INT(se0.slots, old.sms * old.blocks_per_sm);
+    /* Written without "slots", read back the same (and checksummed). */
+    old.checksum = 0;
+    CHECK_OK(ramp_plan_write(&old, path));
+    ramp_plan old_back;
+    CHECK_OK(ramp_plan_read(path, &old_back));
+    CHECK(old_back.checksum == 1);
+    old_back.checksum = 0;
+    CHECK(memcmp(&old_back, &old, sizeof old) == 0);
+    remove(path);
+    /* Out of range: more than the resident capacity. */
+    old.slots[0] = old.sms * old.blocks_per_sm + 1;
+    CHECK_ERR(ramp_plan_validate(&old), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "slots") != NULL);
+    ramp_costmodel_free(m);
+    ramp_timing_free(t);
+}
+
 static void test_fit_tilecount(ramp_rng *rng) {
     syn_params sp;
     syn_defaults(&sp);
@@ -492,6 +608,7 @@ int main(void) {
     test_ols(&rng);
     test_spearman(&rng);
     test_fit_recovers_truth(&rng);
+    test_fit_wave_size(&rng);
     test_fit_tilecount(&rng);
     return check_finish("test_costmodel");
 }

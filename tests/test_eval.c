@@ -300,11 +300,21 @@ static void test_reports(ramp_rng *rng) {
     CHECK_OK(ramp_eval_print_table3(f, list, 2));
     CHECK_OK(ramp_eval_print_table4(f, list, 2));
     CHECK_OK(ramp_eval_print_table9(f, list, 1));
+    CHECK_OK(ramp_eval_print_table5(f, list, 2));
     CHECK_OK(ramp_eval_print_summary(f, r));
     fclose(f);
     char *text = slurp(path, NULL);
     if (text) {
         char want[128];
+        /* Table 5: RaMP over vLLM's tuning on >= 128 batches, with its
+         * interval, as ramp_eval_compare computes it. */
+        ramp_eval_ratio q;
+        CHECK_OK(ramp_eval_compare(r, RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL, r->min_tokens, &q));
+        snprintf(want, sizeof want, "%.2f [%.2f, %.2f]", q.geomean, q.lo, q.hi);
+        CHECK(strstr(text, "Table 5") && strstr(text, want));
+        CHECK_OK(ramp_eval_compare(r, RAMP_POLICY_TRACE_TABLE, RAMP_POLICY_COSTMODEL, r->min_tokens, &q));
+        snprintf(want, sizeof want, "%.2f [%.2f, %.2f]", q.geomean, q.lo, q.hi);
+        CHECK(strstr(text, want) != NULL);
         snprintf(want, sizeof want, "%.2fx", r->policy[RAMP_POLICY_VLLM].speedup_ge.geomean);
         CHECK(strstr(text, want) != NULL);
         CHECK(strstr(text, "Table 3") && strstr(text, "Table 4") && strstr(text, "Table 9"));
@@ -414,6 +424,164 @@ static void test_reports(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* The layer-time menu objective against a direct greedy: per step, the
+ * candidate minimising sum over whole masked batches of the slowest GPU's
+ * best time over the menu so far plus the candidate. */
+static void test_menu_layer(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 10;
+    sp.noise = 0.05;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    uint8_t *mask = calloc((size_t)t->nloads, 1);
+    int skip = t->domain[0];
+    for (int64_t i = 0; i < t->nloads; i++) mask[i] = t->domain[i] != skip;
+    for (int size = 1; size <= 4; size++) {
+        ramp_menu menu;
+        CHECK_OK(ramp_menu_greedy_objective(t, mask, size, 0, NULL, RAMP_MENU_LAYER, &menu));
+        /* Direct: every class, greedy, layer objective. */
+        double best_total = INFINITY;
+        int best_cfg[4] = {0}, best_n = 0, best_cls = 0;
+        for (int cls = 1; cls <= 2; cls++) {
+            int chosen[4], nch = 0;
+            double total = INFINITY;
+            for (int step = 0; step < size; step++) {
+                int pick = -1;
+                double pt = INFINITY;
+                for (int c = 0; c < t->nconfigs; c++) {
+                    if (t->blocks_per_sm[c] != cls) continue;
+                    int dup = 0;
+                    for (int j = 0; j < nch; j++) dup |= chosen[j] == c;
+                    if (dup) continue;
+                    double sum = 0;
+                    for (int32_t b = 0; b <= t->batch[t->nloads - 1]; b++) {
+                        double mx = 0;
+                        int all = 1, any = 0;
+                        for (int64_t i = 0; i < t->nloads; i++) {
+                            if (t->batch[i] != b) continue;
+                            any = 1;
+                            if (!mask[i]) { all = 0; continue; }
+                            double v = t->times_us[i * t->nconfigs + c];
+                            for (int j = 0; j < nch; j++)
+                                v = fmin(v, t->times_us[i * t->nconfigs + chosen[j]]);
+                            mx = fmax(mx, v);
+                        }
+                        if (any && all) sum += mx;
+                    }
+                    if (sum < pt) { pt = sum; pick = c; }
+                }
+                if (pick < 0) break;
+                chosen[nch++] = pick;
+                total = pt;
+            }
+            if (nch > 0 && total < best_total) {
+                best_total = total;
+                best_n = nch;
+                best_cls = cls;
+                memcpy(best_cfg, chosen, sizeof chosen);
+            }
+        }
+        CHECK_EQ_INT(menu.count, best_n);
+        CHECK_EQ_INT(menu.blocks_per_sm, best_cls);
+        for (int j = 0; j < best_n && j < menu.count; j++) CHECK_EQ_INT(menu.config[j], best_cfg[j]);
+        CHECK_NEAR(menu.total_us[menu.count - 1], best_total, 1e-9 * best_total);
+        /* The per-load objective is what ramp_menu_greedy does. */
+        ramp_menu a, b;
+        CHECK_OK(ramp_menu_greedy(t, mask, size, 0, NULL, &a));
+        CHECK_OK(ramp_menu_greedy_objective(t, mask, size, 0, NULL, RAMP_MENU_PER_LOAD, &b));
+        CHECK(memcmp(&a, &b, sizeof a) == 0);
+    }
+    /* No whole batch in the mask: an error. */
+    memset(mask, 0, (size_t)t->nloads);
+    mask[0] = 1;
+    ramp_menu m1;
+    if (t->batch[1] == t->batch[0])
+        CHECK_ERR(ramp_menu_greedy_objective(t, mask, 2, 0, NULL, RAMP_MENU_LAYER, &m1),
+                  RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_menu_greedy_objective(t, NULL, 2, 0, NULL, (ramp_menu_objective)7, &m1),
+              RAMP_ERR_INVALID_ARGUMENT);
+    free(mask);
+    ramp_timing_free(t);
+}
+
+/* Transfer: two "models" (hidden 2048 and 4096) and a third (hidden 1024)
+ * whose times all follow theta_0 + (hidden/2048) (theta_1 W + theta_2 T +
+ * theta_3 A) with the same theta per configuration: fit on the first two,
+ * the third is predicted exactly, without reading its times, and the
+ * transferred choice is exhaustive search's (gap 0). */
+static void fill_scaled(ramp_timing *t, const double *theta, int poison) {
+    double sc = t->geom.hidden / 2048.0;
+    for (int64_t i = 0; i < t->nloads; i++)
+        for (int c = 0; c < t->nconfigs; c++) {
+            double terms[4];
+            ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &t->configs[c], &t->geom, t->sms,
+                                 t->blocks_per_sm[c], t->nexp[i], t->loads + i * t->max_experts,
+                                 terms);
+            const double *th = theta + c * 4;
+            double v = th[0] + sc * (th[1] * terms[1] + th[2] * terms[2] + th[3] * terms[3]);
+            t->times_us[i * t->nconfigs + c] = poison ? NAN : (float)v;
+        }
+}
+
+static void test_transfer(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 6;
+    double theta[48], unused[48];
+    ramp_timing *ts[3] = {NULL, NULL, NULL};
+    static const int hidden[3] = {2048, 4096, 1024};
+    static const char *const names[3] = {"model-a", "model-b", "model-c"};
+    for (int k = 0; k < 3; k++) {
+        ts[k] = syn_dataset(rng, &sp, k == 0 ? theta : unused);
+        if (!ts[k]) goto out;
+        ts[k]->geom.hidden = hidden[k];
+        snprintf(ts[k]->model, sizeof ts[k]->model, "%s", names[k]);
+    }
+    /* Same configurations in all three (syn_configs): the last one is left
+     * out of training by dropping its times in both training sets. */
+    fill_scaled(ts[0], theta, 0);
+    fill_scaled(ts[1], theta, 0);
+    int last = ts[2]->nconfigs - 1;
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = 0; i < ts[k]->nloads; i++) ts[k]->times_us[i * ts[k]->nconfigs + last] = NAN;
+    fill_scaled(ts[2], theta, 1); /* the target's times: never read */
+    ramp_costmodel *m = NULL;
+    CHECK_OK(ramp_costmodel_fit_transfer((const ramp_timing *const *)ts, 2, ts[2], &m));
+    if (m) {
+        CHECK_EQ_INT(m->rows[last], 0);
+        fill_scaled(ts[2], theta, 0);
+        for (int64_t i = 0; i < ts[2]->nloads; i += 3)
+            for (int c = 0; c < last; c++) {
+                CHECK_EQ_INT(m->rows[c], ts[0]->nloads + ts[1]->nloads);
+                const int32_t *ld = ts[2]->loads + i * ts[2]->max_experts;
+                double want = ts[2]->times_us[i * ts[2]->nconfigs + c];
+                CHECK_NEAR(ramp_costmodel_predict(m, c, ts[2]->nexp[i], ld), want, 1e-5 * want);
+            }
+        ramp_costmodel_free(m);
+    }
+    /* The evaluation: target c from a and b (datasets of c's own model are
+     * skipped), gap 0 to exhaustive among the fit configurations, rank
+     * correlation 1. Make the unfit configuration never the best. */
+    for (int64_t i = 0; i < ts[2]->nloads; i++) ts[2]->times_us[i * ts[2]->nconfigs + last] = 1e6f;
+    ramp_eval_transfer x;
+    CHECK_OK(ramp_eval_transfer_run((const ramp_timing *const *)ts, 3, 2, 128, &x));
+    CHECK_EQ_INT(x.ntrain, 2);
+    CHECK_EQ_INT(x.fitted, ts[2]->nconfigs - 1);
+    CHECK(x.batches > 0);
+    CHECK_NEAR(x.gap_all_pct, 0, 1e-4);
+    CHECK(x.spearman_median > 0.999);
+    CHECK(x.pick_err_median < 1e-5);
+    CHECK(strstr(x.trained_on, "model-a EP8") && strstr(x.trained_on, "model-b EP8"));
+    /* One model only: nothing to transfer from. */
+    snprintf(ts[0]->model, sizeof ts[0]->model, "model-c");
+    snprintf(ts[1]->model, sizeof ts[1]->model, "model-c");
+    CHECK_ERR(ramp_eval_transfer_run((const ramp_timing *const *)ts, 3, 2, 128, &x), RAMP_ERR_NOT_FOUND);
+out:
+    for (int k = 0; k < 3; k++) ramp_timing_free(ts[k]);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -421,5 +589,7 @@ int main(void) {
     test_held_out_unseen(&rng);
     test_errors_and_options(&rng);
     test_reports(&rng);
+    test_menu_layer(&rng);
+    test_transfer(&rng);
     return check_finish("test_eval");
 }

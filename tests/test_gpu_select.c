@@ -13,7 +13,10 @@
  * kernel's resources against the ptxas report, and the errors a bad call
  * gets before any launch.
  *
- * The random part also runs the kernel built for 16 and 8 warps.
+ * The random part runs the kernel with 32, 16 and 8 warps a block and
+ * with the cluster size forced to 1, 2, 4 and 8 blocks beside the
+ * selector's own choice (so one block also meets several loads per warp);
+ * the other parts use the selector's own launch shape.
  * RAMP_TEST_ITERS scales the random part (default 150 descriptors x 16
  * routings); compute-sanitizer runs use a small value.
  */
@@ -124,8 +127,11 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
     for (int it = 0; it < iters && check_failures == 0; it++, descs++) {
         ramp_select_desc d;
         gen_desc(rng, &d, local_of, it % 40 == 0);
-        /* a third of the descriptors on each block size */
+        /* a third of the descriptors on each block size; cluster sizes:
+         * the selector's choice, then 1, 2, 4, 8 blocks */
         setenv("RAMP_SELECT_WARPS", it % 3 == 0 ? "32" : it % 3 == 1 ? "16" : "8", 1);
+        static const char *ctas[5] = {"0", "1", "2", "4", "8"};
+        setenv("RAMP_SELECT_CTAS", ctas[it % 5], 1);
         ramp_selector *s = NULL;
         ramp_select_result *gr = NULL, *cr = NULL;
         CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
@@ -151,8 +157,9 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
         ramp_selector_free(s);
     }
     unsetenv("RAMP_SELECT_WARPS");
+    unsetenv("RAMP_SELECT_CTAS");
     printf("random: %d routings on %d descriptors (blocks of 1024, 512, 256 "
-           "threads), bit-identical\n", cases, descs);
+           "threads; clusters of 1-8 blocks), bit-identical\n", cases, descs);
 }
 
 static void issue_sizes(ctx *c, ramp_rng *rng) {
@@ -195,14 +202,14 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
     }
     printf("issue sizes: %d routings, bit-identical\n", cases);
 
-    /* 16,384 x 8 pairs: the pair list no longer fits in shared memory and
-     * lives in device memory */
+    /* 16,384 x 8 pairs: several loads per warp even on a cluster of 8, and
+     * shared memory that does not grow with the pairs */
     ramp_select_desc d = {.experts = 128, .topk = 8, .max_tokens = 16384,
                           .local_experts = 16, .first_expert = 32, .nentries = 6};
     for (int e = 0; e < 6; e++)
         d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 4, .slots = 132,
                                            .theta = {4.0f, 3.0f, 0.02f, 0.3f}};
-    CHECK(ramp_select_smem_bytes(&d) > 232448);
+    CHECK(ramp_select_smem_bytes(&d) < 48 * 1024);
     ramp_selector *s = NULL;
     ramp_select_result *gr = NULL, *cr = NULL;
     CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
@@ -213,7 +220,7 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
     for (int kind = 0; kind < GEN_KINDS && s && gr && cr; kind++) {
         int tokens = kind == 0 ? 16384 : (int)ramp_rng_below(rng, 16385);
         gen_routing(rng, &d, tokens, kind, ids);
-        run_one(c, s, &d, tokens, ids, kind & 1, gr, cr, "list in device memory");
+        run_one(c, s, &d, tokens, ids, kind & 1, gr, cr, "16,384 tokens");
     }
     free(ids);
     ramp_select_result_free(gr);
@@ -351,8 +358,13 @@ static void bad_selectors(ctx *c) {
     ramp_selector *s = NULL;
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_INVALID_ARGUMENT); /* k > E */
     CHECK(s == NULL);
+    /* a scattered placement (a contiguous one needs no map) of 1024 of
+     * 65535 experts: a 128 KB id map + 128 KB of counts, too much */
+    static int32_t scattered[65535];
+    for (int e = 0; e < 65535; e++) scattered[e] = e < 1024 ? 1023 - e : -1;
+    d.local_of = scattered;
     d.topk = 8;
-    d.experts = 65535; /* a 128 KB id map + 128 KB of counts: too much */
+    d.experts = 65535;
     d.local_experts = 1024;
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_UNSUPPORTED);
     CHECK(strstr(ramp_last_error(), "shared memory") != NULL);

@@ -184,31 +184,33 @@ static void write_file(const char *path, const char *text) {
     fclose(f);
 }
 
-static ramp_jit_result *compile_select(int group_only, int warps) {
+static ramp_jit_result *compile_select(int group_only, int warps, int ctas) {
     ramp_jit_result *r = NULL;
-    CHECK_OK(ramp_select_compile(group_only, warps, &r));
+    CHECK_OK(ramp_select_compile_variant(group_only, warps, ctas, 0, &r));
     return r;
 }
 
-/* Every variant the selectors can use: group-only or not, 8/16/32 warps. */
+/* The variants the selectors use: group-only or not, 8/16/32 warps, one
+ * block or a cluster of 8 (2 and 4 differ from 8 in one constant). */
 static void selection_kernel_report(void) {
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     static const int warps[3] = {32, 16, 8};
-    for (int v = 0; v < 6; v++) {
-        const int g = v & 1, w = warps[v / 2];
-        ramp_jit_result *r = compile_select(g, w);
+    for (int v = 0; v < 12; v++) {
+        const int g = v & 1, w = warps[(v / 2) % 3], c = v < 6 ? 1 : 8;
+        ramp_jit_result *r = compile_select(g, w, c);
         if (!r) continue;
         CHECK(r->cubin_size > 0);
         CHECK_EQ_INT(r->nkernels, 1);
         const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_select");
         CHECK(k != NULL);
         if (!k || r->nkernels != 1)
-            fprintf(stderr, "select variant %d/%d: from_cache %d, key %016llx, log:\n%s\n",
-                    g, w, r->from_cache, (unsigned long long)r->key, r->log);
+            fprintf(stderr, "select variant %d/%d/%d: from_cache %d, key %016llx, log:\n%s\n",
+                    g, w, c, r->from_cache, (unsigned long long)r->key, r->log);
         if (k) {
-            printf("ramp_select (%s, %d warps): %d registers, %d B smem, %d B stack, "
-                   "%d/%d B spill stores/loads\n", g ? "group only" : "select", w,
+            printf("ramp_select (%s, %d warps, %d block%s): %d registers, %d B smem, %d B "
+                   "stack, %d/%d B spill stores/loads\n", g ? "group only" : "select", w, c,
+                   c > 1 ? "s" : "",
                    k->registers, k->smem_bytes, k->stack_bytes,
                    k->spill_store_bytes, k->spill_load_bytes);
             CHECK_EQ_INT(k->spill_store_bytes, 0);
@@ -231,6 +233,7 @@ static void selection_kernel_report(void) {
     }
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_select_compile(0, 12, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_select_compile_variant(0, 32, 3, 0, &r), RAMP_ERR_INVALID_ARGUMENT);
 }
 
 static void cache_and_errors(const char *root) {

@@ -86,7 +86,10 @@ int main(void) {
     CHECK_OK(ramp_plan_write(&plan, path));
     memset(&back, 0, sizeof back);
     CHECK_OK(ramp_plan_read(path, &back));
+    CHECK(back.checksum == 1 && plan.checksum == 0); /* written with one, verified */
+    plan.checksum = 1;
     CHECK(memcmp(&plan, &back, sizeof plan) == 0); /* exact, every double */
+    plan.checksum = 0;
     snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
     CHECK(!file_exists(tmpname));
 
@@ -212,6 +215,80 @@ int main(void) {
         }
         expect_bad("not json", "JSON");
         expect_bad("[1, 2]", "object");
+
+        /* The checksum: present, verified; a changed theta digit is caught
+         * (the file named); a plan without one (older files) still reads. */
+        CHECK(strstr(good, "\"checksum\":\t\"sha256:") != NULL);
+        CHECK(ok.checksum == 1);
+        char th[40];
+        snprintf(th, sizeof th, "%.17g", plan.theta[0][1]);
+        char *dig = strstr(good, th);
+        CHECK(dig != NULL);
+        if (dig) {
+            char *b2 = strdup(good);
+            char *d2 = b2 + (dig - good);
+            d2[1] = d2[1] == '9' ? '8' : (char)(d2[1] >= '0' && d2[1] <= '8' ? d2[1] + 1 : d2[1]);
+            if (d2[1] == dig[1]) d2[0] = d2[0] == '9' ? '8' : (char)(d2[0] + 1);
+            expect_bad(b2, "checksum mismatch");
+            free(b2);
+        }
+        const char *cs = strstr(good, ",\n\t\"checksum\"");
+        CHECK(cs != NULL);
+        if (cs) {
+            char *b3 = strdup(good);
+            const char *end = strchr(cs + 3, '\n');
+            memmove(b3 + (cs - good), b3 + (end - good), strlen(end) + 1);
+            ramp_plan nochk;
+            CHECK_OK(ramp_plan_parse(b3, strlen(b3), "old.json", &nochk));
+            CHECK(nochk.checksum == 0);
+            ok.checksum = 0;
+            CHECK(memcmp(&nochk, &ok, sizeof ok) == 0);
+            ok.checksum = 1;
+            /* ... and an old plan also lacks "slots": the default wave. */
+            char *b4 = b3, *q;
+            while ((q = strstr(b4, ",\n\t\t\t\"slots\"")) != NULL) {
+                const char *e2 = strchr(q + 3, '\n');
+                memmove(q, e2, strlen(e2) + 1);
+            }
+            CHECK(strstr(b3, "slots") == NULL);
+            CHECK_OK(ramp_plan_parse(b3, strlen(b3), "old.json", &nochk));
+            for (int i = 0; i < nochk.count; i++) {
+                CHECK_EQ_INT(nochk.slots[i], 0);
+                CHECK_EQ_INT(ramp_plan_slots(&nochk, i), nochk.sms * nochk.blocks_per_sm);
+            }
+            free(b3);
+        }
+        /* Bad slots values. */
+        char want_slots[64];
+        snprintf(want_slots, sizeof want_slots, "\"slots\":\t%d", plan.slots[0]);
+        const char *slot_cases[] = {"\"slots\":\t0", "\"slots\":\t-3", "\"slots\":\t1.5",
+                                    "\"slots\":\t\"16\"", "\"slots\":\t100000"};
+        for (size_t i = 0; i < sizeof slot_cases / sizeof slot_cases[0]; i++) {
+            char *b5 = replace(good, want_slots, slot_cases[i]);
+            CHECK(b5 != NULL);
+            if (b5) expect_bad(b5, "slots");
+            free(b5);
+        }
+        /* Every single changed byte either is refused or leaves the plan
+         * exactly as it was (whitespace; an exponent's case; a 17th digit
+         * that rounds to the same double): nothing else gets served. */
+        int silent = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *b6 = malloc(n + 1);
+            memcpy(b6, good, n + 1);
+            b6[i] = (char)((unsigned char)b6[i] ^ (1 + ramp_rng_below(&rng, 127)));
+            if (b6[i] == 0) b6[i] = 'x';
+            ramp_plan p6;
+            memset(&p6, 0, sizeof p6);
+            ramp_status s6 = ramp_plan_parse(b6, n, "flip.json", &p6);
+            if (s6 == RAMP_OK && memcmp(&p6, &ok, sizeof ok) != 0) {
+                silent++;
+                fprintf(stderr, "byte %zu ('%c' -> '%c') changed the plan silently\n", i, good[i], b6[i]);
+            }
+            CHECK(s6 == RAMP_OK || s6 == RAMP_ERR_FORMAT);
+            free(b6);
+        }
+        CHECK_EQ_INT(silent, 0);
         /* a bad file on disk is rejected by the reader too */
         FILE *f = fopen(path, "w");
         fputs("{\"format\": \"ramp-plan\"}", f);

@@ -473,8 +473,152 @@ static void test_write_failures(void) {
     remove(path);
 }
 
+/* SHA-256 against FIPS 180-4's examples, and incremental updates in random
+ * pieces against the one-shot digest. */
+static void test_sha256(void) {
+    char hex[65];
+    ramp_sha256_hex("", 0, hex);
+    CHECK(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+    ramp_sha256_hex("abc", 3, hex);
+    CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+    const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    ramp_sha256_hex(m448, strlen(m448), hex);
+    CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0);
+    char *million = malloc(1000000);
+    if (million) {
+        memset(million, 'a', 1000000);
+        ramp_sha256_hex(million, 1000000, hex);
+        CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0);
+        free(million);
+    }
+    for (int iter = 0; iter < 50; iter++) {
+        size_t n = ramp_rng_below(&rng, 700);
+        uint8_t buf[700], d[32];
+        fill_random(buf, n);
+        char one[65], inc[65];
+        ramp_sha256_hex(buf, n, one);
+        ramp_sha256_ctx c;
+        ramp_sha256_init(&c);
+        for (size_t at = 0; at < n;) {
+            size_t k = 1 + ramp_rng_below(&rng, 130);
+            if (k > n - at) k = n - at;
+            ramp_sha256_update(&c, buf + at, k);
+            at += k;
+        }
+        ramp_sha256_final(&c, d);
+        ramp_sha256_digest_hex(d, inc);
+        CHECK(strcmp(one, inc) == 0);
+    }
+}
+
+/* A checksummed file: written with the digest of its bytes (recomputed
+ * here the documented way: the 64 digits zeroed), verified on reading, and
+ * any single changed byte refused, except in the key's own name (the st
+ * layer then sees no checksum; the timing reader refuses unknown keys). */
+static void test_checksum(void) {
+    ramp_st_writer *w = NULL;
+    CHECK_OK(ramp_st_writer_create(&w));
+    if (!w) return;
+    int32_t a[37];
+    float b[11];
+    fill_random(a, sizeof a);
+    fill_random(b, sizeof b);
+    int64_t sa = 37, sb[2] = {1, 11};
+    CHECK_OK(ramp_st_writer_meta(w, "format", "test"));
+    CHECK_OK(ramp_st_writer_checksum(w));
+    CHECK_ERR(ramp_st_writer_meta(w, RAMP_ST_CHECKSUM_KEY, "x"), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ramp_st_writer_meta(w, "after", "yes"));
+    CHECK_OK(ramp_st_writer_add(w, "a", RAMP_ST_I32, 1, &sa, a));
+    CHECK_OK(ramp_st_writer_add(w, "b", RAMP_ST_F32, 2, sb, b));
+    void *bytes = NULL;
+    size_t size = 0;
+    CHECK_OK(ramp_st_writer_to_memory(w, &bytes, &size));
+    /* The same bytes through the file writer. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/st_checksum.safetensors", check_tmpdir());
+    CHECK_OK(ramp_st_writer_write(w, path));
+    ramp_st_writer_free(w);
+    if (!bytes) return;
+    size_t fsize = 0;
+    void *fbytes = st_slurp(path, &fsize);
+    CHECK(fbytes && fsize == size && memcmp(fbytes, bytes, size) == 0);
+    free(fbytes);
+    ramp_st_file *f = NULL;
+    CHECK_OK(ramp_st_open(path, &f));
+    CHECK(ramp_st_checksum_verified(f) == 1);
+    const char *digest = f ? ramp_st_meta(f, RAMP_ST_CHECKSUM_KEY) : NULL;
+    CHECK(digest && strlen(digest) == 64);
+    char want[65] = "";
+    if (digest) {
+        /* Independently: zero the digits in a copy, hash the whole file. */
+        char *copy = malloc(size);
+        memcpy(copy, bytes, size);
+        char *at = NULL;
+        for (size_t i = 8; i + 64 <= size && !at; i++)
+            if (memcmp(copy + i, digest, 64) == 0) at = copy + i;
+        CHECK(at != NULL);
+        if (at) memset(at, '0', 64);
+        ramp_sha256_hex(copy, size, want);
+        CHECK(strcmp(want, digest) == 0);
+        free(copy);
+    }
+    ramp_st_close(f);
+    remove(path);
+
+    /* Every single-byte change is refused (RAMP_ERR_FORMAT), except inside
+     * the key name "sha256" itself. */
+    const char *key = NULL;
+    for (size_t i = 8; i + 8 <= size && !key; i++)
+        if (memcmp((char *)bytes + i, "\"sha256\"", 8) == 0) key = (char *)bytes + i + 1;
+    CHECK(key != NULL);
+    int missed = 0, tried = 0;
+    uint8_t *c = malloc(size);
+    for (size_t i = 0; c && i < size; i++) {
+        if (key && (const char *)bytes + i >= key && (const char *)bytes + i < key + 6) continue;
+        memcpy(c, bytes, size);
+        c[i] ^= (uint8_t)(1 + ramp_rng_below(&rng, 255));
+        f = NULL;
+        ramp_status s = ramp_st_parse(c, size, "flipped", &f);
+        tried++;
+        if (s != RAMP_ERR_FORMAT) {
+            missed++;
+            fprintf(stderr, "byte %zu changed: %s\n", i, ramp_status_name(s));
+        }
+        ramp_st_close(f);
+    }
+    CHECK(tried > 100);
+    CHECK_EQ_INT(missed, 0);
+    /* A data byte: the message names the file and says checksum. */
+    memcpy(c, bytes, size);
+    c[size - 3] ^= 0x10;
+    f = NULL;
+    CHECK_ERR(ramp_st_parse(c, size, "flipped.safetensors", &f), RAMP_ERR_FORMAT);
+    CHECK(strstr(ramp_last_error(), "flipped.safetensors") && strstr(ramp_last_error(), "checksum"));
+    /* st_reseal (the tests' helper) makes an edited file valid again. */
+    CHECK(st_reseal(c, size) == 1);
+    f = NULL;
+    CHECK_OK(ramp_st_parse(c, size, "resealed", &f));
+    CHECK(f && ramp_st_checksum_verified(f) == 1);
+    ramp_st_close(f);
+    free(c);
+    free(bytes);
+
+    /* A file without the key reads, unverified. */
+    CHECK_OK(ramp_st_writer_create(&w));
+    CHECK_OK(ramp_st_writer_add(w, "a", RAMP_ST_I32, 1, &sa, a));
+    CHECK_OK(ramp_st_writer_to_memory(w, &bytes, &size));
+    ramp_st_writer_free(w);
+    f = NULL;
+    CHECK_OK(ramp_st_parse(bytes, size, "plain", &f));
+    CHECK(f && ramp_st_checksum_verified(f) == 0);
+    ramp_st_close(f);
+    free(bytes);
+}
+
 int main(void) {
     ramp_rng_seed(&rng, check_seed());
+    test_sha256();
+    test_checksum();
     test_round_trip();
     test_handmade();
     test_header_length();

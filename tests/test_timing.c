@@ -422,10 +422,113 @@ static void test_corrupt(void) {
     free(good);
 }
 
+/* Checksums (issue #4: a corrupted dataset in data/ is caught): a written
+ * dataset carries one and reads back verified; every single changed byte of
+ * the file is refused, data or header (a changed key name too: unknown keys
+ * are refused), with the file named; a file written without one (before
+ * checksums) still reads; dataset files are sealed on every write. */
+static void test_checksum(void) {
+    ref_timing r;
+    ramp_timing *t = make_random(&r, 0);
+    if (!t) return;
+    char path[512];
+    path_in_tmp(path, sizeof path, "checksum.safetensors");
+    CHECK_OK(ramp_timing_write(t, path));
+    ramp_timing *back = NULL;
+    CHECK_OK(ramp_timing_read(path, 0, &back));
+    CHECK(back && back->checksum == 1);
+    if (back) check_same(back, &r, t);
+    ramp_timing_free(back);
+    size_t size = 0;
+    uint8_t *good = st_slurp(path, &size);
+    CHECK(good != NULL);
+    /* One flipped byte in the times, through the file reader. */
+    ramp_st_file *f = NULL;
+    CHECK_OK(ramp_st_parse(good, size, "x", &f));
+    const ramp_st_tensor *tt = f ? ramp_st_find(f, "times_us") : NULL;
+    size_t at = tt ? (size_t)((const uint8_t *)tt->data - good) : size - 1;
+    ramp_st_close(f);
+    uint8_t *c = malloc(size);
+    memcpy(c, good, size);
+    c[at + ramp_rng_below(&rng, (uint32_t)(size - at))] ^= 0x04;
+    CHECK(st_spit(path, c, size));
+    back = NULL;
+    CHECK_ERR(ramp_timing_read(path, 0, &back), RAMP_ERR_FORMAT);
+    CHECK(strstr(ramp_last_error(), path) != NULL);
+    CHECK(strstr(ramp_last_error(), "checksum") != NULL);
+    /* Every single byte, anywhere (times valid after the flip or not). A
+     * bounded random sample on large files keeps the test quick. */
+    int missed = 0;
+    size_t step = size > 4000 ? size / 2000 : 1;
+    for (size_t i = ramp_rng_below(&rng, (uint32_t)step); i < size; i += step) {
+        memcpy(c, good, size);
+        c[i] ^= (uint8_t)(1 + ramp_rng_below(&rng, 255));
+        back = NULL;
+        ramp_status s = ramp_timing_read_memory(c, size, "flip", 1, &back);
+        if (s == RAMP_OK) {
+            missed++;
+            fprintf(stderr, "byte %zu of %zu changed and accepted\n", i, size);
+        }
+        ramp_timing_free(back);
+    }
+    CHECK_EQ_INT(missed, 0);
+    /* The key's own name: refused as an unknown key. */
+    const char *k = NULL;
+    for (size_t i = 8; i + 8 <= size && !k; i++)
+        if (memcmp(good + i, "\"sha256\"", 8) == 0) k = (const char *)good + i;
+    CHECK(k != NULL);
+    if (k) {
+        memcpy(c, good, size);
+        c[(size_t)(k - (const char *)good) + 3] ^= 0x01;
+        back = NULL;
+        CHECK_ERR(ramp_timing_read_memory(c, size, "key.safetensors", 1, &back), RAMP_ERR_FORMAT);
+        CHECK(strstr(ramp_last_error(), "unknown __metadata__ key") != NULL);
+    }
+    /* Written before checksums: rebuilt without the key, still read. */
+    st_edit ed = {.set_key = RAMP_ST_CHECKSUM_KEY, .set_value = NULL};
+    size_t n = 0;
+    void *old = st_rebuild(good, size, &ed, &n);
+    CHECK(old != NULL);
+    if (old) {
+        /* st_rebuild reseals a file that had one: strip it by hand. */
+        ramp_st_writer *w = NULL;
+        ramp_st_file *of = NULL;
+        void *plain = NULL;
+        size_t pn = 0;
+        CHECK_OK(ramp_st_parse(old, n, "old", &of));
+        CHECK_OK(ramp_st_writer_create(&w));
+        for (int i = 0; of && w && i < ramp_st_meta_count(of); i++) {
+            const char *key = ramp_st_meta_key(of, i);
+            if (strcmp(key, RAMP_ST_CHECKSUM_KEY) != 0)
+                CHECK_OK(ramp_st_writer_meta(w, key, ramp_st_meta(of, key)));
+        }
+        for (int i = 0; of && w && i < ramp_st_count(of); i++) {
+            const ramp_st_tensor *x = ramp_st_at(of, i);
+            CHECK_OK(ramp_st_writer_add(w, x->name, x->dtype, x->ndim, x->shape, x->data));
+        }
+        CHECK_OK(ramp_st_writer_to_memory(w, &plain, &pn));
+        back = NULL;
+        CHECK_OK(ramp_timing_read_memory(plain, pn, "old", 0, &back));
+        CHECK(back && back->checksum == 0);
+        if (back) check_same(back, &r, t);
+        ramp_timing_free(back);
+        ramp_st_writer_free(w);
+        ramp_st_close(of);
+        free(plain);
+        free(old);
+    }
+    remove(path);
+    free(c);
+    free(good);
+    ref_free(&r);
+    ramp_timing_free(t);
+}
+
 int main(void) {
     ramp_rng_seed(&rng, check_seed());
     test_round_trip();
     test_arguments();
     test_corrupt();
+    test_checksum();
     return check_finish("test_timing");
 }

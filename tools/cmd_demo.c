@@ -30,7 +30,7 @@ static const char DEMO_HELP[] =
     "  3. time every configuration on every load: a measured H200 dataset if\n"
     "     --dataset is given or data/timing/ holds one for the model and layout,\n"
     "     else the analytic stand-in (--simulate forces it; clearly labelled);\n"
-    "  4. evaluate every policy on held-out domains (Tables 3, 4, 9), write CSV\n"
+    "  4. evaluate every policy on held-out domains (Tables 3, 4, 5, 9), write CSV\n"
     "     and SVG plots, fit on all traffic and write the plan (plan.json).\n"
     "--steps sets forward passes per trace (default 96).\n";
 
@@ -223,6 +223,8 @@ int cmd_demo(int argc, char **argv) {
         ramp_eval_print_table3(stdout, &cr, 1);
         printf("\n");
         ramp_eval_print_table4(stdout, &cr, 1);
+        printf("\n");
+        ramp_eval_print_table5(stdout, &cr, 1);
         printf("\n");
         ramp_eval_print_table9(stdout, &cr, 1);
         printf("\n");

@@ -71,9 +71,9 @@ int cmd_fit(int argc, char **argv) {
         for (int i = 0; i < menu.count; i++) {
             char name[64];
             const double *th = m->theta + (size_t)menu.config[i] * RAMP_COST_TERMS;
-            printf("  %-26s total %.1f us   theta = [%.3g, %.3g, %.3g, %.3g]\n",
+            printf("  %-26s total %.1f us   theta = [%.3g, %.3g, %.3g, %.3g]   wave %d tiles\n",
                    ramp_config_name(&t->configs[menu.config[i]], name, sizeof name), menu.total_us[i],
-                   th[0], th[1], th[2], th[3]);
+                   th[0], th[1], th[2], th[3], plan.slots[i]);
         }
         if (diagnose) {
             ramp_costmodel_diag dg;
@@ -93,14 +93,32 @@ int cmd_fit(int argc, char **argv) {
 static const char EVAL_HELP[] =
     "usage: ramp eval DATASET... [--out DIR] [--holdout D] [--menu N]\n"
     "                 [--bootstrap N] [--seed S] [--min-tokens 128] [--summary]\n"
+    "                 [--menu-objective load|layer]\n"
     "\n"
     "Held-out evaluation: for each traffic domain in turn, every policy that\n"
     "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
     "and scored on that domain's batches; a batch's time is its slowest GPU's.\n"
     "Prints the paper's Table 3 (RaMP's speedup over each policy), Table 4\n"
-    "(tables given the cost model's inputs) and Table 9 (the menu), one row per\n"
-    "dataset. With --out, writes per dataset DIR/<model>-<layout>/batches.csv,\n"
-    "summary.csv, predicted_vs_measured.svg and speedup.svg.\n";
+    "(tables given the cost model's inputs), Table 5 (held-out domains, with\n"
+    "bootstrap intervals) and Table 9 (the menu), one row per dataset. With\n"
+    "--out, writes per dataset DIR/<model>-<layout>/batches.csv, summary.csv,\n"
+    "predicted_vs_measured.svg and speedup.svg. --menu-objective picks the\n"
+    "menu greedy's objective: load (the paper's: sum over loads of the best\n"
+    "menu time, the default) or layer (sum over batches of the slowest GPU's).\n"
+    "Given datasets of two or more models, it also prints the cost model's\n"
+    "transfer: each model's configurations fit on the other models' datasets\n"
+    "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n";
+
+/* --menu-objective load|layer. */
+static int parse_objective(const char *cmd, const char *text, ramp_menu_objective *out) {
+    if (!strcmp(text, "load")) *out = RAMP_MENU_PER_LOAD;
+    else if (!strcmp(text, "layer")) *out = RAMP_MENU_LAYER;
+    else {
+        cli_usage_error(cmd, "--menu-objective %s: expected load or layer", text);
+        return 0;
+    }
+    return 1;
+}
 
 /* mkdir -p for one or two levels. */
 static int make_dir(const char *path) {
@@ -113,7 +131,8 @@ int cmd_eval(int argc, char **argv) {
         {"out", required_argument, 0, 'o'}, {"holdout", required_argument, 0, 'H'},
         {"menu", required_argument, 0, 'n'}, {"bootstrap", required_argument, 0, 'B'},
         {"seed", required_argument, 0, 'S'}, {"min-tokens", required_argument, 0, 'm'},
-        {"summary", no_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"summary", no_argument, 0, 's'}, {"menu-objective", required_argument, 0, 'M'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "eval", *outdir = NULL;
     ramp_eval_options eo;
     ramp_eval_defaults(&eo);
@@ -129,6 +148,9 @@ int cmd_eval(int argc, char **argv) {
         case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &v)) return 2; eo.seed = (uint64_t)v; break;
         case 'm': if (!cli_int(cmd, "--min-tokens", optarg, 1, 1 << 30, &v)) return 2; eo.min_tokens = (int)v; break;
         case 's': summary = 1; break;
+        case 'M':
+            if (!parse_objective(cmd, optarg, &eo.menu_objective)) return 2;
+            break;
         case 'h': fputs(EVAL_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -136,7 +158,12 @@ int cmd_eval(int argc, char **argv) {
     if (optind >= argc) return cli_usage_error(cmd, "give one or more timing datasets");
     int n = argc - optind, rc = 0;
     ramp_eval_result **res = calloc((size_t)n, sizeof *res);
-    if (!res) return cli_usage_error(cmd, "out of memory");
+    ramp_timing **ts = calloc((size_t)n, sizeof *ts);
+    if (!res || !ts) {
+        free(res);
+        free(ts);
+        return cli_usage_error(cmd, "out of memory");
+    }
     if (outdir && !make_dir(outdir)) rc = cli_usage_error(cmd, "--out %s: cannot create: %s", outdir, strerror(errno));
     for (int i = 0; i < n && rc == 0; i++) {
         ramp_timing *t = NULL;
@@ -146,7 +173,7 @@ int cmd_eval(int argc, char **argv) {
                     t->layout, (long long)t->nloads, t->nconfigs);
             s = ramp_eval_run(t, &eo, &res[i]);
         }
-        ramp_timing_free(t);
+        ts[i] = t; /* kept for the transfer */
         if (s) { rc = cli_fail(cmd, s); break; }
         if (summary) ramp_eval_print_summary(stdout, res[i]);
         if (outdir) {
@@ -162,16 +189,39 @@ int cmd_eval(int argc, char **argv) {
         ramp_eval_print_table3(stdout, cr, n);
         printf("\n");
         ramp_eval_print_table4(stdout, cr, n);
+        printf("\n");
+        ramp_eval_print_table5(stdout, cr, n);
         if (eo.menu_size > 0) {
             printf("\n");
             ramp_eval_print_table9(stdout, cr, n);
         }
+        /* With datasets of two or more models: the cost model's transfer to
+         * each model from the others. */
+        ramp_eval_transfer *tr = calloc((size_t)n, sizeof *tr);
+        const ramp_eval_result **tres = calloc((size_t)n, sizeof *tres);
+        int ntr = 0;
+        for (int i = 0; tr && tres && i < n && rc == 0; i++) {
+            ramp_status s = ramp_eval_transfer_run((const ramp_timing *const *)ts, n, i, eo.min_tokens, &tr[ntr]);
+            if (s == RAMP_ERR_NOT_FOUND) continue; /* one model only */
+            if (s) rc = cli_fail(cmd, s);
+            else tres[ntr++] = res[i];
+        }
+        if (rc == 0 && ntr > 0) {
+            printf("\n");
+            ramp_eval_print_transfer(stdout, tr, ntr, tres);
+        }
+        free(tr);
+        free(tres);
         for (int i = 0; i < n; i++)
             if (!strcmp(res[i]->device, "simulated"))
                 printf("\nNOTE: %s %s times are SIMULATED (src/simulate.c), not measured: they show the pipeline\n"
                        "works, not how fast anything is.\n", res[i]->model, res[i]->layout);
     }
-    for (int i = 0; i < n; i++) ramp_eval_free(res[i]);
+    for (int i = 0; i < n; i++) {
+        ramp_eval_free(res[i]);
+        ramp_timing_free(ts[i]);
+    }
     free(res);
+    free(ts);
     return rc;
 }

@@ -4,6 +4,7 @@ Python (struct + json, no numpy, no libramp), so the seeds double as a check
 that files written outside libramp read back. Run from anywhere:
     python3 tests/fuzz/make_corpus.py
 """
+import hashlib
 import json
 import os
 import struct
@@ -61,6 +62,46 @@ def timing(nan):
     return safetensors(t, meta)
 
 
+def seal(data):
+    """Adds the checksum (docs/formats.md): metadata "sha256" = SHA-256 of
+    the whole file with its 64 digits written as '0'."""
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    header["__metadata__"]["sha256"] = "0" * 64
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    out = struct.pack("<Q", len(text)) + text + data[8 + n:]
+    digest = hashlib.sha256(out).hexdigest()
+    return out.replace(b"0" * 64, digest.encode(), 1)
+
+
+def plan():
+    """A plan with per-entry wave sizes and its checksum over the canonical
+    content (docs/formats.md), written without libramp."""
+    p = {"format": "ramp-plan", "version": 1, "libramp": "0.1.0",
+         "model": "seed", "layout": "EP8", "device": "NVIDIA H200", "sms": 132,
+         "geometry": {"experts": 16, "topk": 8, "inter": 768, "hidden": 2048,
+                      "bf16": 0},
+         "occupancy": 2, "cost_terms": ["1", "waves", "tiles", "active"],
+         "menu": [{"config": "r16.w128.s4", "theta": [3.25, 37.5, 0.1, 0.0],
+                   "slots": 132},
+                  {"config": "r24.w128.s4.persist.grp",
+                   "theta": [3.125, 39.0, 0.14, 0.5], "slots": 264}]}
+    g = p["geometry"]
+    lines = ["ramp-plan %d" % p["version"], "libramp " + p["libramp"],
+             "model " + p["model"], "layout " + p["layout"],
+             "device " + p["device"], "sms %d" % p["sms"],
+             "geometry %d %d %d %d %d" % (g["experts"], g["topk"], g["inter"],
+                                          g["hidden"], g["bf16"]),
+             "occupancy %d" % p["occupancy"]]
+    for e in p["menu"]:
+        lines.append("entry %s %s %d" % (e["config"], " ".join("%.17g" % v for v in e["theta"]),
+                                         e.get("slots", 0)))
+    text = "\n".join(lines) + "\n"
+    p["checksum"] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return json.dumps(p, indent=1).encode()
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -81,6 +122,8 @@ write("fuzz_trace", "aggregate.safetensors",
 write("fuzz_trace", "empty.safetensors", trace(3, 1, []))
 write("fuzz_timing", "measured.safetensors", timing(False))
 write("fuzz_timing", "missing.safetensors", timing(True))
+write("fuzz_timing", "sealed.safetensors", seal(timing(False)))
+write("fuzz_plan", "sealed.json", plan())
 write("fuzz_safetensors", "trace.safetensors",
       trace(4, 2, [(0, 0, 2, [1, 2, 0, 1])], ids=[0, 1, 1, 3]))
 write("fuzz_safetensors", "mixed.safetensors",

@@ -1,0 +1,632 @@
+/*
+ * bench_layer.c - the MoE layer (selection + polymorphic kernel, one
+ * captured CUDA graph) against what it replaces, on the same loads:
+ *
+ *   ramp        the layer's graph: selection kernel + polymorphic kernel
+ *               (programmatic dependent launch; ramp-serial: without),
+ *               captured for the batch's size (grid sized for it), and
+ *               ramp-anysize: one graph for every size (token count read
+ *               on device, grid sized for max_tokens)
+ *   alone       the chosen entry compiled alone, tokens grouped beforehand,
+ *               grid = the load's exact tile count (the target: ramp <=
+ *               alone + 2 us)
+ *   vllm        a vLLM-style layer on our kernel: a graph of the group-and-
+ *               pad kernel for one tile size and the v1 kernel of the
+ *               configuration vLLM's batch-size table picks (tuned on the
+ *               dataset's uniform batches), grid sized for the batch
+ *   poly[i] / alone[i]   every menu entry forced inside the polymorphic
+ *               kernel (its grid as in the layer) and alone (exact grid):
+ *               the polymorphic overhead (target: median within 1%); also
+ *               alone-cap (alone, grid sized for the batch's bound) and poly-sm,
+ *               poly-w1, poly-w8 (the polymorphic kernel's grid capped at
+ *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES)
+ *
+ * Loads: batches of --tokens (default 64..4096) tokens routed over all E
+ * experts, uniformly and Zipf-skewed (moe_data.h), seen by GPU 0 of the
+ * plan's layout. Every timing: L2 evicted by a 512 MiB write, then the
+ * launch or replay between two events; median of --reps.
+ *
+ * Writes OUTDIR/layer-<model>-<layout>.csv and .md, and (--loads-json) the
+ * per-expert counts of every load for bench/peer_torch.py.
+ */
+#include "internal.h"
+#include "moe_poly.h"
+#include "select_cpu.h"
+
+#include "../tests/moe_data.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DIE(...)                                                  \
+    do {                                                          \
+        fprintf(stderr, "bench_layer: " __VA_ARGS__);             \
+        fprintf(stderr, " (%s)\n", ramp_last_error());            \
+        exit(1);                                                  \
+    } while (0)
+#define TRY(expr)                                                 \
+    do {                                                          \
+        if ((expr) != RAMP_OK) DIE("%s:%d: %s", __FILE__, __LINE__, #expr); \
+    } while (0)
+
+static const char *USAGE =
+    "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
+    "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
+    "\n"
+    "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
+    "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
+    "the dataset's uniform batches, group-and-pad + v1 kernel), and every menu\n"
+    "entry inside and outside the polymorphic kernel. GPU 0 of the plan's\n"
+    "layout; uniform and Zipf-skewed routings. Needs a GPU.\n";
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    ramp_gpu *gpu;
+    ramp_stream st;
+    ramp_devptr flush;
+    size_t flush_bytes;
+    ramp_event *e0, *e1;
+    int reps;
+    double *samples;
+} timer;
+
+typedef ramp_status (*launch_fn)(void *arg, ramp_stream st);
+
+typedef struct {
+    double med, p10, p90;
+} stat3;
+
+/* Median of reps launches, each after an L2-evicting write (3 warm-ups). */
+static stat3 time_it(timer *T, launch_fn fn, void *arg) {
+    int n = 0;
+    for (int r = -3; r < T->reps; r++) {
+        TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+        TRY(ramp_event_record(T->e0, T->st));
+        TRY(fn(arg, T->st));
+        TRY(ramp_event_record(T->e1, T->st));
+        double us;
+        TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
+        if (r >= 0) T->samples[n++] = us;
+    }
+    qsort(T->samples, (size_t)n, sizeof *T->samples, cmp_double);
+    stat3 s = {T->samples[n / 2], T->samples[n / 10], T->samples[(n * 9) / 10]};
+    return s;
+}
+
+static ramp_status replay(void *g, ramp_stream st) { return ramp_graph_replay(g, st); }
+
+/* Where the block scheduler puts blocks 0..n-1 when two fit per SM (100 KB
+ * of shared memory each): prints how many SMs the first `sms` blocks cover
+ * and how often blocks 2i and 2i+1 share one, the evidence for the
+ * polymorphic kernel's first-tile order (kernels/moe_poly.cuh). */
+static const char *PROBE_SRC =
+    "extern \"C\" __global__ void ramp_probe_smid(int *out) {\n"
+    "  extern __shared__ int s[];\n"
+    "  unsigned id; asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(id));\n"
+    "  unsigned long long t0 = clock64();\n"
+    "  while (clock64() - t0 < 40000) { s[threadIdx.x] = (int)id; }\n"
+    "  if (threadIdx.x == 0) out[blockIdx.x] = (int)id + s[0] * 0;\n"
+    "}\n";
+
+static void probe_placement(ramp_gpu *gpu, ramp_stream st, int sms) {
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "probe-smid";
+    rq.source = PROBE_SRC;
+    ramp_jit_result *r = NULL;
+    ramp_module *m = NULL;
+    ramp_kernel *k = NULL;
+    ramp_devptr out = 0;
+    const int n = 2 * sms, smem = 100 * 1024;
+    int *h = malloc(sizeof(int) * (size_t)n);
+    if (h && ramp_jit_compile(&rq, &r) == RAMP_OK &&
+        ramp_module_load(gpu, r->cubin, r->cubin_size, &m) == RAMP_OK &&
+        ramp_module_kernel(m, "ramp_probe_smid", smem, &k) == RAMP_OK &&
+        ramp_gpu_alloc(gpu, sizeof(int) * (size_t)n, &out) == RAMP_OK) {
+        unsigned grid[3] = {(unsigned)n, 1, 1}, block[3] = {128, 1, 1};
+        void *args[1] = {&out};
+        if (ramp_kernel_launch(k, grid, block, smem, st, args) == RAMP_OK &&
+            ramp_stream_sync(gpu, st) == RAMP_OK &&
+            ramp_gpu_download(gpu, h, out, sizeof(int) * (size_t)n) == RAMP_OK) {
+            int seen[1024] = {0}, distinct = 0, pairs = 0;
+            for (int b = 0; b < sms; b++)
+                if (h[b] >= 0 && h[b] < 1024 && !seen[h[b]]++) distinct++;
+            for (int b = 0; b + 1 < n; b += 2) pairs += h[b] == h[b + 1];
+            printf("block placement (2 blocks/SM, grid %d): blocks 0..%d on %d distinct SMs; "
+                   "blocks 2i, 2i+1 on the same SM for %d of %d pairs; first 8: %d %d %d %d %d %d %d %d\n",
+                   n, sms - 1, distinct, pairs, n / 2, h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+        }
+    }
+    ramp_gpu_free(gpu, out);
+    ramp_module_free(m);
+    ramp_jit_result_free(r);
+    free(h);
+}
+
+typedef struct {
+    void *k; /* ramp_moe_kernel or ramp_moe_poly */
+    int poly;
+    ramp_moe_params p;
+    ramp_devptr choice, sched; /* the polymorphic kernel's */
+} kernel_call;
+
+static ramp_status launch_call(void *arg, ramp_stream st) {
+    kernel_call *c = arg;
+    return c->poly ? ramp_moe_poly_launch(c->k, &c->p, c->choice, c->sched, st)
+                   : ramp_moe_kernel_launch(c->k, &c->p, st);
+}
+
+/* Compiles variants on threads so that the later creates hit the cache. */
+typedef struct {
+    ramp_moe_variant v;
+    const ramp_poly_desc *poly;
+} cjob;
+static void *compile_one(void *arg) {
+    cjob *j = arg;
+    ramp_jit_result *r = NULL;
+    if (j->poly) ramp_moe_poly_compile(j->poly, &r);
+    else ramp_moe_v1_compile(&j->v, &r);
+    ramp_jit_result_free(r);
+    return NULL;
+}
+
+/* A vLLM-style layer for one configuration: group-only selection + v1. */
+typedef struct {
+    ramp_config cfg;
+    ramp_selector *sel;
+    ramp_moe_kernel *k;
+    ramp_graph *g;
+} vllm_path;
+
+int main(int argc, char **argv) {
+    const char *plan_path = NULL, *data_path = NULL, *outdir = NULL, *loads_json = NULL;
+    const char *tokens_arg = "64,128,256,512,1024,2048,4096";
+    int reps = 30;
+    unsigned long long seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
+        if (!v) {
+            fprintf(stderr, "bench_layer: %s needs a value\n%s", a, USAGE);
+            return 2;
+        }
+        if (!strcmp(a, "--plan")) plan_path = v;
+        else if (!strcmp(a, "--dataset")) data_path = v;
+        else if (!strcmp(a, "--out-dir")) outdir = v;
+        else if (!strcmp(a, "--tokens")) tokens_arg = v;
+        else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--loads-json")) loads_json = v;
+        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+        else {
+            fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
+            return 2;
+        }
+        i++;
+    }
+    if (!plan_path || !data_path || !outdir || reps < 1) {
+        fprintf(stderr, "bench_layer: --plan, --dataset and --out-dir are required, --reps >= 1\n%s",
+                USAGE);
+        return 2;
+    }
+    int tokens_list[32], ntok = 0;
+    for (const char *p = tokens_arg; *p && ntok < 32;) {
+        char *end;
+        long t = strtol(p, &end, 10);
+        if (end == p || t < 1 || t > 65536) {
+            fprintf(stderr, "bench_layer: --tokens: bad list '%s'\n", tokens_arg);
+            return 2;
+        }
+        tokens_list[ntok++] = (int)t;
+        p = *end == ',' ? end + 1 : end;
+    }
+    int max_tokens = 0;
+    for (int i = 0; i < ntok; i++) max_tokens = tokens_list[i] > max_tokens ? tokens_list[i] : max_tokens;
+
+    ramp_plan plan;
+    TRY(ramp_plan_read(plan_path, &plan));
+    ramp_timing *ds = NULL;
+    TRY(ramp_timing_read(data_path, 0, &ds));
+    if (strcmp(ds->model, plan.model) || strcmp(ds->layout, plan.layout))
+        DIE("plan is for %s %s, dataset for %s %s", plan.model, plan.layout, ds->model, ds->layout);
+    ramp_model model;
+    TRY(ramp_model_lookup(plan.model, &model));
+    ramp_policy *table = NULL;
+    TRY(ramp_policy_fit(RAMP_POLICY_VLLM, ds, NULL, NULL, &table));
+    const ramp_geometry g = plan.geom;
+    const int EL = g.experts, E = model.experts, k = g.topk, d = g.hidden, h = g.inter;
+
+
+    /* every configuration any path may run: the menu, and the table's picks
+     * for every batch size (the table is keyed on batch tokens) */
+    ramp_config cfgs[64];
+    int ncfg = 0;
+    for (int i = 0; i < plan.count; i++) cfgs[ncfg++] = plan.configs[i];
+    int table_pick[32];
+    for (int t = 0; t < ntok; t++) {
+        int32_t zero[1] = {0};
+        int c;
+        TRY(ramp_policy_choose_load(table, 1, zero, tokens_list[t], &c));
+        table_pick[t] = c;
+        int have = 0;
+        for (int i = 0; i < ncfg; i++) have |= ramp_config_equal(&cfgs[i], &ds->configs[c]);
+        if (!have) cfgs[ncfg++] = ds->configs[c];
+    }
+    ramp_poly_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.geom = g;
+    pd.count = plan.count;
+    memcpy(pd.cfgs, plan.configs, sizeof(ramp_config) * (size_t)plan.count);
+    {
+        cjob jobs[65];
+        pthread_t th[65];
+        int nj = 0;
+        jobs[nj].poly = &pd;
+        nj++;
+        for (int i = 0; i < ncfg; i++) {
+            memset(&jobs[nj], 0, sizeof jobs[nj]);
+            jobs[nj].v.cfg = cfgs[i];
+            jobs[nj].v.cfg.persistent = 0;
+            jobs[nj].v.geom = g;
+            nj++;
+        }
+        printf("compiling the polymorphic kernel and %d configurations...\n", ncfg);
+        fflush(stdout);
+        for (int i = 0; i < nj; i++) pthread_create(&th[i], NULL, compile_one, &jobs[i]);
+        for (int i = 0; i < nj; i++) pthread_join(th[i], NULL);
+    }
+
+    /* the GPU (compiling, above, needs none) */
+    timer T;
+    memset(&T, 0, sizeof T);
+    T.reps = reps;
+    T.samples = malloc(sizeof(double) * (size_t)(reps + 3));
+    T.flush_bytes = 512u << 20;
+    TRY(ramp_gpu_open(0, &T.gpu));
+    TRY(ramp_stream_create(T.gpu, &T.st));
+    TRY(ramp_gpu_alloc(T.gpu, T.flush_bytes, &T.flush));
+    TRY(ramp_event_create(T.gpu, &T.e0));
+    TRY(ramp_event_create(T.gpu, &T.e1));
+    ramp_gpu_info gi;
+    TRY(ramp_gpu_get_info(T.gpu, &gi));
+    probe_placement(T.gpu, T.st, gi.limits.sms);
+
+    /* weights of GPU 0's experts */
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed);
+    moe_weights W;
+    if (moe_weights_make_fast(&rng, EL, k, h, d, g.bf16, &W)) DIE("out of memory");
+    ramp_devptr w13, w2, w13s = 0, w2s = 0;
+    size_t el = g.bf16 ? 2 : 1;
+    size_t n13 = (size_t)EL * 2 * h * d * el, n2 = (size_t)EL * d * h * el;
+    TRY(ramp_gpu_alloc(T.gpu, n13, &w13));
+    TRY(ramp_gpu_alloc(T.gpu, n2, &w2));
+    TRY(ramp_gpu_upload(T.gpu, w13, W.w13, n13));
+    TRY(ramp_gpu_upload(T.gpu, w2, W.w2, n2));
+    if (!g.bf16) {
+        size_t s13 = (size_t)EL * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)EL * (d / 128) * (h / 128) * 4;
+        TRY(ramp_gpu_alloc(T.gpu, s13, &w13s));
+        TRY(ramp_gpu_alloc(T.gpu, s2, &w2s));
+        TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
+        TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
+    }
+
+    /* the layer */
+    ramp_layer_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.w13 = w13; ld.w13_scale = w13s; ld.w2 = w2; ld.w2_scale = w2s;
+    ld.w13_shape[0] = EL; ld.w13_shape[1] = 2 * h; ld.w13_shape[2] = d;
+    ld.w2_shape[0] = EL; ld.w2_shape[1] = d; ld.w2_shape[2] = h;
+    ld.bf16 = g.bf16;
+    ld.experts = E;
+    ld.local_experts = EL;
+    ld.max_tokens = max_tokens;
+    ramp_layer *L = NULL, *Ls = NULL; /* PDL (default) and serial launch */
+    TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
+    ld.serial_launch = 1;
+    TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
+    ramp_layer_info info;
+    TRY(ramp_layer_get_info(L, &info));
+    if (info.warning[0]) printf("warning: %s\n", info.warning);
+
+    /* batch buffers (capacity max_tokens) and grouping buffers */
+    size_t M = (size_t)max_tokens;
+    ramp_devptr x, xs, ids, tw, out, ntok_dev, sorted, texp, ntiles, choice, ws, cnt;
+    TRY(ramp_gpu_alloc(T.gpu, M * d * (g.bf16 ? 2 : 1), &x));
+    TRY(ramp_gpu_alloc(T.gpu, M * (d / 128) * 4 + 4, &xs));
+    TRY(ramp_gpu_alloc(T.gpu, M * k * 4, &ids));
+    TRY(ramp_gpu_alloc(T.gpu, M * k * 4, &tw));
+    TRY(ramp_gpu_alloc(T.gpu, M * d * 4, &out));
+    TRY(ramp_gpu_alloc(T.gpu, 4, &ntok_dev));
+    ramp_select_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.experts = E; sd.topk = k; sd.max_tokens = max_tokens; sd.local_experts = EL;
+    sd.nentries = plan.count;
+    for (int i = 0; i < plan.count; i++)
+        TRY(ramp_select_entry_from_plan(&plan, i, &sd.entries[i]));
+    ramp_select_result *twin = NULL, *grp = NULL;
+    TRY(ramp_select_result_create(&sd, &twin));
+    /* a one-entry descriptor with rows 1 bounds every grouping's size */
+    ramp_select_desc one = sd;
+    one.nentries = 1;
+    one.entries[0].rows = 1;
+    int64_t cap_slots, cap_tiles;
+    TRY(ramp_select_capacity(&one, &cap_slots, &cap_tiles));
+    TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_slots * 4 * 2, &sorted));
+    TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_tiles * 4, &texp));
+    TRY(ramp_gpu_alloc(T.gpu, 4, &ntiles));
+    TRY(ramp_gpu_alloc(T.gpu, 4, &choice));
+    size_t wsb = 0, cb = 0;
+    for (int i = 0; i < ncfg; i++) {
+        ramp_moe_variant v = {cfgs[i], g, 0};
+        size_t a = ramp_moe_v1_ws_bytes(&v, (int)cap_tiles), b = ramp_moe_v1_counter_bytes(&v, (int)cap_tiles);
+        wsb = a > wsb ? a : wsb;
+        cb = b > cb ? b : cb;
+    }
+    TRY(ramp_gpu_alloc(T.gpu, wsb ? wsb : 4, &ws));
+    TRY(ramp_gpu_alloc(T.gpu, cb ? cb : 4, &cnt));
+    TRY(ramp_gpu_fill32_async(T.gpu, cnt, 0, (cb ? cb : 4) / 4, T.st));
+    ramp_devptr sched;
+    TRY(ramp_gpu_alloc(T.gpu, RAMP_POLY_SCHED_BYTES, &sched));
+    TRY(ramp_gpu_fill32_async(T.gpu, sched, 0, RAMP_POLY_SCHED_WORDS, T.st));
+
+    /* standalone kernels */
+    ramp_moe_kernel *alone[64];
+    for (int i = 0; i < ncfg; i++) {
+        ramp_moe_variant v = {cfgs[i], g, 0};
+        TRY(ramp_moe_kernel_create(T.gpu, &v, &alone[i]));
+    }
+    ramp_moe_poly *poly = NULL; /* the forced-entry copy of the layer's kernel */
+    TRY(ramp_moe_poly_create(T.gpu, &pd, (int64_t)max_tokens * k, &poly));
+
+    /* the layer's graph for any batch size, captured once: the token count
+     * is read on device and the grid is sized for max_tokens */
+    ramp_layer_io io;
+    memset(&io, 0, sizeof io);
+    io.x = x; io.x_scale = g.bf16 ? 0 : xs; io.topk_ids = ids; io.topk_weights = tw;
+    io.out = out; io.tokens_dev = ntok_dev;
+    ramp_graph *G_any = NULL;
+    TRY(ramp_graph_capture_begin(T.gpu, T.st));
+    TRY(ramp_layer_run(L, &io, T.st));
+    TRY(ramp_graph_capture_end(T.gpu, T.st, &G_any));
+
+    /* vLLM-style paths, one group-only selector per table configuration;
+     * their graphs, like the layer's below, are captured per batch size (as
+     * engines capture one graph per batch size) */
+    vllm_path vp[32];
+    int nvp = 0;
+
+    char path[1024];
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    snprintf(path, sizeof path, "%s/layer-%s-%s.csv", outdir, plan.model, plan.layout);
+    FILE *csv = fopen(path, "w");
+    if (!csv) DIE("cannot write %s", path);
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d gpu=\"%s\" sms=%d date=%s\n", plan_path,
+            data_path, reps, gi.limits.sms == 132 ? "NVIDIA H200" : "?", gi.limits.sms, date);
+    fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
+    FILE *lj = NULL;
+    if (loads_json) {
+        lj = fopen(loads_json, "w");
+        if (!lj) DIE("cannot write %s", loads_json);
+        fprintf(lj, "{\"model\": \"%s\", \"hidden\": %d, \"inter\": %d, \"topk\": %d, "
+                    "\"local_experts\": %d, \"loads\": [",
+                plan.model, d, h, k, EL);
+    }
+    int32_t *counts = malloc(sizeof(int32_t) * (size_t)EL);
+    double over[RAMP_MENU_MAX][64];
+    int nover = 0;
+    printf("\n%-6s %-8s %6s %6s  %-24s %9s %9s %9s %9s  %-24s %9s %7s\n", "tokens", "routing",
+           "pairs", "active", "chosen", "ramp_us", "serial_us", "alone_us", "diff_us", "vllm table",
+           "vllm_us", "speedup");
+    for (int t = 0; t < ntok; t++) {
+        for (int shape = 0; shape < 2; shape++) {
+            const int sh = shape ? MOE_SKEWED : MOE_UNIFORM;
+            const char *rname = shape ? "skewed" : "uniform";
+            moe_batch b;
+            if (moe_batch_make(&rng, sh, tokens_list[t], k, E, EL, d, &b)) DIE("out of memory");
+            const int Mt = b.tokens;
+            TRY(ramp_gpu_upload(T.gpu, x, g.bf16 ? (const void *)b.x_bf16 : (const void *)b.x,
+                                (size_t)Mt * d * (g.bf16 ? 2 : 1)));
+            if (!g.bf16) TRY(ramp_gpu_upload(T.gpu, xs, b.x_scale, (size_t)Mt * (d / 128) * 4));
+            TRY(ramp_gpu_upload(T.gpu, ids, b.ids, (size_t)Mt * k * 4));
+            TRY(ramp_gpu_upload(T.gpu, tw, b.weights, (size_t)Mt * k * 4));
+            int32_t mt = Mt;
+            TRY(ramp_gpu_upload(T.gpu, ntok_dev, &mt, 4));
+            TRY(ramp_select_cpu(&sd, Mt, b.ids, twin));
+            const int chosen = twin->meta[RAMP_SELECT_META_CHOSEN];
+            const int pairs = twin->meta[RAMP_SELECT_META_LOCAL];
+            int active = 0;
+            for (int e = 0; e < EL; e++) {
+                counts[e] = twin->counts[e];
+                active += counts[e] > 0;
+            }
+            if (lj)
+                fprintf(lj, "%s\n  {\"name\": \"t%d-%s\", \"tokens\": %d, \"counts\": [", t || shape ? "," : "",
+                        Mt, rname, Mt);
+            for (int e = 0; lj && e < EL; e++) fprintf(lj, "%s%d", e ? ", " : "", counts[e]);
+            if (lj) fprintf(lj, "]}");
+#define ROW(impl, entry, cfgp, s)                                                          \
+    do {                                                                                   \
+        char cn_[64];                                                                      \
+        ramp_config_name(cfgp, cn_, sizeof cn_);                                           \
+        fprintf(csv, "%s,%s,%d,%s,%d,%d,%s,%d,%s,%.3f,%.3f,%.3f\n", plan.model, plan.layout, \
+                Mt, rname, pairs, active, impl, entry, cn_, (s).med, (s).p10, (s).p90);    \
+    } while (0)
+            /* RaMP's layer: a graph for this batch size (the host knows
+             * the token count, so the grid is sized for it), with and
+             * without programmatic dependent launch, and the any-size graph */
+            ramp_layer_io iob = io;
+            iob.tokens_dev = 0;
+            iob.tokens = Mt;
+            ramp_graph *G = NULL, *Gs = NULL;
+            TRY(ramp_graph_capture_begin(T.gpu, T.st));
+            TRY(ramp_layer_run(L, &iob, T.st));
+            TRY(ramp_graph_capture_end(T.gpu, T.st, &G));
+            TRY(ramp_graph_capture_begin(T.gpu, T.st));
+            TRY(ramp_layer_run(Ls, &iob, T.st));
+            TRY(ramp_graph_capture_end(T.gpu, T.st, &Gs));
+            stat3 s_ramp = time_it(&T, replay, G);
+            ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
+            stat3 s_serial = time_it(&T, replay, Gs);
+            ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
+            stat3 s_any = time_it(&T, replay, G_any);
+            ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
+            ramp_graph_free(G);
+            ramp_graph_free(Gs);
+            /* every entry, forced in the polymorphic kernel and alone */
+            stat3 s_alone_chosen = {0, 0, 0};
+            for (int i = 0; i < plan.count; i++) {
+                ramp_select_desc di = sd;
+                di.nentries = 1;
+                di.entries[0] = sd.entries[i];
+                ramp_select_result_free(grp);
+                grp = NULL;
+                TRY(ramp_select_result_create(&di, &grp));
+                TRY(ramp_select_cpu(&di, Mt, b.ids, grp));
+                int32_t tiles = grp->meta[RAMP_SELECT_META_TILES], idx = i;
+                TRY(ramp_gpu_upload(T.gpu, sorted, grp->sorted_ids,
+                                    (size_t)(tiles > 0 ? tiles : 1) * plan.configs[i].rows * 4));
+                TRY(ramp_gpu_upload(T.gpu, texp, grp->tile_expert, (size_t)(tiles > 0 ? tiles : 1) * 4));
+                TRY(ramp_gpu_upload(T.gpu, ntiles, &tiles, 4));
+                TRY(ramp_gpu_upload(T.gpu, choice, &idx, 4));
+                kernel_call c;
+                memset(&c, 0, sizeof c);
+                c.p.x = x; c.p.x_scale = g.bf16 ? 0 : xs;
+                c.p.w13 = w13; c.p.w13_scale = w13s; c.p.w2 = w2; c.p.w2_scale = w2s;
+                c.p.topk_weights = tw; c.p.sorted_ids = sorted; c.p.tile_expert = texp;
+                c.p.num_tiles = ntiles; c.p.out = out;
+                c.choice = choice;
+                c.p.ws = ws; c.p.ws_count = cnt; c.p.num_tokens = Mt;
+                c.k = alone[i];
+                c.p.max_tiles = tiles > 0 ? tiles : 1;
+                stat3 s_alone = time_it(&T, launch_call, &c);
+                /* alone with the grid sized for the batch's bound, like
+                 * the polymorphic kernel's: the cost of surplus blocks */
+                {
+                    long long pk = (long long)Mt * k;
+                    c.p.max_tiles = (int)(pk / plan.configs[i].rows + (pk < EL ? pk : EL));
+                }
+                stat3 s_alone_cap = time_it(&T, launch_call, &c);
+                c.k = poly;
+                c.poly = 1;
+                c.sched = sched; /* the polymorphic kernel's tile scheduler */
+                c.p.max_tiles = (int)info.select.max_tiles;
+                stat3 s_poly = time_it(&T, launch_call, &c);
+                ROW("alone", i, &plan.configs[i], s_alone);
+                ROW("alone-cap", i, &plan.configs[i], s_alone_cap);
+                ROW("poly", i, &plan.configs[i], s_poly);
+                /* other grid caps: one block per SM, one wave, eight */
+                const unsigned wave = (unsigned)(gi.limits.sms * info.blocks_per_sm);
+                const unsigned caps[3] = {(unsigned)gi.limits.sms, wave, 8 * wave};
+                static const char *const cap_names[3] = {"poly-sm", "poly-w1", "poly-w8"};
+                for (int gc = 0; gc < 3; gc++) {
+                    ramp_moe_poly_set_grid(poly, caps[gc]);
+                    stat3 sg = time_it(&T, launch_call, &c);
+                    ROW(cap_names[gc], i, &plan.configs[i], sg);
+                }
+                ramp_moe_poly_set_grid(poly, 0);
+                if (nover < 64) over[i][nover] = s_poly.med / s_alone.med;
+                if (i == chosen) s_alone_chosen = s_alone;
+            }
+            nover++;
+            /* the vLLM-style layer on our kernel */
+            const ramp_config *vc = &ds->configs[table_pick[t]];
+            int vi = -1;
+            for (int i = 0; i < nvp; i++)
+                if (ramp_config_equal(&vp[i].cfg, vc)) vi = i;
+            if (vi < 0) {
+                vllm_path *P = &vp[nvp];
+                memset(P, 0, sizeof *P);
+                P->cfg = *vc;
+                ramp_select_desc gd = sd;
+                gd.nentries = 1;
+                gd.group_only = 1;
+                TRY(ramp_select_entry_make(vc, &g, plan.sms, 1, plan.theta[0], &gd.entries[0]));
+                TRY(ramp_selector_create(T.gpu, &gd, &P->sel));
+                for (int i = 0; i < ncfg; i++)
+                    if (ramp_config_equal(&cfgs[i], vc)) P->k = alone[i];
+                vi = nvp++;
+            }
+            {
+                /* the v1 kernel's grid sized for this batch, as vLLM sizes
+                 * its grid from the batch's token count */
+                vllm_path *P = &vp[vi];
+                ramp_select_device sdv;
+                TRY(ramp_selector_device(P->sel, &sdv));
+                ramp_moe_params p;
+                memset(&p, 0, sizeof p);
+                p.x = x; p.x_scale = g.bf16 ? 0 : xs;
+                p.w13 = w13; p.w13_scale = w13s; p.w2 = w2; p.w2_scale = w2s;
+                p.topk_weights = tw; p.sorted_ids = sdv.sorted_ids; p.tile_expert = sdv.tile_expert;
+                p.num_tiles = sdv.meta + 4 * RAMP_SELECT_META_TILES;
+                p.out = out; p.ws = ws; p.ws_count = cnt;
+                p.num_tokens = Mt;
+                long long bt = (long long)Mt * k / vc->rows + (Mt * k < EL ? Mt * k : EL);
+                p.max_tiles = (int)(bt < sdv.max_tiles ? bt : sdv.max_tiles);
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_selector_launch(P->sel, ids, Mt, 0, T.st));
+                TRY(ramp_moe_kernel_launch(P->k, &p, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &P->g));
+            }
+            stat3 s_vllm = time_it(&T, replay, vp[vi].g);
+            ROW("vllm", -1, vc, s_vllm);
+            ramp_graph_free(vp[vi].g);
+            vp[vi].g = NULL;
+            char cn[64], vn[64];
+            ramp_config_name(&plan.configs[chosen], cn, sizeof cn);
+            ramp_config_name(vc, vn, sizeof vn);
+            printf("%-6d %-8s %6d %6d  %-24s %9.2f %9.2f %9.2f %+9.2f  %-24s %9.2f %6.2fx\n", Mt,
+                   rname, pairs, active, cn, s_ramp.med, s_serial.med, s_alone_chosen.med,
+                   s_ramp.med - s_alone_chosen.med, vn, s_vllm.med, s_vllm.med / s_ramp.med);
+            fflush(stdout);
+            moe_batch_free(&b);
+        }
+    }
+    if (lj) {
+        fprintf(lj, "\n]}\n");
+        fclose(lj);
+    }
+    fclose(csv);
+    printf("\npolymorphic / alone per entry (median over %d loads; registers %d, smem %lld B, "
+           "%d block(s)/SM, grid %u of %u):\n",
+           nover, info.registers, info.smem_bytes, info.blocks_per_sm, info.grid,
+           ramp_moe_poly_full_grid(poly));
+    for (int i = 0; i < plan.count; i++) {
+        double v[64];
+        int n = nover < 64 ? nover : 64;
+        memcpy(v, over[i], sizeof(double) * (size_t)n);
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
+        char cn[64];
+        ramp_config_name(&plan.configs[i], cn, sizeof cn);
+        printf("  %-26s median %.4f  min %.4f  max %.4f\n", cn, v[n / 2], v[0], v[n - 1]);
+    }
+    printf("wrote %s\n", path);
+    ramp_select_result_free(twin);
+    ramp_select_result_free(grp);
+    free(counts);
+    for (int i = 0; i < nvp; i++) {
+        ramp_graph_free(vp[i].g);
+        ramp_selector_free(vp[i].sel);
+    }
+    for (int i = 0; i < ncfg; i++) ramp_moe_kernel_free(alone[i]);
+    ramp_moe_poly_free(poly);
+    ramp_graph_free(G_any);
+    ramp_layer_free(L);
+    ramp_layer_free(Ls);
+    ramp_policy_free(table);
+    ramp_timing_free(ds);
+    moe_weights_free(&W);
+    free(T.samples);
+    ramp_gpu_close(T.gpu);
+    return 0;
+}

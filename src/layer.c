@@ -1,0 +1,218 @@
+/*
+ * layer.c - the MoE layer an engine calls (ramp.h section 10): a plan's menu
+ * served by the selection kernel (select_gpu.c) and the polymorphic kernel
+ * (moe_poly.c). Everything that can disagree with the plan is checked at
+ * creation, and every buffer is allocated there, so a call only queues two
+ * launches and can be captured in a CUDA graph.
+ */
+#include "moe_poly.h"
+#include "select_cpu.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ramp_layer {
+    ramp_gpu *gpu;
+    ramp_plan plan;
+    ramp_layer_desc desc;   /* local_of not kept (copied into the selector) */
+    ramp_selector *sel;
+    ramp_select_device sdev;
+    ramp_moe_poly *poly;
+    ramp_devptr ws, ws_count, sched;
+    ramp_layer_info info;
+};
+
+void ramp_layer_free(ramp_layer *L) {
+    if (!L) return;
+    ramp_selector_free(L->sel);
+    ramp_moe_poly_free(L->poly);
+    if (L->gpu) {
+        ramp_gpu_free(L->gpu, L->ws);
+        ramp_gpu_free(L->gpu, L->ws_count);
+        ramp_gpu_free(L->gpu, L->sched);
+    }
+    free(L);
+}
+
+/* The descriptor against the plan: what a layer built from the wrong plan
+ * (another model, layout or precision) would get wrong. */
+static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
+    const ramp_geometry *g = &p->geom;
+    RAMP_CHECK(d->max_tokens >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: max_tokens = %d, must be >= 1", d->max_tokens);
+    RAMP_CHECK(d->experts >= 1 && g->topk <= d->experts, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: experts E = %d with the plan's top-k %d (need 1 <= k <= E)",
+               d->experts, g->topk);
+    ramp_model m;
+    if (ramp_model_lookup(p->model, &m) == RAMP_OK)
+        RAMP_CHECK(m.experts == d->experts, RAMP_ERR_INVALID_ARGUMENT,
+                   "layer: E = %d, but the plan is for %s with %d experts", d->experts,
+                   p->model, m.experts);
+    RAMP_CHECK(d->local_experts >= 1 && d->local_experts <= g->experts &&
+                   d->local_experts <= d->experts,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: local_experts = %d, but the plan (%s %s) serves at most %d per GPU",
+               d->local_experts, p->model, p->layout, g->experts);
+    RAMP_CHECK(d->bf16 == g->bf16, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: weights are %s, the plan is for %s", d->bf16 ? "BF16" : "FP8",
+               g->bf16 ? "BF16" : "FP8");
+    RAMP_CHECK(!d->hidden_bf16 || !d->bf16, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: hidden_bf16 is for FP8 layers (BF16 layers take BF16 input anyway)");
+    const int64_t want13[3] = {d->local_experts, 2LL * g->inter, g->hidden};
+    const int64_t want2[3] = {d->local_experts, g->hidden, g->inter};
+    for (int i = 0; i < 3; i++) {
+        RAMP_CHECK(d->w13_shape[i] == want13[i], RAMP_ERR_INVALID_ARGUMENT,
+                   "layer: w13 shape [%lld, %lld, %lld], the plan (%s %s) needs [%lld, %lld, "
+                   "%lld] = [EL, 2h, d]",
+                   (long long)d->w13_shape[0], (long long)d->w13_shape[1],
+                   (long long)d->w13_shape[2], p->model, p->layout, (long long)want13[0],
+                   (long long)want13[1], (long long)want13[2]);
+        RAMP_CHECK(d->w2_shape[i] == want2[i], RAMP_ERR_INVALID_ARGUMENT,
+                   "layer: w2 shape [%lld, %lld, %lld], the plan (%s %s) needs [%lld, %lld, "
+                   "%lld] = [EL, d, h]",
+                   (long long)d->w2_shape[0], (long long)d->w2_shape[1],
+                   (long long)d->w2_shape[2], p->model, p->layout, (long long)want2[0],
+                   (long long)want2[1], (long long)want2[2]);
+    }
+    RAMP_CHECK(d->w13 && d->w2, RAMP_ERR_INVALID_ARGUMENT, "layer: w13 or w2 is 0");
+    RAMP_CHECK(d->bf16 || (d->w13_scale && d->w2_scale), RAMP_ERR_INVALID_ARGUMENT,
+               "layer: FP8 weights need w13_scale and w2_scale");
+    RAMP_CHECK((int64_t)d->max_tokens * g->topk <= INT_MAX / 2, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: max_tokens %d x k %d is too many pairs", d->max_tokens, g->topk);
+    return RAMP_OK;
+}
+
+ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_layer_desc *d,
+                              ramp_layer **out) {
+    RAMP_CHECK(gpu && plan && d && out, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_create: NULL argument");
+    RAMP_TRY(ramp_plan_validate(plan));
+    RAMP_TRY(check_desc(plan, d));
+    RAMP_CHECK(plan->count <= RAMP_SELECT_MAX_ENTRIES, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: menu of %d entries, the selection kernel takes %d", plan->count,
+               RAMP_SELECT_MAX_ENTRIES);
+    ramp_gpu_info gi;
+    RAMP_TRY(ramp_gpu_get_info(gpu, &gi));
+
+    ramp_select_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.experts = d->experts;
+    sd.topk = plan->geom.topk;
+    sd.max_tokens = d->max_tokens;
+    sd.local_experts = d->local_experts;
+    sd.local_of = d->local_of;
+    sd.first_expert = d->first_expert;
+    sd.nentries = plan->count;
+    for (int i = 0; i < plan->count; i++)
+        RAMP_TRY(ramp_select_entry_from_plan(plan, i, &sd.entries[i]));
+    RAMP_TRY(ramp_select_desc_check(&sd));
+
+    ramp_poly_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.geom = plan->geom;
+    pd.geom.experts = d->local_experts;
+    pd.xbf16 = d->hidden_bf16;
+    pd.count = plan->count;
+    memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
+
+    ramp_layer *L = ramp_calloc(1, sizeof *L);
+    if (!L) return RAMP_ERR_OUT_OF_MEMORY;
+    L->gpu = gpu;
+    L->plan = *plan;
+    L->desc = *d;
+    L->desc.local_of = NULL;
+    ramp_status s = ramp_selector_create(gpu, &sd, &L->sel);
+    if (s == RAMP_OK) s = ramp_selector_device(L->sel, &L->sdev);
+    if (s == RAMP_OK && L->sdev.max_tiles > INT_MAX)
+        s = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                           "layer: %lld row tiles exceed the kernel's int range",
+                           (long long)L->sdev.max_tiles);
+    if (s == RAMP_OK)
+        s = ramp_moe_poly_create(gpu, &pd, (int64_t)d->max_tokens * plan->geom.topk, &L->poly);
+    if (s == RAMP_OK) {
+        int mt = (int)L->sdev.max_tiles;
+        size_t wsb = ramp_moe_poly_ws_bytes(L->poly, mt);
+        size_t cb = ramp_moe_poly_counter_bytes(L->poly, mt);
+        if (wsb) s = ramp_gpu_alloc(gpu, wsb, &L->ws);
+        if (s == RAMP_OK && cb) s = ramp_gpu_alloc(gpu, cb, &L->ws_count);
+        if (s == RAMP_OK) s = ramp_gpu_alloc(gpu, RAMP_POLY_SCHED_BYTES, &L->sched);
+        /* The kernel leaves its split-K and scheduler counters at zero;
+         * start there. */
+        void *zero = ramp_calloc(1, cb + RAMP_POLY_SCHED_BYTES);
+        if (s == RAMP_OK && !zero) s = RAMP_ERR_OUT_OF_MEMORY;
+        if (s == RAMP_OK && cb) s = ramp_gpu_upload(gpu, L->ws_count, zero, cb);
+        if (s == RAMP_OK) s = ramp_gpu_upload(gpu, L->sched, zero, RAMP_POLY_SCHED_BYTES);
+        free(zero);
+    }
+    if (s != RAMP_OK) {
+        ramp_layer_free(L);
+        return s;
+    }
+    ramp_layer_info *in = &L->info;
+    in->entries = plan->count;
+    memcpy(in->configs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
+    int threads;
+    long long smem;
+    ramp_moe_poly_shape(&pd, &threads, &smem);
+    const ramp_resources *res = ramp_moe_poly_resources(L->poly);
+    in->threads = threads;
+    in->smem_bytes = smem;
+    in->registers = res->regs_per_thread;
+    in->blocks_per_sm = res->blocks_per_sm;
+    in->grid = ramp_moe_poly_grid(L->poly);
+    in->plan_sms = plan->sms;
+    in->device_sms = gi.limits.sms;
+    if (plan->sms != gi.limits.sms)
+        snprintf(in->warning, sizeof in->warning,
+                 "plan tuned on %d SMs (%s), this GPU has %d: choices may be off", plan->sms,
+                 plan->device, gi.limits.sms);
+    in->select = L->sdev;
+    *out = L;
+    return RAMP_OK;
+}
+
+ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream stream) {
+    RAMP_CHECK(L && io, RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_run: NULL argument");
+    RAMP_CHECK(stream, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: NULL stream (the legacy stream cannot be captured)");
+    RAMP_CHECK(io->tokens_dev || (io->tokens >= 0 && io->tokens <= L->desc.max_tokens),
+               RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_run: tokens = %d outside 0..%d",
+               io->tokens, L->desc.max_tokens);
+    RAMP_CHECK(io->x && io->topk_ids && io->topk_weights && io->out,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: x, topk_ids, topk_weights and out are required");
+    RAMP_CHECK(L->desc.bf16 || L->desc.hidden_bf16 || io->x_scale, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: FP8 hidden states need x_scale");
+    RAMP_TRY(ramp_selector_launch(L->sel, io->topk_ids, io->tokens, io->tokens_dev, stream));
+    ramp_moe_params p;
+    memset(&p, 0, sizeof p);
+    p.x = io->x;
+    p.x_scale = io->x_scale;
+    p.w13 = L->desc.w13;
+    p.w13_scale = L->desc.w13_scale;
+    p.w2 = L->desc.w2;
+    p.w2_scale = L->desc.w2_scale;
+    p.topk_weights = io->topk_weights;
+    p.sorted_ids = L->sdev.sorted_ids;
+    p.tile_expert = L->sdev.tile_expert;
+    p.num_tiles = L->sdev.meta + 4 * RAMP_SELECT_META_TILES;
+    p.out = io->out;
+    p.ws = L->ws;
+    p.ws_count = L->ws_count;
+    /* Slot ids bound the token count; with a device-side count the selection
+     * kernel only emits ids of the tokens it processed. */
+    p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
+    p.max_tiles = (int)L->sdev.max_tiles;
+    const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
+    return L->desc.serial_launch
+               ? ramp_moe_poly_launch(L->poly, &p, choice, L->sched, stream)
+               : ramp_moe_poly_launch_pdl(L->poly, &p, choice, L->sched, stream);
+}
+
+ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {
+    RAMP_CHECK(L && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_get_info: NULL argument");
+    *out = L->info;
+    return RAMP_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * moe_poly.h - host glue of the polymorphic fused MoE kernel
+ * (kernels/moe_poly.cuh): one kernel holding a menu of v1 configurations
+ * that runs the entry whose index is in device memory.
+ */
+#ifndef RAMP_MOE_POLY_H
+#define RAMP_MOE_POLY_H
+
+#include "moe_gpu.h"
+
+/* A menu compiled into one kernel: configurations in menu order, the layer's
+ * per-GPU geometry (experts = local experts) and input kind. */
+typedef struct {
+    ramp_geometry geom;
+    int xbf16;
+    int count;
+    ramp_config cfgs[RAMP_MENU_MAX];
+} ramp_poly_desc;
+
+/* Each entry supported by v1 (ramp_moe_v1_check), 1..RAMP_MENU_MAX entries,
+ * no entry repeated: RAMP_ERR_INVALID_ARGUMENT / UNSUPPORTED saying which. */
+ramp_status ramp_moe_poly_check(const ramp_poly_desc *d);
+
+/* The generated translation unit (malloc'd, NUL-terminated) and its -D
+ * options; see moe_poly.cuh for its shape. */
+ramp_status ramp_moe_poly_source(const ramp_poly_desc *d, char **source);
+
+/* Block threads (the widest entry) and dynamic shared memory (the largest
+ * entry's layout). */
+void ramp_moe_poly_shape(const ramp_poly_desc *d, int *threads, long long *smem);
+
+/* Compiles (or reads from the JIT cache). */
+ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out);
+
+typedef struct ramp_moe_poly ramp_moe_poly;
+
+/* Compiles and loads the kernel for a layer of at most max_pairs
+ * token-expert pairs on this GPU (tokens * k), sizing its grid for the most
+ * tiles any entry can produce. RAMP_ERR_UNSUPPORTED if the kernel cannot run
+ * (registers or shared memory). */
+ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d,
+                                 int64_t max_pairs, ramp_moe_poly **out);
+void ramp_moe_poly_free(ramp_moe_poly *k);
+
+/* Resources of the polymorphic kernel (measured = 1). */
+const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k);
+/* Grid of a launch: the most blocks any entry can use for p->num_tokens
+ * tokens (the capacity's at most: full grid), capped at RAMP_POLY_WAVES
+ * waves of sms * blocks per SM; past the cap, blocks take further tiles
+ * from the tile counter. The cap is there because a surplus block still
+ * costs a launch and a read of the choice (measured: about 2 ns of the
+ * whole GPU's time per block, so the 263,168 blocks that DeepSeek-V3 EP8 at
+ * 4,096 tokens would need cost 0.5 ms). ramp_moe_poly_grid: at capacity. */
+#define RAMP_POLY_WAVES 2
+unsigned ramp_moe_poly_grid(const ramp_moe_poly *k);
+unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k);
+/* Overrides the grid (blocks; 0: the default cap), for benchmarks. */
+void ramp_moe_poly_set_grid(ramp_moe_poly *k, unsigned blocks);
+/* Bytes of the tile scheduler's state (sched): zero it once. */
+#define RAMP_POLY_SCHED_BYTES (4 * RAMP_POLY_SCHED_WORDS)
+/* Split-K workspace for max_tiles row tiles: the most any entry needs. */
+size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles);
+size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
+
+/* Queues one launch: choice (device i32) picks the entry; sched (device,
+ * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
+ * tile scheduler's.
+ * p->max_tiles is the capacity of sorted_ids / tile_expert in row tiles of
+ * the SMALLEST entry's rows (the selection kernel's max_tiles); p->num_tokens
+ * sizes the grid. */
+ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
+                                 ramp_devptr choice, ramp_devptr sched, ramp_stream stream);
+/* The same with programmatic dependent launch: blocks start while the
+ * previous kernel on the stream (the selection kernel) finishes. */
+ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
+                                     ramp_devptr choice, ramp_devptr sched,
+                                     ramp_stream stream);
+
+#endif /* RAMP_MOE_POLY_H */

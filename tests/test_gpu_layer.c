@@ -1,0 +1,569 @@
+/*
+ * test_gpu_layer.c - the polymorphic kernel and the MoE layer on a GPU,
+ * against the CPU reference (src/moe_ref.c) and the selection kernel's CPU
+ * twin (src/select_cpu.c). Qwen3-30B EP8, GPU 0's 16 experts.
+ *
+ * 1. Every entry of a six-entry polymorphic kernel (128- and 256-thread
+ *    entries, plain, persistent with grouped order, split-K), forced by
+ *    writing its index into the choice buffer, on four routings (skewed,
+ *    half the experts empty, one expert in every top-k, a single token), in
+ *    three kinds (FP8, FP8 with BF16 input, BF16). Tokens are grouped for
+ *    the entry's rows by the CPU twin.
+ * 2. A layer made from a plan, captured ONCE in a CUDA graph (selection +
+ *    polymorphic kernel, token count read from device memory), replayed on
+ *    RAMP_LAYER_ROUTINGS (default 1000) routings of fresh random ids,
+ *    weights, hidden states and sizes, some with -1 and out-of-range ids.
+ *    After each replay: the selection's meta (chosen entry, tiles, local
+ *    pairs, bad ids) and grouped slots equal the CPU twin's, and every
+ *    output element is within the reference's bound. The plan's
+ *    coefficients make small loads pick small tiles and large loads large
+ *    ones, and the test requires that at least three entries were chosen.
+ * 3. Bad input: a plan that does not match the weights, the precision, the
+ *    expert count or the layer's size fails at creation; a NULL stream or
+ *    too many tokens fails before any launch.
+ * Outputs are poisoned before each run (fresh random base values, which the
+ * kernel adds into, and NaN-pattern guard rows past the batch).
+ * Environment (for compute-sanitizer runs): RAMP_LAYER_ROUTINGS (replays in
+ * part 2), RAMP_LAYER_KINDS (comma list of fp8,fp8x16,bf16 for part 1),
+ * RAMP_LAYER_SHAPES (1-4: the first routings of part 1).
+ * Exit 77 without a GPU.
+ */
+#include "check.h"
+#include "moe_data.h"
+#include "moe_poly.h"
+#include "select_cpu.h"
+
+#include <unistd.h>
+
+#define E_ALL 128
+#define E_LOC 16
+#define TOPK 8
+#define INTER 768
+#define HIDDEN 2048
+
+static const char *const MENU[] = {"r4.w128.s4",          "r8.w256.s3",
+                                   "r16.w256.s4.persist", "r32.w256.s2",
+                                   "r64.w128.s3.persist.grp", "r8.w256.s2.k2"};
+#define NMENU 6
+
+typedef struct {
+    ramp_gpu *gpu;
+    ramp_stream st;
+    ramp_rng rng;
+    int threads;
+} ctx;
+
+typedef struct {
+    moe_weights w;
+    ramp_devptr w13, w13s, w2, w2s;
+} dev_weights;
+
+static ramp_status upload_weights(ctx *C, int bf16, dev_weights *D) {
+    memset(D, 0, sizeof *D);
+    if (moe_weights_make_fast(&C->rng, E_LOC, TOPK, INTER, HIDDEN, bf16, &D->w))
+        return RAMP_ERR_OUT_OF_MEMORY;
+    size_t el = bf16 ? 2 : 1;
+    size_t n13 = (size_t)E_LOC * 2 * INTER * HIDDEN * el, n2 = (size_t)E_LOC * HIDDEN * INTER * el;
+    size_t s13 = (size_t)E_LOC * (2 * INTER / 128) * (HIDDEN / 128) * 4;
+    size_t s2 = (size_t)E_LOC * (HIDDEN / 128) * (INTER / 128) * 4;
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, n13, &D->w13));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, n2, &D->w2));
+    RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13, D->w.w13, n13));
+    RAMP_TRY(ramp_gpu_upload(C->gpu, D->w2, D->w.w2, n2));
+    if (!bf16) {
+        RAMP_TRY(ramp_gpu_alloc(C->gpu, s13, &D->w13s));
+        RAMP_TRY(ramp_gpu_alloc(C->gpu, s2, &D->w2s));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13s, D->w.w13_scale, s13));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, D->w2s, D->w.w2_scale, s2));
+    }
+    return RAMP_OK;
+}
+
+static void free_weights(ctx *C, dev_weights *D) {
+    ramp_gpu_free(C->gpu, D->w13);
+    ramp_gpu_free(C->gpu, D->w2);
+    ramp_gpu_free(C->gpu, D->w13s);
+    ramp_gpu_free(C->gpu, D->w2s);
+    moe_weights_free(&D->w);
+}
+
+/* Device copies of one batch: FP8 codes + scales, BF16, ids, weights. */
+typedef struct {
+    ramp_devptr x, xs, xb, ids, tw, out, ntok;
+    int cap_tokens;
+    float *base, *host;
+} dev_batch;
+
+static ramp_status batch_alloc(ctx *C, int cap, dev_batch *B) {
+    memset(B, 0, sizeof *B);
+    B->cap_tokens = cap;
+    size_t rows = (size_t)cap + 2;
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * HIDDEN, &B->x));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * (HIDDEN / 128) * 4, &B->xs));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * HIDDEN * 2, &B->xb));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * TOPK * 4, &B->ids));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * TOPK * 4, &B->tw));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, rows * HIDDEN * 4, &B->out));
+    RAMP_TRY(ramp_gpu_alloc(C->gpu, 4, &B->ntok));
+    B->base = malloc(rows * HIDDEN * 4);
+    B->host = malloc(rows * HIDDEN * 4);
+    return B->base && B->host ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+}
+
+static void batch_free(ctx *C, dev_batch *B) {
+    ramp_devptr *p[] = {&B->x, &B->xs, &B->xb, &B->ids, &B->tw, &B->out, &B->ntok};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) ramp_gpu_free(C->gpu, *p[i]);
+    free(B->base);
+    free(B->host);
+}
+
+/* Uploads the batch's inputs and a poisoned output: random base values
+ * over the batch's rows (the kernel adds into them) and NaN-pattern guard
+ * values over every row past them. */
+static const uint32_t GUARD = 0x7FC0DEADu;
+
+static ramp_status batch_upload(ctx *C, const moe_batch *b, dev_batch *B, double rms) {
+    const int M = b->tokens;
+    for (size_t i = 0; i < (size_t)M * HIDDEN; i++)
+        B->base[i] = (float)(ramp_rng_normal(&C->rng) * rms);
+    for (size_t i = (size_t)M * HIDDEN; i < (size_t)(B->cap_tokens + 2) * HIDDEN; i++)
+        memcpy(&B->base[i], &GUARD, 4);
+    if (M > 0) {
+        RAMP_TRY(ramp_gpu_upload(C->gpu, B->x, b->x, (size_t)M * HIDDEN));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, B->xs, b->x_scale, (size_t)M * (HIDDEN / 128) * 4));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, B->xb, b->x_bf16, (size_t)M * HIDDEN * 2));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, B->ids, b->ids, (size_t)M * TOPK * 4));
+        RAMP_TRY(ramp_gpu_upload(C->gpu, B->tw, b->weights, (size_t)M * TOPK * 4));
+    }
+    int32_t m = M;
+    RAMP_TRY(ramp_gpu_upload(C->gpu, B->ntok, &m, 4));
+    return ramp_gpu_upload(C->gpu, B->out, B->base, (size_t)(B->cap_tokens + 2) * HIDDEN * 4);
+}
+
+/* Checks every element of the downloaded output; returns violations. */
+static int check_output(ctx *C, const dev_batch *B, int M, const float *ref, const float *bnd,
+                        const char *label, double *worst) {
+    if (ramp_gpu_download(C->gpu, B->host, B->out, (size_t)(B->cap_tokens + 2) * HIDDEN * 4) !=
+        RAMP_OK) {
+        fprintf(stderr, "%s: download failed: %s\n", label, ramp_last_error());
+        return 1;
+    }
+    int viol = 0;
+    for (size_t i = 0; i < (size_t)M * HIDDEN; i++) {
+        double expv = (double)B->base[i] + ref[i];
+        double tol = bnd[i] + (fabs(B->base[i]) + fabs(ref[i])) / 65536.0;
+        if (ref[i] == 0 && bnd[i] < 1e-20) tol = 0; /* no local expert: untouched */
+        double err = fabs((double)B->host[i] - expv);
+        double r = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
+        if (!(r <= *worst)) *worst = r;
+        if (!(err <= tol) && viol++ < 3)
+            fprintf(stderr, "%s: token %zu col %zu: out %.9g expected %.9g tol %.3g\n", label,
+                    i / HIDDEN, i % HIDDEN, B->host[i], expv, tol);
+    }
+    for (size_t i = (size_t)M * HIDDEN; i < (size_t)(B->cap_tokens + 2) * HIDDEN; i++)
+        if (memcmp(&B->host[i], &GUARD, 4) != 0 && viol++ < 3)
+            fprintf(stderr, "%s: row %zu past the batch was written\n", label, i / HIDDEN);
+    return viol;
+}
+
+static double ref_rms(const float *ref, int M) {
+    double s = 0;
+    for (size_t i = 0; i < (size_t)M * HIDDEN; i++) s += (double)ref[i] * ref[i];
+    return M > 0 ? sqrt(s / ((double)M * HIDDEN)) + 1e-3 : 1.0;
+}
+
+static ramp_select_desc one_entry_desc(const ramp_config *c, int max_tokens) {
+    ramp_select_desc d;
+    memset(&d, 0, sizeof d);
+    d.experts = E_ALL;
+    d.topk = TOPK;
+    d.max_tokens = max_tokens;
+    d.local_experts = E_LOC;
+    d.nentries = 1;
+    d.entries[0].rows = c->rows;
+    d.entries[0].slices = INTER / c->width * c->splitk;
+    d.entries[0].slots = 132;
+    return d;
+}
+
+/* ------------------------------------------------ 1. every entry, forced */
+
+static void test_entries(ctx *C, int kind, int nshapes) {
+    static const char *kinds[] = {"fp8", "fp8x16", "bf16"};
+    const int bf16 = kind == 2, xbf16 = kind == 1;
+    const int max_tokens = 64;
+    ramp_poly_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, bf16};
+    pd.xbf16 = xbf16;
+    pd.count = NMENU;
+    for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
+    ramp_moe_poly *K = NULL;
+    dev_weights W;
+    dev_batch B;
+    ramp_devptr sorted = 0, texp = 0, ntiles = 0, choice = 0, ws = 0, cnt = 0, sched = 0;
+    ramp_select_result *sel = NULL;
+    float *ref = malloc((size_t)max_tokens * HIDDEN * 4), *bnd = malloc((size_t)max_tokens * HIDDEN * 4);
+    ramp_status s = ref && bnd ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+    if (s == RAMP_OK) s = ramp_moe_poly_create(C->gpu, &pd, (int64_t)max_tokens * TOPK, &K);
+    if (s == RAMP_OK) s = upload_weights(C, bf16, &W);
+    if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &B);
+    /* capacity for the smallest rows (the selection's max_tiles) */
+    ramp_select_desc d0 = one_entry_desc(&pd.cfgs[0], max_tokens);
+    int64_t max_slots = 0, max_tiles = 0;
+    if (s == RAMP_OK) s = ramp_select_capacity(&d0, &max_slots, &max_tiles);
+    size_t cb = 0;
+    if (s == RAMP_OK) {
+        cb = ramp_moe_poly_counter_bytes(K, (int)max_tiles);
+        s = ramp_gpu_alloc(C->gpu, (size_t)max_slots * 4 * 2, &sorted);
+    }
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, (size_t)max_tiles * 4, &texp);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, 4, &ntiles);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, 4, &choice);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, ramp_moe_poly_ws_bytes(K, (int)max_tiles), &ws);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, cb, &cnt);
+    if (s == RAMP_OK) s = ramp_gpu_fill32_async(C->gpu, cnt, 0, cb / 4, C->st);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, RAMP_POLY_SCHED_BYTES, &sched);
+    if (s == RAMP_OK)
+        s = ramp_gpu_fill32_async(C->gpu, sched, 0, RAMP_POLY_SCHED_WORDS, C->st);
+    if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+    CHECK_OK(s);
+    int runs = 0, viol = 0;
+    double worst = 0;
+    for (int shape = 0; s == RAMP_OK && shape < nshapes; shape++) {
+        moe_batch b;
+        if (moe_batch_make(&C->rng, shape, max_tokens, TOPK, E_ALL, E_LOC, HIDDEN, &b)) {
+            s = RAMP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        ramp_moe_layer L = moe_layer_of(&W.w);
+        ramp_moe_batch rb = kind == 0 ? moe_batch_fp8(&b) : moe_batch_bf16(&b);
+        s = ramp_moe_reference(&L, &rb, C->threads, ref, bnd);
+        for (int e = 0; s == RAMP_OK && e < NMENU; e++) {
+            ramp_select_desc d = one_entry_desc(&pd.cfgs[e], max_tokens);
+            ramp_select_result_free(sel);
+            sel = NULL;
+            s = ramp_select_result_create(&d, &sel);
+            if (s == RAMP_OK) s = ramp_select_cpu(&d, b.tokens, b.ids, sel);
+            if (s != RAMP_OK) break;
+            int32_t tiles = sel->meta[RAMP_SELECT_META_TILES], idx = e;
+            s = ramp_gpu_upload(C->gpu, sorted, sel->sorted_ids,
+                                (size_t)(tiles > 0 ? tiles : 1) * pd.cfgs[e].rows * 4);
+            if (s == RAMP_OK)
+                s = ramp_gpu_upload(C->gpu, texp, sel->tile_expert, (size_t)(tiles > 0 ? tiles : 1) * 4);
+            if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, ntiles, &tiles, 4);
+            if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, choice, &idx, 4);
+            if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
+            ramp_moe_params p;
+            memset(&p, 0, sizeof p);
+            p.x = kind == 0 ? B.x : B.xb;
+            p.x_scale = kind == 0 ? B.xs : 0;
+            p.w13 = W.w13; p.w13_scale = W.w13s; p.w2 = W.w2; p.w2_scale = W.w2s;
+            p.topk_weights = B.tw;
+            p.sorted_ids = sorted; p.tile_expert = texp; p.num_tiles = ntiles;
+            p.out = B.out; p.ws = ws; p.ws_count = cnt;
+            p.num_tokens = b.tokens;
+            p.max_tiles = (int)max_tiles;
+            if (s == RAMP_OK) s = ramp_moe_poly_launch(K, &p, choice, sched, C->st);
+            if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+            if (s != RAMP_OK) break;
+            char label[96];
+            snprintf(label, sizeof label, "poly %s entry %d %s %s", kinds[kind], e, MENU[e],
+                     moe_shape_name(shape));
+            int v = check_output(C, &B, b.tokens, ref, bnd, label, &worst);
+            if (pd.cfgs[e].splitk > 1) { /* counters back at zero */
+                int32_t *h = malloc(cb);
+                if (h && ramp_gpu_download(C->gpu, h, cnt, cb) == RAMP_OK)
+                    for (size_t i = 0; i < cb / 4; i++) v += h[i] != 0;
+                free(h);
+            }
+            int32_t sc[RAMP_POLY_SCHED_WORDS]; /* the tile scheduler's too */
+            int nz = ramp_gpu_download(C->gpu, sc, sched, sizeof sc) != RAMP_OK;
+            for (int w = 0; w < RAMP_POLY_SCHED_WORDS; w++) nz += sc[w] != 0;
+            if (nz) {
+                fprintf(stderr, "%s: %d scheduler counters not zero after the launch\n", label,
+                        nz);
+                v++;
+            }
+            viol += v;
+            runs++;
+        }
+        moe_batch_free(&b);
+    }
+    CHECK_OK(s);
+    CHECK_EQ_INT(viol, 0);
+    CHECK_EQ_INT(runs, nshapes * NMENU);
+    const ramp_resources *res = K ? ramp_moe_poly_resources(K) : NULL;
+    printf("polymorphic %s: %d runs (6 entries x %d routings), %d violations, worst "
+           "error/bound %.3f; kernel %d registers, %lld B shared, %d block(s)/SM, grid %u\n",
+           kinds[kind], runs, nshapes, viol, worst, res ? res->regs_per_thread : 0,
+           res ? (long long)res->smem_bytes : 0, res ? res->blocks_per_sm : 0,
+           K ? ramp_moe_poly_grid(K) : 0);
+    ramp_select_result_free(sel);
+    ramp_devptr bufs[] = {sorted, texp, ntiles, choice, ws, cnt, sched};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) ramp_gpu_free(C->gpu, bufs[i]);
+    if (K) {
+        batch_free(C, &B);
+        free_weights(C, &W);
+    }
+    ramp_moe_poly_free(K);
+    free(ref);
+    free(bnd);
+}
+
+/* ------------------------------------------------ 2. the layer in a graph */
+
+static ramp_plan make_plan(int sms) {
+    ramp_plan p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.model, sizeof p.model, "qwen3-30b");
+    snprintf(p.layout, sizeof p.layout, "EP8");
+    snprintf(p.device, sizeof p.device, "test");
+    snprintf(p.libramp, sizeof p.libramp, "%s", RAMP_VERSION_STRING);
+    p.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, 0};
+    p.sms = sms;
+    p.blocks_per_sm = 1;
+    p.count = NMENU;
+    for (int i = 0; i < NMENU; i++) {
+        ramp_config_parse(MENU[i], &p.configs[i]);
+        /* a fixed cost growing with the tile's rows, a per-wave cost, a
+         * per-tile cost: small loads pick small tiles, large ones large */
+        p.theta[i][0] = 4.0 + 0.3 * i;
+        p.theta[i][1] = 1.0 + 0.15 * p.configs[i].rows;
+        p.theta[i][2] = 0.02 + 0.002 * p.configs[i].rows;
+        p.theta[i][3] = 0.1;
+    }
+    return p;
+}
+
+static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
+    ramp_layer_desc d;
+    memset(&d, 0, sizeof d);
+    d.w13 = W->w13; d.w13_scale = W->w13s; d.w2 = W->w2; d.w2_scale = W->w2s;
+    d.w13_shape[0] = E_LOC; d.w13_shape[1] = 2 * INTER; d.w13_shape[2] = HIDDEN;
+    d.w2_shape[0] = E_LOC; d.w2_shape[1] = HIDDEN; d.w2_shape[2] = INTER;
+    d.experts = E_ALL;
+    d.local_experts = E_LOC;
+    d.max_tokens = max_tokens;
+    return d;
+}
+
+static void test_layer_graph(ctx *C, int routings) {
+    const int max_tokens = 384;
+    ramp_gpu_info gi;
+    CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
+    ramp_plan plan = make_plan(gi.limits.sms);
+    dev_weights W;
+    dev_batch B;
+    ramp_layer *L = NULL;
+    ramp_graph *G = NULL;
+    ramp_select_result *twin = NULL;
+    float *ref = malloc((size_t)max_tokens * HIDDEN * 4), *bnd = malloc((size_t)max_tokens * HIDDEN * 4);
+    int32_t *slots = NULL;
+    ramp_status s = ref && bnd ? upload_weights(C, 0, &W) : RAMP_ERR_OUT_OF_MEMORY;
+    if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &B);
+    ramp_layer_desc ld = layer_desc(&W, max_tokens);
+    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
+    ramp_layer_info info;
+    if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
+    /* the twin's descriptor, as the layer builds it */
+    ramp_select_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.experts = E_ALL; sd.topk = TOPK; sd.max_tokens = max_tokens; sd.local_experts = E_LOC;
+    sd.nentries = NMENU;
+    for (int i = 0; s == RAMP_OK && i < NMENU; i++)
+        s = ramp_select_entry_from_plan(&plan, i, &sd.entries[i]);
+    if (s == RAMP_OK) s = ramp_select_result_create(&sd, &twin);
+    if (s == RAMP_OK) {
+        slots = malloc((size_t)twin->max_slots * 4);
+        if (!slots) s = RAMP_ERR_OUT_OF_MEMORY;
+    }
+    /* capture once: the layer reads the token count from device memory */
+    ramp_layer_io io;
+    memset(&io, 0, sizeof io);
+    io.x = B.x; io.x_scale = B.xs; io.topk_ids = B.ids; io.topk_weights = B.tw;
+    io.out = B.out; io.tokens_dev = B.ntok;
+    if (s == RAMP_OK) s = ramp_graph_capture_begin(C->gpu, C->st);
+    if (s == RAMP_OK) {
+        ramp_status r = ramp_layer_run(L, &io, C->st);
+        s = ramp_graph_capture_end(C->gpu, C->st, &G);
+        if (r != RAMP_OK) s = r;
+    }
+    CHECK_OK(s);
+    int hist[NMENU] = {0}, viol = 0, meta_bad = 0, done = 0;
+    double worst = 0;
+    for (int it = 0; s == RAMP_OK && it < routings; it++) {
+        int shape = (int)ramp_rng_below(&C->rng, MOE_SHAPES);
+        int tokens = (int)floor(exp(ramp_rng_uniform(&C->rng) * log((double)max_tokens))) ;
+        tokens = tokens < 1 ? 1 : tokens > max_tokens ? max_tokens : tokens;
+        moe_batch b;
+        if (moe_batch_make(&C->rng, shape, tokens, TOPK, E_ALL, E_LOC, HIDDEN, &b)) {
+            s = RAMP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        if (it % 10 == 3) /* some skipped (-1) and bad (out of range) ids */
+            for (int j = 0; j < b.tokens * TOPK; j += 7) b.ids[j] = j % 2 ? -1 : E_ALL + j;
+        ramp_moe_layer RL = moe_layer_of(&W.w);
+        ramp_moe_batch rb = moe_batch_fp8(&b);
+        s = ramp_moe_reference(&RL, &rb, C->threads, ref, bnd);
+        if (s == RAMP_OK) s = ramp_select_cpu(&sd, b.tokens, b.ids, twin);
+        if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
+        if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
+        if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+        int32_t meta[RAMP_SELECT_META_COUNT];
+        if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, meta, info.select.meta, sizeof meta);
+        if (s != RAMP_OK) {
+            moe_batch_free(&b);
+            break;
+        }
+        char label[96];
+        snprintf(label, sizeof label, "layer replay %d (%s, %d tokens)", it,
+                 moe_shape_name(shape), b.tokens);
+        for (int m = 0; m <= RAMP_SELECT_META_BAD_IDS; m++)
+            if (meta[m] != twin->meta[m]) {
+                if (meta_bad++ < 5)
+                    fprintf(stderr, "%s: meta[%d] = %d, CPU twin %d\n", label, m, meta[m],
+                            twin->meta[m]);
+            }
+        int nslots = twin->meta[RAMP_SELECT_META_SLOTS];
+        if (nslots > 0 &&
+            ramp_gpu_download(C->gpu, slots, info.select.sorted_ids, (size_t)nslots * 4) == RAMP_OK &&
+            memcmp(slots, twin->sorted_ids, (size_t)nslots * 4) != 0 && meta_bad++ < 5)
+            fprintf(stderr, "%s: grouped slots differ from the CPU twin\n", label);
+        int c = twin->meta[RAMP_SELECT_META_CHOSEN];
+        if (c >= 0 && c < NMENU) hist[c]++;
+        viol += check_output(C, &B, b.tokens, ref, bnd, label, &worst);
+        done++;
+        moe_batch_free(&b);
+    }
+    CHECK_OK(s);
+    CHECK_EQ_INT(done, routings);
+    CHECK_EQ_INT(meta_bad, 0);
+    CHECK_EQ_INT(viol, 0);
+    int distinct = 0;
+    for (int i = 0; i < NMENU; i++) distinct += hist[i] > 0;
+    if (routings >= 200) CHECK(distinct >= 3); /* the choice follows the routing */
+    printf("layer in one captured graph: %d routings replayed, %d meta/slot mismatches with the "
+           "CPU twin, %d output violations, worst error/bound %.3f; choices:", done, meta_bad,
+           viol, worst);
+    for (int i = 0; i < NMENU; i++) printf(" %s=%d", MENU[i], hist[i]);
+    printf("\n");
+    ramp_graph_free(G);
+    ramp_layer_free(L);
+    ramp_select_result_free(twin);
+    free(slots);
+    free(ref);
+    free(bnd);
+    batch_free(C, &B);
+    free_weights(C, &W);
+}
+
+/* ------------------------------------------------ 3. bad input */
+
+static void test_bad_input(ctx *C) {
+    ramp_gpu_info gi;
+    CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
+    ramp_plan plan = make_plan(gi.limits.sms);
+    dev_weights W;
+    memset(&W, 0, sizeof W);
+    W.w13 = W.w2 = W.w13s = W.w2s = 256; /* never dereferenced: creation fails first */
+    ramp_layer *L = NULL;
+    ramp_layer_desc d = layer_desc(&W, 64);
+    d.w13_shape[2] = 4096; /* another model's d */
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "w13 shape") != NULL);
+    d = layer_desc(&W, 64);
+    d.w2_shape[2] = 1536; /* TP1's h */
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d = layer_desc(&W, 64);
+    d.bf16 = 1;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d = layer_desc(&W, 64);
+    d.experts = 64; /* Qwen3-30B has 128 */
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d = layer_desc(&W, 64);
+    d.local_experts = 32;
+    d.w13_shape[0] = d.w2_shape[0] = 32;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d = layer_desc(&W, 0);
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d = layer_desc(&W, 64);
+    d.w13_scale = 0;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_plan bad = plan;
+    bad.theta[2][1] = -1;
+    d = layer_desc(&W, 64);
+    CHECK_ERR(ramp_layer_create(C->gpu, &bad, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(L == NULL);
+
+    /* a good layer: run-time checks before any launch */
+    dev_weights RW;
+    ramp_status s = upload_weights(C, 0, &RW);
+    CHECK_OK(s);
+    if (s != RAMP_OK) return;
+    d = layer_desc(&RW, 64);
+    d.local_experts = 16;
+    CHECK_OK(ramp_layer_create(C->gpu, &plan, &d, &L));
+    if (L) {
+        ramp_layer_io io;
+        memset(&io, 0, sizeof io);
+        io.x = io.x_scale = io.topk_ids = io.topk_weights = io.out = 256;
+        io.tokens = 65;
+        CHECK_ERR(ramp_layer_run(L, &io, C->st), RAMP_ERR_INVALID_ARGUMENT);
+        io.tokens = 8;
+        CHECK_ERR(ramp_layer_run(L, &io, NULL), RAMP_ERR_INVALID_ARGUMENT);
+        io.x_scale = 0;
+        CHECK_ERR(ramp_layer_run(L, &io, C->st), RAMP_ERR_INVALID_ARGUMENT);
+        ramp_layer_info info;
+        CHECK_OK(ramp_layer_get_info(L, &info));
+        CHECK_EQ_INT(info.entries, NMENU);
+        CHECK_EQ_INT(info.warning[0], 0);
+        ramp_layer_free(L);
+        L = NULL;
+    }
+    /* another SM count: a warning, not an error */
+    ramp_plan other = plan;
+    other.sms = gi.limits.sms + 2;
+    CHECK_OK(ramp_layer_create(C->gpu, &other, &d, &L));
+    if (L) {
+        ramp_layer_info info;
+        CHECK_OK(ramp_layer_get_info(L, &info));
+        CHECK(strstr(info.warning, "SMs") != NULL);
+        ramp_layer_free(L);
+    }
+    free_weights(C, &RW);
+}
+
+int main(void) {
+    int ngpu = 0;
+    if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
+        printf("test_gpu_layer: no GPU (%s): skipped\n", ramp_last_error());
+        return 77;
+    }
+    ctx C;
+    memset(&C, 0, sizeof C);
+    ramp_rng_seed(&C.rng, check_seed());
+    C.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (C.threads < 1) C.threads = 1;
+    const char *r_env = getenv("RAMP_LAYER_ROUTINGS");
+    int routings = r_env && atoi(r_env) > 0 ? atoi(r_env) : 1000;
+    CHECK_OK(ramp_gpu_open(0, &C.gpu));
+    if (!C.gpu) return check_finish("test_gpu_layer");
+    CHECK_OK(ramp_stream_create(C.gpu, &C.st));
+    test_bad_input(&C);
+    static const char *kinds[] = {"fp8", "fp8x16", "bf16"};
+    const char *k_env = getenv("RAMP_LAYER_KINDS");
+    const char *s_env = getenv("RAMP_LAYER_SHAPES");
+    int nshapes = s_env && atoi(s_env) >= 1 && atoi(s_env) <= 4 ? atoi(s_env) : 4;
+    for (int kind = 0; kind < 3; kind++) {
+        int on = !k_env;
+        for (const char *p = k_env; p && (p = strstr(p, kinds[kind])); p++)
+            on |= (p == k_env || p[-1] == ',') && (p[strlen(kinds[kind])] == ',' ||
+                                                    p[strlen(kinds[kind])] == 0);
+        if (on) test_entries(&C, kind, nshapes);
+    }
+    test_layer_graph(&C, routings);
+    ramp_stream_destroy(C.gpu, C.st);
+    ramp_gpu_close(C.gpu);
+    return check_finish("test_gpu_layer");
+}

@@ -1424,8 +1424,10 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
 
 /* The selection kernel on a GPU: compiled (cached) and loaded at create, with
  * device buffers for its outputs. A launch is one kernel of a fixed shape
- * (1 block of 1024 threads; RAMP_SELECT_WARPS=16 or 8 at create gives 512 or
- * 256, a tuning experiment), with no host synchronisation: safe to capture. */
+ * chosen at create from max_tokens * k (16 or 32 warps per block, one
+ * cluster of 1, 2, 4 or 8 blocks; RAMP_SELECT_WARPS and RAMP_SELECT_CTAS
+ * override it, a tuning experiment), with no host synchronisation: safe to
+ * capture. */
 typedef struct ramp_selector ramp_selector;
 
 /* Device addresses of a selector's outputs (layout as ramp_select_result). */
@@ -1450,9 +1452,8 @@ ramp_status ramp_selector_device(const ramp_selector *s,
 /* Copies the outputs of the last launch on `stream` into `out` (waits). */
 ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
                                    ramp_select_result *out);
-/* Shared memory the kernel uses for this descriptor with its pair list in
- * shared memory (bytes). A selector whose list does not fit there (about
- * 48K pairs and more) keeps the list in device memory instead. */
+/* Shared memory per block the kernel uses for this descriptor (bytes): per
+ * warp counts, the id map and the menu; it does not grow with the batch. */
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d);
 void ramp_selector_free(ramp_selector *s);
 

@@ -20,6 +20,7 @@
 #include "internal.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- driver types (cuda.h) ---- */
 typedef int CUresult;
@@ -54,6 +55,31 @@ typedef struct {
 } CUlaunchConfig;
 _Static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
 _Static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout");
+
+/* cuTensorMapEncodeTiled's types (cuda.h, CUDA 12.0+): a TMA descriptor is
+ * 128 opaque bytes that the driver fills and a kernel takes by value as a
+ * __grid_constant__ parameter (kernels/hopper.cuh's hop_tensormap). cuda.h
+ * aligns it to 128 bytes; the driver needs at least 64. The enums are passed
+ * as ints (C enums), with cuda.h's values. */
+typedef struct {
+    _Alignas(128) uint64_t opaque[16];
+} CUtensorMap;
+_Static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap layout");
+_Static_assert(_Alignof(CUtensorMap) == 128, "CUtensorMap alignment");
+enum { /* CUtensorMapDataType */
+    RAMP_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+    RAMP_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+};
+enum { RAMP_CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum { /* CUtensorMapSwizzle */
+    RAMP_CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+    RAMP_CU_TENSOR_MAP_SWIZZLE_128B = 3
+};
+enum { /* CUtensorMapL2promotion */
+    RAMP_CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+    RAMP_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+};
+enum { RAMP_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
 
 enum {
     RAMP_CUDA_SUCCESS = 0,
@@ -122,6 +148,15 @@ typedef struct {
     /* optional (NULL on drivers before CUDA 12.0) */
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction f,
                                void **params, void **extra);
+    /* optional (NULL on drivers before CUDA 12.0): a TMA descriptor */
+    CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, int data_type,
+                                     uint32_t rank, void *global_address,
+                                     const uint64_t *global_dim,
+                                     const uint64_t *global_strides,
+                                     const uint32_t *box_dim,
+                                     const uint32_t *element_strides,
+                                     int interleave, int swizzle,
+                                     int l2_promotion, int oob_fill);
     CUresult (*MemAlloc)(CUdeviceptr *p, size_t bytes);
     CUresult (*MemFree)(CUdeviceptr p);
     CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes);

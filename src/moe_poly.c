@@ -269,24 +269,24 @@ const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k) {
 
 unsigned ramp_moe_poly_grid(const ramp_moe_poly *k) { return grid_for(k, INT64_MAX / 4); }
 
-size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles) {
+/* The most any entry needs of a split-K buffer (only one entry runs). */
+static size_t most_of_entries(const ramp_moe_poly *k, int max_tiles,
+                              size_t (*bytes)(const ramp_moe_variant *, int)) {
     size_t m = 0;
     for (int i = 0; i < k->d.count; i++) {
         ramp_moe_variant v = variant_of(&k->d, i);
-        size_t b = ramp_moe_v1_ws_bytes(&v, max_tiles);
+        size_t b = bytes(&v, max_tiles);
         if (b > m) m = b;
     }
     return m;
 }
 
+size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles) {
+    return most_of_entries(k, max_tiles, ramp_moe_v1_ws_bytes);
+}
+
 size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles) {
-    size_t m = 0;
-    for (int i = 0; i < k->d.count; i++) {
-        ramp_moe_variant v = variant_of(&k->d, i);
-        size_t b = ramp_moe_v1_counter_bytes(&v, max_tiles);
-        if (b > m) m = b;
-    }
-    return m;
+    return most_of_entries(k, max_tiles, ramp_moe_v1_counter_bytes);
 }
 
 static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,

@@ -1,0 +1,43 @@
+/*
+ * tensormap.h - TMA descriptors (CUtensorMap) for the Hopper kernel's
+ * operands: a 2-D row-major e4m3 or bf16 matrix in device memory, read in
+ * boxes of box_rows x box_cols elements into shared memory in the 128-byte
+ * swizzle that kernels/hopper.cuh's wgmma descriptors expect.
+ *
+ * The driver's cuTensorMapEncodeTiled answers a bad argument with a bare
+ * CUDA_ERROR_INVALID_VALUE; ramp_tmap_2d_check says which rule failed, and
+ * needs no GPU. Private to libramp (and its tests).
+ */
+#ifndef RAMP_TENSORMAP_H
+#define RAMP_TENSORMAP_H
+
+#include "cuda_loader.h"
+#include "internal.h"
+
+/* A matrix [rows][cols], cols contiguous (K-major operands: cols = K). A
+ * whole weight tensor [E, R, K] is the 2-D [E * R][K]: one map per layer. */
+typedef struct {
+    ramp_devptr base;     /* element [0][0]: 16-byte aligned */
+    int elem_bytes;       /* 1: e4m3 (loaded as UINT8), 2: bf16 */
+    uint64_t rows, cols;  /* 1 .. 2^32 each */
+    uint64_t row_stride;  /* bytes between rows: multiple of 16, >= cols *
+                             elem_bytes, < 2^40 */
+    uint32_t box_rows;    /* rows per load: 1..256 */
+    uint32_t box_cols;    /* elements per row per load: box_cols * elem_bytes
+                             a multiple of 16 and <= 128 (the swizzle span) */
+} ramp_tmap_2d;
+
+/* The rules of cuTensorMapEncodeTiled (CUDA 13 driver API documentation)
+ * for this use (rank 2, no interleave, 128-byte swizzle), checked on the
+ * CPU: RAMP_ERR_INVALID_ARGUMENT naming the field, its value and the rule. */
+ramp_status ramp_tmap_2d_check(const ramp_tmap_2d *t);
+
+/* Checks t, then fills *out (64-byte aligned; a CUtensorMap on the stack or
+ * in a struct is 128-aligned, malloc'd memory may not be) with the driver:
+ * 128-byte swizzle, L2 promotion of 256 bytes, out-of-bounds elements read
+ * as zero. RAMP_ERR_NO_GPU when there is no driver, RAMP_ERR_UNSUPPORTED when
+ * the driver predates CUDA 12.0, RAMP_ERR_CUDA when it refuses the map. The
+ * map holds the address: rebuild it when the buffer moves. */
+ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out);
+
+#endif /* RAMP_TENSORMAP_H */

@@ -1,0 +1,293 @@
+/*
+ * test_hopper_compile.c - the Hopper building blocks without a GPU (CI).
+ *
+ * 1. TMA descriptors (src/tensormap.c): ramp_tmap_2d_check accepts the maps
+ *    the v2 kernel needs (e4m3 and bf16 weights, boxes of 128 bytes x 64 or
+ *    128 rows) and refuses each broken rule with RAMP_ERR_INVALID_ARGUMENT
+ *    and a message naming it (base not 16-byte aligned, row stride not a
+ *    multiple of 16, box dimension outside 1..256, inner box over the
+ *    128-byte swizzle span or not a multiple of 16 bytes, ...).
+ *    ramp_tmap_2d_encode refuses a misaligned output, then needs the
+ *    driver: without one RAMP_ERR_NO_GPU with the loader's message, with one
+ *    a filled map.
+ * 2. kernels/wgmma_test.cuh compiled with NVRTC for sm_90a for every N
+ *    (8, 16, 24, 32, 48, 64) in e4m3 and bf16, both kernels: ptxas must
+ *    report no spills, no stack frame, <= 255 registers, no static shared
+ *    memory, no warnings at all (a setmaxnreg it ignores, C7508, or wgmmas
+ *    it serialises would warn), exactly RAMP_WGT_WS_REGS registers at entry
+ *    for the warp-specialised kernel (setmaxnreg's pool arithmetic assumes
+ *    it), and the dynamic layout within the 227 KB per block. Prints the
+ *    registers per N. RAMP_HOPPER_CUBIN_DIR=dir writes each cubin there
+ *    (tools/gpu-check step wgmma disassembles them: QGMMA / HGMMA present,
+ *    no local memory). 12 compiles on 2 threads; exit 77 without NVRTC
+ *    (after part 1).
+ */
+#include "check.h"
+#include "tensormap.h"
+#include "wgmma_util.h"
+
+#include <pthread.h>
+#include <time.h>
+
+/* ------------------------------------------------------------ tensormap */
+
+/* A valid e4m3 weight map: [4 experts x 1536 rows][2048], box 128 B x 64. */
+static ramp_tmap_2d good_map(void) {
+    ramp_tmap_2d t;
+    memset(&t, 0, sizeof t);
+    t.base = 0x7f0000000000ull;
+    t.elem_bytes = 1;
+    t.rows = 4 * 1536;
+    t.cols = 2048;
+    t.row_stride = 2048;
+    t.box_rows = 64;
+    t.box_cols = 128;
+    return t;
+}
+
+/* Expects RAMP_ERR_INVALID_ARGUMENT with `what` in the message. */
+static void expect_refused(const ramp_tmap_2d *t, const char *what, int line) {
+    ramp_status s = ramp_tmap_2d_check(t);
+    if (s != RAMP_ERR_INVALID_ARGUMENT || !strstr(ramp_last_error(), what)) {
+        fprintf(stderr, "%s:%d: expected a refusal mentioning '%s', got %s: %s\n", __FILE__,
+                line, what, ramp_status_name(s), ramp_last_error());
+        check_failures++;
+    }
+}
+#define REFUSED(t, what) expect_refused(&(t), what, __LINE__)
+
+static void tensormap_checks(void) {
+    ramp_tmap_2d t = good_map();
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    t.box_rows = 128; /* two consumers' rows in one box */
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    t.box_rows = 256;
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    /* bf16: 64 elements = 128 bytes per box row */
+    t = good_map();
+    t.elem_bytes = 2;
+    t.row_stride = 4096;
+    t.box_cols = 64;
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    /* padded rows are fine as long as the stride is a multiple of 16 */
+    t = good_map();
+    t.row_stride = 2048 + 16;
+    CHECK_OK(ramp_tmap_2d_check(&t));
+
+    CHECK_ERR(ramp_tmap_2d_check(NULL), RAMP_ERR_INVALID_ARGUMENT);
+    t = good_map();
+    t.elem_bytes = 4;
+    REFUSED(t, "elem_bytes = 4");
+    t = good_map();
+    t.base = 0;
+    REFUSED(t, "base address is 0");
+    for (int off = 1; off < 16; off += 7) {
+        t = good_map();
+        t.base += (unsigned)off;
+        REFUSED(t, "not 16-byte aligned");
+    }
+    t = good_map();
+    t.base += 32; /* 16-aligned but not 128: allowed */
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    t = good_map();
+    t.rows = 0;
+    REFUSED(t, "each dimension must be 1 .. 2^32");
+    t = good_map();
+    t.cols = (1ull << 32) + 1;
+    t.row_stride = t.cols;
+    REFUSED(t, "each dimension must be 1 .. 2^32");
+    /* dense rows of K = 2064 e4m3 are 16-byte multiples; of K = 2056 not */
+    t = good_map();
+    t.cols = 2064;
+    t.row_stride = 2064;
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    t.cols = 2056;
+    t.row_stride = 2056;
+    REFUSED(t, "not a multiple of 16 B");
+    t = good_map();
+    t.row_stride = 1024;
+    REFUSED(t, "shorter than a row");
+    t = good_map();
+    t.row_stride = 1ull << 40;
+    REFUSED(t, "not below 2^40");
+    t = good_map();
+    t.box_rows = 257;
+    REFUSED(t, "each box dimension must be 1 .. 256");
+    t = good_map();
+    t.box_rows = 0;
+    REFUSED(t, "each box dimension must be 1 .. 256");
+    t = good_map();
+    t.box_cols = 256; /* 256 B of e4m3: over the swizzle span */
+    REFUSED(t, "exceeds the 128-byte swizzle span");
+    t = good_map();
+    t.elem_bytes = 2;
+    t.row_stride = 4096;
+    t.box_cols = 128; /* 256 B of bf16 */
+    REFUSED(t, "exceeds the 128-byte swizzle span");
+    t = good_map();
+    t.box_cols = 8; /* 8 B */
+    REFUSED(t, "not a multiple of 16 B");
+    t = good_map();
+    t.box_cols = 144;
+    REFUSED(t, "exceeds the 128-byte swizzle span");
+
+    /* encode: the output's alignment, then the arguments, before the driver */
+    struct {
+        CUtensorMap m[2];
+    } buf;
+    CUtensorMap *mis = (CUtensorMap *)(void *)((char *)&buf + 32);
+    t = good_map();
+    CHECK_ERR(ramp_tmap_2d_encode(&t, mis), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "64-byte aligned") != NULL);
+    t.base += 8;
+    CHECK_ERR(ramp_tmap_2d_encode(&t, &buf.m[0]), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "16-byte aligned") != NULL);
+    CHECK_ERR(ramp_tmap_2d_encode(NULL, &buf.m[0]), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* a valid map needs the driver */
+    int ngpu = 0;
+    ramp_status gs = ramp_gpu_count(&ngpu);
+    t = good_map();
+    memset(&buf, 0, sizeof buf);
+    ramp_status s = ramp_tmap_2d_encode(&t, &buf.m[0]);
+    if (gs == RAMP_ERR_NO_GPU) {
+        CHECK_EQ_INT(s, RAMP_ERR_NO_GPU);
+        const char *msg = ramp_last_error();
+        /* the loader's message: what was tried and why it failed */
+        CHECK(strstr(msg, "driver") != NULL || strstr(msg, "GPU") != NULL);
+        printf("tensormap encode without a GPU: %s: %s\n", ramp_status_name(s), msg);
+    } else {
+        CHECK_OK(s);
+        int nonzero = 0;
+        for (int i = 0; i < 16; i++) nonzero |= buf.m[0].opaque[i] != 0;
+        CHECK(nonzero);
+        printf("tensormap encode on the GPU machine: %s\n", ramp_status_name(s));
+    }
+}
+
+/* ------------------------------------------------------------ compiles */
+
+typedef struct {
+    int n, bf16;
+    ramp_status status;
+    char err[2048];
+    ramp_kernel_report rep[2];
+    int found[2];
+    int warnings, cached;
+} job;
+
+static job jobs[2 * WGT_NN];
+static int njobs, next_job;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void save_cubin(const job *j, const ramp_jit_result *r) {
+    const char *dir = getenv("RAMP_HOPPER_CUBIN_DIR");
+    if (!dir || !*dir) return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/wgmma-test-n%d-%s.cubin", dir, j->n, j->bf16 ? "bf16" : "e4m3");
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(r->cubin, 1, r->cubin_size, f) != r->cubin_size) {
+        fprintf(stderr, "cannot write %s\n", path);
+        pthread_mutex_lock(&lock);
+        check_failures++;
+        pthread_mutex_unlock(&lock);
+    }
+    if (f) fclose(f);
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int i = next_job++;
+        pthread_mutex_unlock(&lock);
+        if (i >= njobs) return NULL;
+        job *j = &jobs[i];
+        ramp_jit_result *r = NULL;
+        j->status = wgt_compile(j->n, j->bf16, &r);
+        if (j->status != RAMP_OK) {
+            snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            const ramp_kernel_report *rep = ramp_jit_kernel(r, WGT_KERNELS[k]);
+            if (rep) {
+                j->rep[k] = *rep;
+                j->found[k] = 1;
+            }
+        }
+        j->warnings = r->ptxas_warnings;
+        j->cached = r->from_cache;
+        if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
+        save_cubin(j, r);
+        ramp_jit_result_free(r);
+    }
+}
+
+static void compile_checks(void) {
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int i = 0; i < WGT_NN; i++) {
+            jobs[njobs].n = WGT_NS[i];
+            jobs[njobs].bf16 = bf16;
+            njobs++;
+        }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, worker, NULL);
+    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+
+    int cached = 0;
+    printf("%-5s %3s  %-36s  %-36s\n", "type", "N", "ramp_wgmma_test: regs smem(dyn)",
+           "ramp_wgmma_test_ws: regs smem(dyn)");
+    for (int i = 0; i < njobs; i++) {
+        const job *j = &jobs[i];
+        const char *type = j->bf16 ? "bf16" : "e4m3";
+        if (j->status != RAMP_OK) {
+            fprintf(stderr, "%s N=%d: %s\n", type, j->n, j->err);
+            check_failures++;
+            continue;
+        }
+        cached += j->cached;
+        int bad = j->warnings != 0;
+        for (int k = 0; k < 2; k++) {
+            const ramp_kernel_report *r = &j->rep[k];
+            bad |= !j->found[k] || r->spill_store_bytes || r->spill_load_bytes ||
+                   r->stack_bytes || r->registers > 255 || r->registers < 1 ||
+                   r->smem_bytes != 0 || ramp_wgt_smem_bytes(k, j->n) > 232448;
+        }
+        bad |= j->rep[1].registers != RAMP_WGT_WS_REGS;
+        printf("%-5s %3d  regs %3d, %6d B                  regs %3d, %6d B%s\n", type, j->n,
+               j->rep[0].registers, ramp_wgt_smem_bytes(0, j->n), j->rep[1].registers,
+               ramp_wgt_smem_bytes(1, j->n), bad ? "   BAD" : "");
+        if (bad) {
+            for (int k = 0; k < 2; k++)
+                fprintf(stderr,
+                        "  %s: found %d, spill %d/%d, stack %d, static smem %d, regs %d "
+                        "(ws kernel must have %d)\n",
+                        WGT_KERNELS[k], j->found[k], j->rep[k].spill_store_bytes,
+                        j->rep[k].spill_load_bytes, j->rep[k].stack_bytes, j->rep[k].smem_bytes,
+                        j->rep[k].registers, RAMP_WGT_WS_REGS);
+            if (j->warnings)
+                fprintf(stderr, "  %d ptxas warning(s):\n%.3000s\n", j->warnings, j->err);
+            check_failures++;
+        }
+    }
+    printf("%d programs (%d kernels) in %.1f s, %d from the JIT cache\n", njobs, 2 * njobs,
+           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), cached);
+}
+
+int main(void) {
+    tensormap_checks();
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) {
+        printf("test_hopper_compile: NVRTC not available (%s): compile checks skipped\n",
+               ramp_last_error());
+        if (check_failures) return check_finish("test_hopper_compile");
+        return 77;
+    }
+    printf("NVRTC %d.%d\n", major, minor);
+    compile_checks();
+    return check_finish("test_hopper_compile");
+}

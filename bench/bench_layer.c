@@ -411,8 +411,8 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/layer-%s-%s.csv", outdir, plan.model, plan.layout);
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d gpu=\"%s\" sms=%d date=%s\n", plan_path,
-            data_path, reps, gi.limits.sms == 132 ? "NVIDIA H200" : "?", gi.limits.sms, date);
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d gpu=\"%s\" sms=%d driver=%d date=%s\n",
+            plan_path, data_path, reps, gi.limits.name, gi.limits.sms, gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
     if (loads_json) {

@@ -25,8 +25,8 @@
  * namespace per entry keeps one source of truth for both builds.
  *
  * Launch: block = RAMP_POLY_THREADS, dynamic shared memory = the largest
- * entry's layout, grid = the largest grid any entry can need for the
- * capacity (max over entries of its row-tile bound * Q), capped at a few
+ * entry's layout, grid = the largest grid any entry can need for the call's
+ * token count (max over entries of its row-tile bound * Q), capped at a few
  * waves (src/moe_poly.h, RAMP_POLY_WAVES: surplus blocks are not free).
  * Each entry's body is a separate, non-inlined function: inlined into one
  * switch, the compiler allocates registers across all bodies and spills

@@ -257,6 +257,11 @@ extern "C" __global__ void RAMP_SEL_CLUSTER __launch_bounds__(RAMP_SEL_THREADS, 
 ramp_select(const ramp_sel_params p) {
     extern __shared__ __align__(16) unsigned char smem[];
     ramp_sel_arrive_early();
+    /* A kernel launched after this one as a programmatic dependent (the
+     * layer's MoE kernel) may start now: it runs griddepcontrol.wait, which
+     * waits for this whole grid to finish and its writes to be visible,
+     * before it reads anything. Triggering first only hides its launch. */
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int E = p.experts, EL = p.local_experts, first = p.first_expert;
     int *hist = (int *)(smem + p.off_hist);

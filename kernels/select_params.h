@@ -25,7 +25,8 @@
 #define RAMP_SEL_CTAS 1          /* blocks in the launch: one cluster */
 #endif
 #define RAMP_SEL_THREADS (RAMP_SEL_WARPS * 32)
-#define RAMP_SEL_MAX_CTAS 8      /* the portable cluster size limit */
+#define RAMP_SEL_MAX_CTAS 16     /* Hopper's non-portable cluster limit */
+#define RAMP_SEL_PORTABLE_CTAS 8 /* the portable one: the default shapes' cap */
 #define RAMP_SEL_SKIP 0xFFFFu    /* code of a pair that is not ours */
 #define RAMP_SEL_ROWS 4          /* rows of 32 pairs a warp loads at once */
 #define RAMP_SEL_MAX_NBITS 10    /* bits of a local expert index (<= 1024) */
@@ -101,7 +102,7 @@ typedef struct {
  *                                       the entry's tile count)
  *   pred   float [MAX_ENTRIES]          Equation 3 per entry, then
  *          int32 [MAX_ENTRIES]          each entry's rows
- *   misc   int32 [16]                   0 bad ids (block), 1 bad ids (all),
+ *   misc   int32 [32]                   0 bad ids (block), 1 bad ids (all),
  *                                       2 local pairs, 3 chosen entry, 4 its
  *                                       rows, 8 + c bad ids of block c
  *   map    int16 [experts]              global id -> local index or -1
@@ -112,7 +113,7 @@ typedef struct {
 
 static inline int ramp_sel_align16(int x) { return (x + 15) & ~15; }
 
-/* int arithmetic: the largest layout (32 warps x 1024 local experts, 8
+/* int arithmetic: the largest layout (32 warps x 1024 local experts, 16
  * blocks, 16 entries, 65535 experts) is under 500 KB. */
 static inline ramp_sel_layout ramp_sel_layout_of(int warps, int ctas, int experts,
                                                  int local_experts, int entries,
@@ -125,7 +126,7 @@ static inline ramp_sel_layout ramp_sel_layout_of(int warps, int ctas, int expert
     l.cpre = off;   off = ramp_sel_align16(off + 4 * local_experts);
     l.scan = off;   off = ramp_sel_align16(off + 4 * entries * (local_experts + 1));
     l.pred = off;   off = ramp_sel_align16(off + 8 * RAMP_SEL_MAX_ENTRIES);
-    l.misc = off;   off = ramp_sel_align16(off + 4 * 16);
+    l.misc = off;   off = ramp_sel_align16(off + 4 * (8 + RAMP_SEL_MAX_CTAS));
     l.map = off;
     if (with_map) off = ramp_sel_align16(off + 2 * experts);
     l.total = off;

@@ -192,14 +192,23 @@ ramp_status ramp_gpu_free(ramp_gpu *gpu, ramp_devptr ptr) {
 ramp_status ramp_gpu_upload(ramp_gpu *gpu, ramp_devptr dst, const void *src,
                             size_t bytes) {
     COPY_ARGS(dst, src);
-    if (bytes) RAMP_CU(gpu->cu->MemcpyHtoD(dst, src, bytes));
+    if (!bytes) return RAMP_OK;
+    RAMP_CU(gpu->cu->MemcpyHtoD(dst, src, bytes));
+    /* From pageable memory cuMemcpyHtoD returns once the data is staged,
+     * before the DMA lands, and work on our non-blocking streams does not
+     * wait for it: a kernel launched next could read the old bytes (seen:
+     * test_gpu_moe, 2026-11-30, an output that equalled its base). */
+    RAMP_CU(gpu->cu->CtxSynchronize());
     return RAMP_OK;
 }
 
 ramp_status ramp_gpu_download(ramp_gpu *gpu, void *dst, ramp_devptr src,
                               size_t bytes) {
     COPY_ARGS(src, dst);
-    if (bytes) RAMP_CU(gpu->cu->MemcpyDtoH(dst, src, bytes));
+    if (!bytes) return RAMP_OK;
+    /* the legacy-stream copy does not wait for our non-blocking streams */
+    RAMP_CU(gpu->cu->CtxSynchronize());
+    RAMP_CU(gpu->cu->MemcpyDtoH(dst, src, bytes));
     return RAMP_OK;
 }
 
@@ -406,6 +415,13 @@ ramp_status ramp_module_kernel(ramp_module *m, const char *name,
     if (max_dynamic_smem > 48 * 1024)
         RAMP_CU(m->gpu->cu->FuncSetAttribute(
             fn, RAMP_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, max_dynamic_smem));
+    /* a compile-time cluster wider than the portable 8 blocks (Hopper runs
+     * 16) launches only with this opt-in; drivers without cluster
+     * attributes fail the query, and then there is nothing to opt into */
+    int cluster = 0;
+    if (m->gpu->cu->FuncGetAttribute(&cluster, RAMP_CU_FUNC_REQUIRED_CLUSTER_WIDTH, fn) == 0 &&
+        cluster > 8)
+        RAMP_CU(m->gpu->cu->FuncSetAttribute(fn, RAMP_CU_FUNC_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
     ramp_kernel *k = ramp_calloc(1, sizeof *k);
     if (!k) return RAMP_ERR_OUT_OF_MEMORY;
     k->module = m;

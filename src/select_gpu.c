@@ -55,12 +55,12 @@ static int select_warps(const ramp_select_desc *d) {
     int v = w && *w ? atoi(w) : 0;
     if (v == 8 || v == 16 || v == 32) return v;
     const long long pairs = (long long)d->max_tokens * d->topk;
-    return pairs <= 16LL * 32 * RAMP_SEL_MAX_CTAS ? 16 : 32;
+    return pairs <= 16LL * 32 * RAMP_SEL_PORTABLE_CTAS ? 16 : 32;
 }
 
 /* Blocks per launch: enough that each warp has one row of 32 pairs at
  * max_tokens, up to the portable cluster size of 8 (RAMP_SELECT_CTAS = 1, 2,
- * 4 or 8 overrides it). Measured on the H200 (bench/results/
+ * 4, 8 or 16 overrides it; 16 is Hopper's non-portable cluster limit). Measured on the H200 (bench/results/
  * select-2026-11-30-v2.md): on a small batch a cluster of 2 costs 0.4 us
  * more than one block and one of 8 0.8 us, while one block that reads 4K
  * ids loses 1-3.5 us to issue and scattered stores; with 32 warps this rule
@@ -68,11 +68,11 @@ static int select_warps(const ramp_select_desc *d) {
 static int select_ctas(const ramp_select_desc *d, int warps) {
     const char *c = getenv("RAMP_SELECT_CTAS");
     int v = c && *c ? atoi(c) : 0;
-    if (v == 1 || v == 2 || v == 4 || v == 8) return v;
+    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16) return v;
     const long long pairs = (long long)d->max_tokens * d->topk;
     const long long per_cta = (long long)warps * 32;
     int n = 1;
-    while (n < RAMP_SEL_MAX_CTAS && (long long)n * per_cta < pairs) n *= 2;
+    while (n < RAMP_SEL_PORTABLE_CTAS && (long long)n * per_cta < pairs) n *= 2;
     return n;
 }
 
@@ -95,8 +95,9 @@ ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
                                         int profile, ramp_jit_result **out) {
     RAMP_CHECK(warps == 8 || warps == 16 || warps == 32, RAMP_ERR_INVALID_ARGUMENT,
                "selection kernel warps = %d, expected 8, 16 or 32", warps);
-    RAMP_CHECK(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8, RAMP_ERR_INVALID_ARGUMENT,
-               "selection kernel blocks = %d, expected 1, 2, 4 or 8", ctas);
+    RAMP_CHECK(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8 || ctas == 16,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "selection kernel blocks = %d, expected 1, 2, 4, 8 or 16", ctas);
     char warps_def[32], ctas_def[32];
     snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", warps);
     snprintf(ctas_def, sizeof ctas_def, "RAMP_SEL_CTAS=%d", ctas);

@@ -128,10 +128,10 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
         ramp_select_desc d;
         gen_desc(rng, &d, local_of, it % 40 == 0);
         /* a third of the descriptors on each block size; cluster sizes:
-         * the selector's choice, then 1, 2, 4, 8 blocks */
+         * the selector's choice, then 1, 2, 4, 8 and (non-portable) 16 blocks */
         setenv("RAMP_SELECT_WARPS", it % 3 == 0 ? "32" : it % 3 == 1 ? "16" : "8", 1);
-        static const char *ctas[5] = {"0", "1", "2", "4", "8"};
-        setenv("RAMP_SELECT_CTAS", ctas[it % 5], 1);
+        static const char *ctas[6] = {"0", "1", "2", "4", "8", "16"};
+        setenv("RAMP_SELECT_CTAS", ctas[it % 6], 1);
         ramp_selector *s = NULL;
         ramp_select_result *gr = NULL, *cr = NULL;
         CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
@@ -359,13 +359,19 @@ static void bad_selectors(ctx *c) {
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_INVALID_ARGUMENT); /* k > E */
     CHECK(s == NULL);
     /* a scattered placement (a contiguous one needs no map) of 1024 of
-     * 65535 experts: a 128 KB id map + 128 KB of counts, too much */
+     * 65535 experts on a batch large enough for 32 warps a block: a 128 KB
+     * id map + 128 KB of per-warp counts, more than a block may have (the
+     * shape follows the descriptor: ask the library for the bytes) */
     static int32_t scattered[65535];
     for (int e = 0; e < 65535; e++) scattered[e] = e < 1024 ? 1023 - e : -1;
+    ramp_gpu_info info;
+    CHECK_OK(ramp_gpu_get_info(c->gpu, &info));
     d.local_of = scattered;
     d.topk = 8;
     d.experts = 65535;
     d.local_experts = 1024;
+    d.max_tokens = 4096;
+    CHECK(ramp_select_smem_bytes(&d) > info.limits.smem_per_block);
     CHECK_ERR(ramp_selector_create(c->gpu, &d, &s), RAMP_ERR_UNSUPPORTED);
     CHECK(strstr(ramp_last_error(), "shared memory") != NULL);
     CHECK(s == NULL);

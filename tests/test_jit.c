@@ -191,13 +191,15 @@ static ramp_jit_result *compile_select(int group_only, int warps, int ctas) {
 }
 
 /* The variants the selectors use: group-only or not, 8/16/32 warps, one
- * block or a cluster of 8 (2 and 4 differ from 8 in one constant). */
+ * block or a cluster of 8 (2 and 4 differ from 8 in one constant), and the
+ * non-portable cluster of 16 with 32 warps. */
 static void selection_kernel_report(void) {
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     static const int warps[3] = {32, 16, 8};
-    for (int v = 0; v < 12; v++) {
-        const int g = v & 1, w = warps[(v / 2) % 3], c = v < 6 ? 1 : 8;
+    for (int v = 0; v < 14; v++) {
+        const int g = v & 1, w = v < 12 ? warps[(v / 2) % 3] : 32;
+        const int c = v < 6 ? 1 : v < 12 ? 8 : 16;
         ramp_jit_result *r = compile_select(g, w, c);
         if (!r) continue;
         CHECK(r->cubin_size > 0);

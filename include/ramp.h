@@ -219,6 +219,13 @@ void ramp_trace_free(ramp_trace *t);
  * with layer l. out: [layers] placements; free each, then the array. */
 ramp_status ramp_placements_balanced_on(const ramp_trace *on, ramp_layout layout,
                                         int layers, ramp_placement ***out);
+/* The same over several traces: layer l's expected load is the sum of its
+ * experts' counts over the records with layer l of every trace on[0..n)
+ * (NULL entries skipped; at least one trace; all of one expert count).
+ * The paper's Table 8 balances each domain on the other domains' traffic. */
+ramp_status ramp_placements_balanced_on_traces(const ramp_trace *const *on, int n,
+                                               ramp_layout layout, int layers,
+                                               ramp_placement ***out);
 /* Median imbalance over records with min_tokens <= tokens <= max_tokens
  * (max_tokens <= 0: none), record r using placements[layer % n]. */
 ramp_status ramp_imbalance_median(const ramp_trace *t,
@@ -434,7 +441,16 @@ typedef struct {
     int checksum;            /* set by the reader: 1 if the file carried a
                                 sha256 checksum and it matched (files are
                                 written with one; older files have none) */
+    char placement[64];      /* how experts were placed on GPUs for the
+                                loads: "" (not recorded: contiguous),
+                                "contiguous", "balanced" or
+                                "balanced:<source>" (metadata "placement",
+                                written when not empty) */
 } ramp_timing;
+
+/* 1 when a dataset's placement text says balanced ("balanced" or
+ * "balanced:..."), 0 for contiguous or not recorded. */
+int ramp_placement_is_balanced(const char *placement);
 
 ramp_status ramp_timing_create(const char *model, const char *layout,
                                const ramp_geometry *g, int sms,
@@ -998,6 +1014,13 @@ typedef struct {
     int64_t nscatter;             /* sample of (predicted, measured) */
     double *scatter_pred;         /* [nscatter] */
     double *scatter_meas;         /* [nscatter] */
+    char placement[64];           /* the dataset's ("" not recorded) */
+    int every_expert;             /* 1: every GPU holds every expert (TP) */
+    double *batch_imbalance;      /* [nbatches] most loaded GPU's tokens
+                                     over the mean of the batch's GPUs (1
+                                     with one GPU or no tokens) */
+    double imbalance_ge;          /* its median over batches >= min_tokens
+                                     (NaN when none): Tables 6 and 8 */
 } ramp_eval_result;
 
 /* Runs the held-out evaluation. RAMP_ERR_INVALID_ARGUMENT when fewer than
@@ -1035,6 +1058,44 @@ ramp_status ramp_eval_print_table9(FILE *f, const ramp_eval_result *const *r,
 ramp_status ramp_eval_print_table5(FILE *f, const ramp_eval_result *const *r,
                                    int n);
 ramp_status ramp_eval_print_summary(FILE *f, const ramp_eval_result *r);
+
+/* Table 8 (Appendix A.4): one layout under contiguous and balanced expert
+ * placement. Per result, on its scored batches >= min_tokens: the median
+ * imbalance and RaMP's speedup over the trace-tuned table and over vLLM's
+ * tuning (bootstrap intervals). The effect of balancing is paired: on the
+ * batches both results scored (same batch id; their batch_tokens must
+ * agree, else RAMP_ERR_INVALID_ARGUMENT naming the batch), the geometric
+ * mean of the contiguous layer time over the balanced one under RaMP and
+ * under vLLM's tuning (> 1: balancing made the layer faster). */
+typedef struct {
+    char model[RAMP_NAME_MAX];
+    char layout[16];
+    char placement[64];          /* the balanced result's */
+    int64_t batches_contig, batches_bal; /* scored, >= min_tokens */
+    int64_t batches_paired;      /* >= min_tokens, in both */
+    double imbalance_contig, imbalance_bal;
+    ramp_eval_ratio ramp_over_trace_contig, ramp_over_trace_bal;
+    ramp_eval_ratio ramp_over_vllm_contig, ramp_over_vllm_bal;
+    ramp_eval_ratio balancing_ramp;  /* t_contig / t_bal under RaMP */
+    ramp_eval_ratio balancing_vllm;  /* ... under vLLM's tuning */
+} ramp_eval_placement_row;
+
+/* contig or bal may be NULL (that side's columns NaN); when both are given
+ * they must be of one model and layout. */
+ramp_status ramp_eval_placement_compare(const ramp_eval_result *contig,
+                                        const ramp_eval_result *bal, int min_tokens,
+                                        ramp_eval_placement_row *out);
+/* Pairs the results by model and layout (a balanced one with the
+ * contiguous one of the same model and layout, when given) and prints one
+ * row per balanced result; nothing but the title when none is balanced. */
+ramp_status ramp_eval_print_table8(FILE *f, const ramp_eval_result *const *r, int n);
+/* Table 11 (Appendix A.7): the results whose layout puts every expert on
+ * every GPU (TP), over all scored batches: vLLM's tuning over the
+ * trace-tuned table, the trace-tuned table over RaMP, vLLM's tuning over
+ * RaMP (the choice's total) with its interval, and vLLM's tuning over
+ * exhaustive search. The paper's first column (vLLM's Triton MoE -> RaMP's
+ * kernel under vLLM's tuning) needs a Triton baseline and is printed "-". */
+ramp_status ramp_eval_print_table11(FILE *f, const ramp_eval_result *const *r, int n);
 
 /* The cost model's transfer to a new model: the target dataset's
  * configurations fit by ramp_costmodel_fit_transfer on every dataset of
@@ -1192,7 +1253,9 @@ ramp_status ramp_gpu_get_info(const ramp_gpu *gpu, ramp_gpu_info *out);
 ramp_status ramp_gpu_sync(ramp_gpu *gpu);
 
 /* Device memory. ramp_gpu_free accepts 0. The synchronous copies wait for
- * the copy; the async ones queue it on a (non-NULL) stream. */
+ * all work on the device, copy, and return when the bytes have landed (so
+ * they are ordered with every stream, at the cost of a device-wide sync);
+ * the async ones queue the copy on a (non-NULL) stream. */
 ramp_status ramp_gpu_alloc(ramp_gpu *gpu, size_t bytes, ramp_devptr *out);
 ramp_status ramp_gpu_free(ramp_gpu *gpu, ramp_devptr ptr);
 ramp_status ramp_gpu_upload(ramp_gpu *gpu, ramp_devptr dst, const void *src,

@@ -934,6 +934,10 @@ static ramp_status same_cells(const ramp_timing *t, const ramp_timing *o, const 
          "geometry E=%d k=%d h=%d d=%d bf16=%d, the sweep's E=%d k=%d h=%d d=%d bf16=%d", path,
          o->geom.experts, o->geom.topk, o->geom.inter, o->geom.hidden, o->geom.bf16,
          t->geom.experts, t->geom.topk, t->geom.inter, t->geom.hidden, t->geom.bf16);
+    /* "" (written before placements were recorded) is contiguous. */
+    const char *pt = t->placement[0] ? t->placement : "contiguous";
+    const char *po = o->placement[0] ? o->placement : "contiguous";
+    DIFF(strcmp(pt, po), "placement '%s', the sweep's '%s'", path, po, pt);
     DIFF(t->nconfigs != o->nconfigs, "%d configurations, the sweep %d", path, o->nconfigs,
          t->nconfigs);
     for (int c = 0; c < t->nconfigs; c++) {
@@ -1032,6 +1036,7 @@ ramp_status ramp_timing_select_configs(const ramp_timing *t, const int *idx, int
     memcpy(o->device, t->device, sizeof o->device);
     memcpy(o->command, t->command, sizeof o->command);
     memcpy(o->date, t->date, sizeof o->date);
+    memcpy(o->placement, t->placement, sizeof o->placement);
     *out = o;
     return RAMP_OK;
 }

@@ -113,37 +113,29 @@ void ramp_eval_free(ramp_eval_result *r) {
     free(r->choice);
     free(r->scatter_pred);
     free(r->scatter_meas);
+    free(r->batch_imbalance);
     free(r);
 }
 
 #define NP RAMP_POLICY_COUNT
 
-/* Geometric mean of layer(num)/layer(den) over batches >= min_tokens, with
- * a bootstrap interval when boot > 0. */
-static ramp_status ratio_of(const ramp_eval_result *r, int num, int den, int min_tokens,
-                            int boot, ramp_eval_ratio *out) {
-    out->batches = 0;
-    out->geomean = out->lo = out->hi = NAN;
-    double *lr = ramp_calloc((size_t)(r->nbatches ? r->nbatches : 1), sizeof *lr);
-    if (!lr) return RAMP_ERR_OUT_OF_MEMORY;
-    int64_t n = 0;
-    double sum = 0;
-    for (int64_t b = 0; b < r->nbatches; b++) {
-        if (r->batch_tokens[b] < min_tokens) continue;
-        double a = r->layer_us[b * NP + num], d = r->layer_us[b * NP + den];
-        lr[n] = log(a / d);
-        sum += lr[n++];
-    }
+/* Geometric mean of exp(lr[0..n)) into out, with a percentile bootstrap
+ * interval over the n values when boot > 0. Frees nothing. */
+static ramp_status geomean_boot(const double *lr, int64_t n, int boot, uint64_t seed,
+                                ramp_eval_ratio *out) {
     out->batches = n;
+    out->geomean = out->lo = out->hi = NAN;
+    double sum = 0;
+    for (int64_t j = 0; j < n; j++) sum += lr[j];
     if (n > 0) {
         out->geomean = exp(sum / (double)n);
         if (boot > 0) {
             double *means = ramp_calloc((size_t)boot, sizeof *means);
-            if (!means) { free(lr); return RAMP_ERR_OUT_OF_MEMORY; }
+            if (!means) return RAMP_ERR_OUT_OF_MEMORY;
             /* The same seed for every comparison: identical resamples, so
              * intervals of different policies are comparable. */
             ramp_rng rng;
-            ramp_rng_seed(&rng, r->seed);
+            ramp_rng_seed(&rng, seed);
             for (int s = 0; s < boot; s++) {
                 double acc = 0;
                 for (int64_t j = 0; j < n; j++)
@@ -156,8 +148,26 @@ static ramp_status ratio_of(const ramp_eval_result *r, int num, int den, int min
             free(means);
         }
     }
-    free(lr);
     return RAMP_OK;
+}
+
+/* Geometric mean of layer(num)/layer(den) over batches >= min_tokens, with
+ * a bootstrap interval when boot > 0. */
+static ramp_status ratio_of(const ramp_eval_result *r, int num, int den, int min_tokens,
+                            int boot, ramp_eval_ratio *out) {
+    out->batches = 0;
+    out->geomean = out->lo = out->hi = NAN;
+    double *lr = ramp_calloc((size_t)(r->nbatches ? r->nbatches : 1), sizeof *lr);
+    if (!lr) return RAMP_ERR_OUT_OF_MEMORY;
+    int64_t n = 0;
+    for (int64_t b = 0; b < r->nbatches; b++) {
+        if (r->batch_tokens[b] < min_tokens) continue;
+        double a = r->layer_us[b * NP + num], d = r->layer_us[b * NP + den];
+        lr[n++] = log(a / d);
+    }
+    ramp_status st = geomean_boot(lr, n, boot, r->seed, out);
+    free(lr);
+    return st;
 }
 
 ramp_status ramp_eval_compare(const ramp_eval_result *r, ramp_policy_kind num,
@@ -230,13 +240,14 @@ static ramp_status alloc_result(const ramp_timing *t, int64_t nbatches, int nfol
     r->batch_tokens = ramp_calloc(nb, sizeof *r->batch_tokens);
     r->batch_fold = ramp_calloc(nb, sizeof *r->batch_fold);
     r->batch_gpus = ramp_calloc(nb, sizeof *r->batch_gpus);
+    r->batch_imbalance = ramp_calloc(nb, sizeof *r->batch_imbalance);
     r->layer_us = ramp_calloc(nb * NP, sizeof *r->layer_us);
     r->choice = ramp_calloc(nl * NP, sizeof *r->choice);
     r->scatter_pred = ramp_calloc((size_t)(scatter ? scatter : 1), sizeof *r->scatter_pred);
     r->scatter_meas = ramp_calloc((size_t)(scatter ? scatter : 1), sizeof *r->scatter_meas);
     r->configs = ramp_calloc((size_t)t->nconfigs, sizeof *r->configs);
     if (!r->configs || !r->folds || !r->batch_id || !r->batch_tokens || !r->batch_fold || !r->batch_gpus ||
-        !r->layer_us || !r->choice || !r->scatter_pred || !r->scatter_meas) {
+        !r->batch_imbalance || !r->layer_us || !r->choice || !r->scatter_pred || !r->scatter_meas) {
         ramp_eval_free(r);
         return RAMP_ERR_OUT_OF_MEMORY;
     }
@@ -244,6 +255,22 @@ static ramp_status alloc_result(const ramp_timing *t, int64_t nbatches, int nfol
     for (size_t i = 0; i < nb * NP; i++) r->layer_us[i] = NAN;
     *out = r;
     return RAMP_OK;
+}
+
+/* Most loaded GPU's tokens over the mean of batch b's GPUs (Table 6's
+ * measure; 1 with one GPU or no tokens). */
+static double batch_imbalance(const ramp_timing *t, const ramp_batches *bt, int64_t b) {
+    double total = 0, most = 0;
+    int64_t gpus = bt->first[b + 1] - bt->first[b];
+    for (int64_t j = bt->first[b]; j < bt->first[b + 1]; j++) {
+        int64_t i = bt->loads[j];
+        const int32_t *ld = ramp_load_of(t, i);
+        double s = 0;
+        for (int e = 0; e < t->nexp[i]; e++) s += ld[e];
+        total += s;
+        if (s > most) most = s;
+    }
+    return gpus > 1 && total > 0 ? most / (total / (double)gpus) : 1.0;
 }
 
 ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
@@ -327,6 +354,11 @@ ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
     snprintf(r->model, sizeof r->model, "%s", t->model);
     snprintf(r->layout, sizeof r->layout, "%s", t->layout);
     snprintf(r->device, sizeof r->device, "%s", t->device);
+    snprintf(r->placement, sizeof r->placement, "%s", t->placement);
+    {
+        ramp_layout lay;
+        r->every_expert = ramp_layout_parse(t->layout, &lay) == RAMP_OK && lay.kind == RAMP_TP;
+    }
     r->nconfigs = t->nconfigs;
     memcpy(r->configs, t->configs, (size_t)t->nconfigs * sizeof *r->configs);
     r->min_tokens = o->min_tokens;
@@ -395,6 +427,7 @@ ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
             r->batch_tokens[row] = t->batch_tokens[first];
             r->batch_fold[row] = f;
             r->batch_gpus[row] = (int32_t)(bt.first[b + 1] - bt.first[b]);
+            r->batch_imbalance[row] = batch_imbalance(t, &bt, b);
             for (int k = 0; k < NP && st == RAMP_OK; k++) {
                 if (!r->policy[k].ran) continue;
                 double layer = 0;
@@ -440,6 +473,13 @@ ramp_status ramp_eval_run(const ramp_timing *t, const ramp_eval_options *opt,
     for (int64_t b = 0; b < row; b++) r->nbatches_ge += r->batch_tokens[b] >= o->min_tokens;
     r->spearman_median = ramp_median_inplace(rhos, nrho);
     r->pick_err_median = ramp_median_inplace(errs, nerr);
+    {
+        /* rhos is free now: the imbalance's median over the >= batches. */
+        int64_t m = 0;
+        for (int64_t b = 0; b < row && m < t->nloads; b++)
+            if (r->batch_tokens[b] >= o->min_tokens) rhos[m++] = r->batch_imbalance[b];
+        r->imbalance_ge = ramp_median_inplace(rhos, m);
+    }
     for (int k = 0; k < NP && st == RAMP_OK; k++) {
         ramp_eval_policy_stats *ps = &r->policy[k];
         if (!ps->ran) {
@@ -515,18 +555,25 @@ static ramp_status finish_print(FILE *f) {
     return RAMP_OK;
 }
 
+/* The layout column: "EP8", or "EP8 bal" for a balanced placement. */
+static const char *layout_label(const ramp_eval_result *x, char *buf, size_t size) {
+    snprintf(buf, size, "%s%s", x->layout, ramp_placement_is_balanced(x->placement) ? " bal" : "");
+    return buf;
+}
+
 ramp_status ramp_eval_print_table3(FILE *f, const ramp_eval_result *const *r, int n) {
     RAMP_TRY(check_results(f, r, n));
+    char lab[32];
     int mt = n > 0 ? r[0]->min_tokens : 128;
     fprintf(f, "Table 3: RaMP's speedup over each policy (held-out batches; times of the "
                "expert kernel)\n");
-    fprintf(f, "%-20s %-7s %21s %12s %12s %8s\n", "", "", "vLLM's tuning", "Trace-tuned",
+    fprintf(f, "%-20s %-8s %21s %12s %12s %8s\n", "", "", "vLLM's tuning", "Trace-tuned",
             "Per-GPU", "Gap");
-    fprintf(f, "%-20s %-7s %10s %9s%d %12s %12s %8s\n", "Model", "Layout", "All", ">=", mt,
+    fprintf(f, "%-20s %-8s %10s %9s%d %12s %12s %8s\n", "Model", "Layout", "All", ">=", mt,
             "All", "All", "(%)");
     for (int i = 0; i < n; i++) {
         const ramp_eval_result *x = r[i];
-        fprintf(f, "%-20.20s %-7.7s", x->model, x->layout);
+        fprintf(f, "%-20.20s %-8.8s", x->model, layout_label(x, lab, sizeof lab));
         put_x(f, 10, speedup_of(x, RAMP_POLICY_VLLM, 0));
         put_x(f, 11, speedup_of(x, RAMP_POLICY_VLLM, 1));
         put_x(f, 12, speedup_of(x, RAMP_POLICY_TRACE_TABLE, 0));
@@ -680,13 +727,14 @@ static void ci_text(char *buf, size_t size, const ramp_eval_ratio *q) {
 
 ramp_status ramp_eval_print_table5(FILE *f, const ramp_eval_result *const *r, int n) {
     RAMP_TRY(check_results(f, r, n));
+    char lab[32];
     int mt = n > 0 ? r[0]->min_tokens : 128;
     fprintf(f, "Table 5: held-out domains, batches of >= %d tokens: speedup over vLLM's tuning and "
                "over the trace-tuned table\n(geometric means over batches; brackets: 95%% "
                "bootstrap interval over batches)\n", mt);
-    fprintf(f, "%-20s %-7s %7s | %-52s | %-31s\n", "", "", "", "Over vLLM's tuning",
+    fprintf(f, "%-20s %-8s %7s | %-52s | %-31s\n", "", "", "", "Over vLLM's tuning",
             "Over the trace-tuned table");
-    fprintf(f, "%-20s %-7s %7s | %11s %8s %20s %10s | %20s %10s\n", "Model", "Layout", "Batches",
+    fprintf(f, "%-20s %-8s %7s | %11s %8s %20s %10s | %20s %10s\n", "Model", "Layout", "Batches",
             "Trace-tuned", "Per-GPU", "RaMP", "Exhaustive", "RaMP", "Exhaustive");
     for (int i = 0; i < n; i++) {
         const ramp_eval_result *x = r[i];
@@ -706,7 +754,7 @@ ramp_status ramp_eval_print_table5(FILE *f, const ramp_eval_result *const *r, in
         }
         char c[6][40];
         for (int j = 0; j < 6; j++) ci_text(c[j], sizeof c[j], &q[j]);
-        fprintf(f, "%-20.20s %-7.7s %7lld | %11s %8s %20s %10s | %20s %10s\n", x->model, x->layout,
+        fprintf(f, "%-20.20s %-8.8s %7lld | %11s %8s %20s %10s | %20s %10s\n", x->model, layout_label(x, lab, sizeof lab),
                 (long long)x->nbatches_ge, c[0], c[1], c[2], c[3], c[4], c[5]);
     }
     return finish_print(f);
@@ -757,22 +805,197 @@ static double ratio_or_nan(const ramp_eval_result *r, ramp_policy_kind a, ramp_p
 
 ramp_status ramp_eval_print_table9(FILE *f, const ramp_eval_result *const *r, int n) {
     RAMP_TRY(check_results(f, r, n));
+    char lab[32];
     int mt = n > 0 ? r[0]->min_tokens : 128;
     fprintf(f, "Table 9: choosing among the served configurations (menu), batches of >= %d "
                "tokens\n", mt);
-    fprintf(f, "%-20s %-7s %5s %16s %12s %16s %14s\n", "", "", "", "Among the menu", "",
+    fprintf(f, "%-20s %-8s %5s %16s %12s %16s %14s\n", "", "", "", "Among the menu", "",
             "Against the full", "space");
-    fprintf(f, "%-20s %-7s %5s %16s %12s %16s %14s\n", "Model", "Layout", "Size",
+    fprintf(f, "%-20s %-8s %5s %16s %12s %16s %14s\n", "Model", "Layout", "Size",
             "RaMP over table", "Gap best(%)", "over vLLM", "Gap exh.(%)");
     for (int i = 0; i < n; i++) {
         const ramp_eval_result *x = r[i];
-        fprintf(f, "%-20.20s %-7.7s %5d", x->model, x->layout, x->menu_size);
+        fprintf(f, "%-20.20s %-8.8s %5d", x->model, layout_label(x, lab, sizeof lab), x->menu_size);
         put_x(f, 16, ratio_or_nan(x, RAMP_POLICY_MENU_TABLE, RAMP_POLICY_MENU_COSTMODEL, mt));
         put_pct(f, 12, (ratio_or_nan(x, RAMP_POLICY_MENU_COSTMODEL, RAMP_POLICY_MENU_BEST, mt) - 1) * 100);
         put_x(f, 16, ratio_or_nan(x, RAMP_POLICY_VLLM, RAMP_POLICY_MENU_COSTMODEL, mt));
         put_pct(f, 14, (ratio_or_nan(x, RAMP_POLICY_MENU_COSTMODEL, RAMP_POLICY_EXHAUSTIVE, mt) - 1) * 100);
         fprintf(f, "\n");
     }
+    return finish_print(f);
+}
+
+/* ---- Table 8: balanced expert placement ------------------------------------------ */
+
+static void nan_ratio(ramp_eval_ratio *q) {
+    q->batches = 0;
+    q->geomean = q->lo = q->hi = NAN;
+}
+
+/* ratio_of when both policies ran, else NaN. */
+static ramp_status ratio_if(const ramp_eval_result *r, int num, int den, int mt,
+                            ramp_eval_ratio *out) {
+    nan_ratio(out);
+    if (!r || !r->policy[num].ran || !r->policy[den].ran) return RAMP_OK;
+    return ratio_of(r, num, den, mt, r->bootstrap, out);
+}
+
+/* Paired over the batches both results scored with >= mt tokens: geomean
+ * of a's layer time under policy k over b's. */
+static ramp_status paired_ratio(const ramp_eval_result *a, const ramp_eval_result *b, int k,
+                                int mt, ramp_eval_ratio *out) {
+    nan_ratio(out);
+    if (!a->policy[k].ran || !b->policy[k].ran) return RAMP_OK;
+    double *lr = ramp_calloc((size_t)(a->nbatches ? a->nbatches : 1), sizeof *lr);
+    if (!lr) return RAMP_ERR_OUT_OF_MEMORY;
+    int64_t n = 0;
+    for (int64_t i = 0; i < a->nbatches; i++) {
+        if (a->batch_tokens[i] < mt) continue;
+        for (int64_t j = 0; j < b->nbatches; j++) {
+            if (b->batch_id[j] != a->batch_id[i]) continue;
+            if (b->batch_tokens[j] != a->batch_tokens[i]) {
+                free(lr);
+                RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT,
+                          "%s %s: batch %d has %d tokens under one placement and %d under the "
+                          "other: the two datasets were not built from the same traces and "
+                          "options", a->model, a->layout, (int)a->batch_id[i],
+                          (int)a->batch_tokens[i], (int)b->batch_tokens[j]);
+            }
+            lr[n++] = log(a->layer_us[i * NP + k] / b->layer_us[j * NP + k]);
+            break;
+        }
+    }
+    ramp_status st = geomean_boot(lr, n, a->bootstrap, a->seed, out);
+    free(lr);
+    return st;
+}
+
+ramp_status ramp_eval_placement_compare(const ramp_eval_result *contig,
+                                        const ramp_eval_result *bal, int min_tokens,
+                                        ramp_eval_placement_row *out) {
+    RAMP_CHECK(out && (contig || bal), RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_eval_placement_compare: no result or no output");
+    RAMP_CHECK(!contig || !bal || (strcmp(contig->model, bal->model) == 0 &&
+                                   strcmp(contig->layout, bal->layout) == 0),
+               RAMP_ERR_INVALID_ARGUMENT, "placement comparison of %s %s with %s %s: not one "
+               "model and layout", contig ? contig->model : "", contig ? contig->layout : "",
+               bal ? bal->model : "", bal ? bal->layout : "");
+    memset(out, 0, sizeof *out);
+    const ramp_eval_result *any = bal ? bal : contig;
+    snprintf(out->model, sizeof out->model, "%s", any->model);
+    snprintf(out->layout, sizeof out->layout, "%s", any->layout);
+    if (bal) snprintf(out->placement, sizeof out->placement, "%s", bal->placement);
+    out->imbalance_contig = contig ? contig->imbalance_ge : NAN;
+    out->imbalance_bal = bal ? bal->imbalance_ge : NAN;
+    for (int side = 0; side < 2; side++) {
+        const ramp_eval_result *x = side ? bal : contig;
+        int64_t ge = 0;
+        for (int64_t b = 0; x && b < x->nbatches; b++) ge += x->batch_tokens[b] >= min_tokens;
+        *(side ? &out->batches_bal : &out->batches_contig) = ge;
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_TRACE_TABLE, RAMP_POLICY_COSTMODEL, min_tokens,
+                          side ? &out->ramp_over_trace_bal : &out->ramp_over_trace_contig));
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL, min_tokens,
+                          side ? &out->ramp_over_vllm_bal : &out->ramp_over_vllm_contig));
+    }
+    nan_ratio(&out->balancing_ramp);
+    nan_ratio(&out->balancing_vllm);
+    if (contig && bal) {
+        RAMP_TRY(paired_ratio(contig, bal, RAMP_POLICY_COSTMODEL, min_tokens, &out->balancing_ramp));
+        RAMP_TRY(paired_ratio(contig, bal, RAMP_POLICY_VLLM, min_tokens, &out->balancing_vllm));
+        out->batches_paired = out->balancing_ramp.batches;
+    }
+    return RAMP_OK;
+}
+
+/* " 1.23 [1.10, 1.40]" in a field of `width`, "-" when undefined. */
+static void put_cix(FILE *f, int width, const ramp_eval_ratio *q) {
+    char buf[48];
+    if (!isfinite(q->geomean)) snprintf(buf, sizeof buf, "-");
+    else if (isfinite(q->lo) && isfinite(q->hi))
+        snprintf(buf, sizeof buf, "%.2f [%.2f, %.2f]", q->geomean, q->lo, q->hi);
+    else snprintf(buf, sizeof buf, "%.2f", q->geomean);
+    fprintf(f, " %*s", width, buf);
+}
+
+static void put_num(FILE *f, int width, double v) {
+    if (isfinite(v)) fprintf(f, " %*.2f", width, v);
+    else fprintf(f, " %*s", width, "-");
+}
+
+ramp_status ramp_eval_print_table8(FILE *f, const ramp_eval_result *const *r, int n) {
+    RAMP_TRY(check_results(f, r, n));
+    int mt = n > 0 ? r[0]->min_tokens : 128;
+    fprintf(f, "Table 8: RaMP on balanced expert placement, batches of >= %d tokens (brackets: "
+               "95%% bootstrap interval)\n", mt);
+    fprintf(f, "%-20s %-7s %11s |%-14s |%-40s |%-40s |%s\n", "", "", "Batches", " Imbalance",
+            " RaMP over the trace-tuned table", " RaMP over vLLM's tuning",
+            " Balancing: contiguous / balanced time");
+    fprintf(f, "%-20s %-7s %11s |%7s%7s |%20s%20s |%20s%20s |%20s%20s\n", "Model", "Layout",
+            "c/b/pair", "Contig", "Bal.", "Contiguous", "Balanced", "Contiguous", "Balanced", "RaMP",
+            "vLLM's tuning");
+    for (int i = 0; i < n; i++) {
+        if (!ramp_placement_is_balanced(r[i]->placement)) continue;
+        const ramp_eval_result *c = NULL;
+        for (int j = 0; j < n && !c; j++)
+            if (!ramp_placement_is_balanced(r[j]->placement) && !strcmp(r[j]->model, r[i]->model) &&
+                !strcmp(r[j]->layout, r[i]->layout))
+                c = r[j];
+        ramp_eval_placement_row row;
+        RAMP_TRY(ramp_eval_placement_compare(c, r[i], mt, &row));
+        char nb[48];
+        snprintf(nb, sizeof nb, "%lld/%lld/%lld", (long long)row.batches_contig,
+                 (long long)row.batches_bal, (long long)row.batches_paired);
+        fprintf(f, "%-20.20s %-7.7s %11s |", row.model, row.layout, c ? nb : "-");
+        put_num(f, 6, row.imbalance_contig);
+        put_num(f, 6, row.imbalance_bal);
+        fprintf(f, " |");
+        put_cix(f, 19, &row.ramp_over_trace_contig);
+        put_cix(f, 19, &row.ramp_over_trace_bal);
+        fprintf(f, " |");
+        put_cix(f, 19, &row.ramp_over_vllm_contig);
+        put_cix(f, 19, &row.ramp_over_vllm_bal);
+        fprintf(f, " |");
+        put_cix(f, 19, &row.balancing_ramp);
+        put_cix(f, 19, &row.balancing_vllm);
+        fprintf(f, "\n");
+        if (!c) fprintf(f, "  (no contiguous dataset of %s %s given: its columns are '-')\n", row.model, row.layout);
+        else if (strcmp(c->device, r[i]->device) != 0)
+            fprintf(f, "  (WARNING: times from different devices, '%s' (contiguous) and '%s' (balanced): the "
+                       "balancing columns compare them anyway)\n", c->device, r[i]->device);
+    }
+    fprintf(f, "Imbalance: most loaded GPU's tokens over the mean (median). Batches: scored >= %d "
+               "under contiguous / balanced placement / in both (the balancing columns).\n", mt);
+    return finish_print(f);
+}
+
+/* ---- Table 11: every GPU holding every expert ------------------------------------ */
+
+ramp_status ramp_eval_print_table11(FILE *f, const ramp_eval_result *const *r, int n) {
+    RAMP_TRY(check_results(f, r, n));
+    fprintf(f, "Table 11: every GPU holding every expert (TPn: each expert split over n GPUs); "
+               "MoE layer speedup, one change per column, all batches\n");
+    fprintf(f, "%-20s %-7s %7s %7s %12s %20s %12s %11s\n", "Model", "Layout", "Batches", "Kernel",
+            "Trace-tuned", "RaMP", "Total", "Exhaustive");
+    for (int i = 0; i < n; i++) {
+        const ramp_eval_result *x = r[i];
+        if (!x->every_expert) continue;
+        ramp_eval_ratio q[4];
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_VLLM, RAMP_POLICY_TRACE_TABLE, 0, &q[0]));
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_TRACE_TABLE, RAMP_POLICY_COSTMODEL, 0, &q[1]));
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_VLLM, RAMP_POLICY_COSTMODEL, 0, &q[2]));
+        RAMP_TRY(ratio_if(x, RAMP_POLICY_VLLM, RAMP_POLICY_EXHAUSTIVE, 0, &q[3]));
+        q[0].lo = q[0].hi = q[3].lo = q[3].hi = NAN; /* intervals for RaMP's columns only */
+        fprintf(f, "%-20.20s %-7.7s %7lld %7s", x->model, x->layout, (long long)x->nbatches, "-");
+        put_cix(f, 12, &q[0]);
+        put_cix(f, 20, &q[1]);
+        put_cix(f, 12, &(ramp_eval_ratio){q[2].batches, q[2].geomean, NAN, NAN});
+        put_cix(f, 11, &q[3]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "Kernel: vLLM's Triton MoE -> RaMP's kernel under vLLM's tuning (not measured: no Triton "
+               "baseline here). Trace-tuned: vLLM's tuning -> the trace-tuned table. RaMP: the "
+               "trace-tuned table -> RaMP (interval). Total: vLLM's tuning -> RaMP, the choice's "
+               "part only. Exhaustive: vLLM's tuning -> exhaustive search (the ceiling).\n");
     return finish_print(f);
 }
 
@@ -786,8 +1009,13 @@ static void put_ci(FILE *f, const ramp_eval_ratio *q) {
 
 ramp_status ramp_eval_print_summary(FILE *f, const ramp_eval_result *r) {
     RAMP_CHECK(f && r, RAMP_ERR_INVALID_ARGUMENT, "report: NULL file or result");
-    fprintf(f, "Held-out evaluation: %s %s, device %s, %d configurations\n", r->model,
-            r->layout, r->device[0] ? r->device : "?", r->nconfigs);
+    fprintf(f, "Held-out evaluation: %s %s, device %s, %d configurations, placement %s\n",
+            r->model, r->layout, r->device[0] ? r->device : "?", r->nconfigs,
+            r->every_expert ? "none (every GPU holds every expert)"
+                            : r->placement[0] ? r->placement : "contiguous (not recorded)");
+    if (isfinite(r->imbalance_ge))
+        fprintf(f, "Imbalance (most loaded GPU over the mean, median over batches >= %d): %.2f\n",
+                r->min_tokens, r->imbalance_ge);
     fprintf(f, "Scored batches: %lld (%lld with >= %d tokens); bootstrap %d resamples, seed %llu\n",
             (long long)r->nbatches, (long long)r->nbatches_ge, r->min_tokens, r->bootstrap,
             (unsigned long long)r->seed);
@@ -847,12 +1075,13 @@ ramp_status ramp_eval_write_csv(const ramp_eval_result *r, const char *dir) {
     fprintf(o.f, "domain,batch,batch_tokens,gpus");
     for (int k = 0; k < NP; k++)
         if (r->policy[k].ran) fprintf(o.f, ",%s_us", ramp_policy_name((ramp_policy_kind)k));
-    fprintf(o.f, "\n");
+    fprintf(o.f, ",imbalance\n");
     for (int64_t b = 0; b < r->nbatches; b++) {
         fprintf(o.f, "%s,%d,%d,%d", r->folds[r->batch_fold[b]].domain, r->batch_id[b],
                 r->batch_tokens[b], r->batch_gpus[b]);
         for (int k = 0; k < NP; k++)
             if (r->policy[k].ran) csv_num(o.f, r->layer_us[b * NP + k]);
+        csv_num(o.f, r->batch_imbalance[b]);
         fprintf(o.f, "\n");
     }
     RAMP_TRY(ramp_outfile_commit(&o));
@@ -890,8 +1119,9 @@ ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir) {
     RAMP_TRY(ramp_path_join(path, sizeof path, dir, "predicted_vs_measured.svg"));
     /* A plot travels without its CSV: say in it where the times came from. */
     const char *sim = strcmp(r->device, "simulated") == 0 ? " [SIMULATED times]" : "";
-    snprintf(title, sizeof title, "Cost model on held-out loads: %s %s (Spearman median %.3f)%s",
-             r->model, r->layout, r->spearman_median, sim);
+    const char *bal = ramp_placement_is_balanced(r->placement) ? " balanced" : "";
+    snprintf(title, sizeof title, "Cost model on held-out loads: %s %s%s (Spearman median %.3f)%s",
+             r->model, r->layout, bal, r->spearman_median, sim);
     RAMP_TRY(ramp_svg_scatter(path, title, "measured time (us)", "predicted time (us)",
                               r->scatter_meas, r->scatter_pred, r->nscatter, 1, 1));
 
@@ -909,8 +1139,8 @@ ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir) {
     snprintf(ge, sizeof ge, ">= %d tokens", r->min_tokens);
     const char *series[2] = {"all batches", ge};
     RAMP_TRY(ramp_path_join(path, sizeof path, dir, "speedup.svg"));
-    snprintf(title, sizeof title, "RaMP's speedup over each policy: %s %s (held-out batches)%s",
-             r->model, r->layout, sim);
+    snprintf(title, sizeof title, "RaMP's speedup over each policy: %s %s%s (held-out batches)%s",
+             r->model, r->layout, bal, sim);
     return ramp_svg_bars(path, title, "RaMP's speedup (geometric mean)", ng, groups, 2, series,
                          values, 1.0);
 }

@@ -166,6 +166,11 @@ ramp_status ramp_placement_balanced(int experts, ramp_layout layout,
     return RAMP_OK;
 }
 
+int ramp_placement_is_balanced(const char *placement) {
+    return placement && strncmp(placement, "balanced", 8) == 0 &&
+           (placement[8] == '\0' || placement[8] == ':');
+}
+
 int ramp_placement_local_count(const ramp_placement *p, int g) {
     if (!p || g < 0 || g >= p->gpus) return 0;
     return p->first[g + 1] - p->first[g];
@@ -200,8 +205,23 @@ double ramp_imbalance(const ramp_placement *p, const int32_t *counts) {
 ramp_status ramp_placements_balanced_on(const ramp_trace *on, ramp_layout layout,
                                         int layers, ramp_placement ***out) {
     RAMP_CHECK(on && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    return ramp_placements_balanced_on_traces(&on, 1, layout, layers, out);
+}
+
+ramp_status ramp_placements_balanced_on_traces(const ramp_trace *const *on, int n,
+                                               ramp_layout layout, int layers,
+                                               ramp_placement ***out) {
+    RAMP_CHECK(on && out && n >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "NULL argument or no trace to balance on (n = %d)", n);
     RAMP_CHECK(layers >= 1, RAMP_ERR_INVALID_ARGUMENT, "layers = %d: must be >= 1", layers);
-    int E = on->experts;
+    int E = -1;
+    for (int i = 0; i < n; i++) {
+        if (!on[i]) continue;
+        if (E < 0) E = on[i]->experts;
+        RAMP_CHECK(on[i]->experts == E, RAMP_ERR_INVALID_ARGUMENT,
+                   "balancing trace %d has %d experts, trace 0 has %d", i, on[i]->experts, E);
+    }
+    RAMP_CHECK(E >= 1, RAMP_ERR_INVALID_ARGUMENT, "no trace to balance on (all %d NULL)", n);
     double *expected = ramp_calloc((size_t)layers * (size_t)E, sizeof *expected);
     ramp_placement **list = ramp_calloc((size_t)layers, sizeof *list);
     if (!expected || !list) {
@@ -209,10 +229,13 @@ ramp_status ramp_placements_balanced_on(const ramp_trace *on, ramp_layout layout
         free(list);
         return RAMP_ERR_OUT_OF_MEMORY;
     }
-    for (int64_t r = 0; r < on->records; r++) {
-        int l = on->layer[r];
-        if (l < 0 || l >= layers) continue;
-        for (int e = 0; e < E; e++) expected[(size_t)l * E + e] += on->counts[r * E + e];
+    for (int i = 0; i < n; i++) {
+        const ramp_trace *tr = on[i];
+        for (int64_t r = 0; tr && r < tr->records; r++) {
+            int l = tr->layer[r];
+            if (l < 0 || l >= layers) continue;
+            for (int e = 0; e < E; e++) expected[(size_t)l * E + e] += tr->counts[r * E + e];
+        }
     }
     ramp_status s = RAMP_OK;
     for (int l = 0; l < layers && s == RAMP_OK; l++)

@@ -265,9 +265,14 @@ static ramp_status timing_check(ramp_status status, ramp_status time_status,
                    memchr(t->layout, 0, sizeof t->layout) &&
                    memchr(t->device, 0, sizeof t->device) &&
                    memchr(t->command, 0, sizeof t->command) &&
-                   memchr(t->date, 0, sizeof t->date),
+                   memchr(t->date, 0, sizeof t->date) &&
+                   memchr(t->placement, 0, sizeof t->placement),
                status, "%s: a text field is not NUL-terminated, or the model "
                "is empty", where);
+    RAMP_CHECK(!t->placement[0] || strcmp(t->placement, "contiguous") == 0 ||
+                   ramp_placement_is_balanced(t->placement),
+               status, "%s: placement '%.63s' is not 'contiguous', 'balanced' or "
+               "'balanced:<source>'", where, t->placement);
     ramp_layout lay;
     RAMP_CHECK(ramp_layout_parse(t->layout, &lay) == RAMP_OK, status,
                "%s: layout '%s' is not TP1-TP8 or EP2-EP64", where,
@@ -385,6 +390,7 @@ static ramp_status timing_writer(const ramp_timing *t, const char *where,
          (s = ramp_st_writer_meta(w, "device", t->device)) ||
          (s = ramp_st_writer_meta(w, "command", t->command)) ||
          (s = ramp_st_writer_meta(w, "date", t->date)) ||
+         (t->placement[0] && (s = ramp_st_writer_meta(w, "placement", t->placement))) ||
          (s = ramp_st_writer_add(w, "loads", RAMP_ST_I32, 2, shape_lx,
                                  t->loads)) ||
          (s = ramp_st_writer_add(w, "nexp", RAMP_ST_I32, 1, &L, t->nexp)) ||
@@ -520,7 +526,7 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
     static const char *const known[] = {"format", "version", "model", "layout", "experts",
                                         "topk", "inter", "hidden", "bf16", "sms", "configs",
                                         "blocks_per_sm", "domains", "device", "command",
-                                        "date", RAMP_ST_CHECKSUM_KEY};
+                                        "date", "placement", RAMP_ST_CHECKSUM_KEY};
     for (int i = 0; i < ramp_st_meta_count(f); i++) {
         const char *k = ramp_st_meta_key(f, i);
         int ok = 0;
@@ -551,6 +557,7 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
     RAMP_TRY(ramp_st_meta_string(f, "command", 0, t->command,
                                  sizeof t->command));
     RAMP_TRY(ramp_st_meta_string(f, "date", 0, t->date, sizeof t->date));
+    RAMP_TRY(ramp_st_meta_string(f, "placement", 0, t->placement, sizeof t->placement));
     int64_t v[6];
     RAMP_TRY(ramp_st_meta_int(f, "experts", 1, TIMING_MAX_DIM, &v[0]));
     RAMP_TRY(ramp_st_meta_int(f, "topk", 1, TIMING_MAX_DIM, &v[1]));

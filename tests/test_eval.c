@@ -3,7 +3,10 @@
  * recorded choices, exhaustive search never beaten, RaMP equal to it on
  * noiseless linear truth, ratios and bootstrap intervals recomputed here,
  * held-out times that cannot change any learning policy's choice, the
- * reports, and the CSV and SVG files (atomic, parseable, one row a batch).
+ * reports, and the CSV and SVG files (atomic, parseable, one row a batch);
+ * each batch's imbalance recomputed; Tables 8 (balanced placement, paired
+ * batches) and 11 (every GPU holding every expert) against values worked
+ * out by hand on tiny hand-made results.
  */
 #include "eval_util.h"
 
@@ -56,6 +59,36 @@ static void check_consistent(const ramp_timing *t, const ramp_eval_result *r) {
             if (r->policy[k].ran) CHECK(r->layer_us[b * NP + k] >= exh);
     }
     CHECK_EQ_INT(r->nbatches_ge, ge);
+    /* Each batch's imbalance, recomputed: most loaded GPU's tokens over the
+     * mean of the batch's GPUs; its median over the >= batches. */
+    double *imb = calloc((size_t)(r->nbatches + 1), sizeof *imb);
+    int64_t nimb = 0;
+    for (int64_t b = 0; imb && b < r->nbatches; b++) {
+        double tot = 0, most = 0;
+        int g = 0;
+        for (int64_t i = 0; i < t->nloads; i++) {
+            if (t->batch[i] != r->batch_id[b]) continue;
+            double sum = 0;
+            for (int e = 0; e < t->max_experts; e++) sum += t->loads[i * t->max_experts + e];
+            tot += sum;
+            most = fmax(most, sum);
+            g++;
+        }
+        double want = g > 1 && tot > 0 ? most * g / tot : 1.0;
+        CHECK_NEAR(r->batch_imbalance[b], want, 1e-12 * want);
+        if (r->batch_tokens[b] >= r->min_tokens) imb[nimb++] = want;
+    }
+    if (imb && nimb > 0) {
+        for (int64_t a = 0; a < nimb; a++) /* insertion sort: few batches */
+            for (int64_t c = a; c > 0 && imb[c] < imb[c - 1]; c--) {
+                double x = imb[c]; imb[c] = imb[c - 1]; imb[c - 1] = x;
+            }
+        double med = nimb % 2 ? imb[nimb / 2] : 0.5 * (imb[nimb / 2 - 1] + imb[nimb / 2]);
+        CHECK_NEAR(r->imbalance_ge, med, 1e-12 * med);
+    } else {
+        CHECK(isnan(r->imbalance_ge));
+    }
+    free(imb);
     /* uniform loads are never scored */
     for (int64_t i = 0; i < t->nloads; i++)
         if (t->domain[i] == uni)
@@ -351,11 +384,13 @@ static void test_reports(ramp_rng *rng) {
                 CHECK_EQ_INT(tok, r->batch_tokens[rows]);
                 double v = strtod(line + pos + 1, NULL); /* vllm_us */
                 CHECK_NEAR(v, r->layer_us[rows * NP + RAMP_POLICY_VLLM], 1e-6 * v);
+                const char *last = strrchr(line, ','); /* imbalance */
+                CHECK_NEAR(strtod(last + 1, NULL), r->batch_imbalance[rows], 1e-6);
             }
             rows++;
         }
         CHECK_EQ_INT(rows, r->nbatches);
-        CHECK_EQ_INT(cols0, 4 + NP);
+        CHECK_EQ_INT(cols0, 4 + NP + 1); /* ..., <policy>_us..., imbalance */
         free(text);
     }
     snprintf(path, sizeof path, "%s/summary.csv", dir);
@@ -582,6 +617,190 @@ out:
     for (int k = 0; k < 3; k++) ramp_timing_free(ts[k]);
 }
 
+/* ---- Tables 8 and 11 on hand-made results --------------------------------------- */
+
+/* A result of nb batches where only VLLM, TRACE_TABLE, COSTMODEL and
+ * EXHAUSTIVE ran; times[b][0..3] are their layer times. */
+static ramp_eval_result *hand_result(const char *layout, const char *placement, int nb,
+                                     const int32_t *ids, const int32_t *tokens,
+                                     const double (*times)[4], const double *imbalance,
+                                     double imbalance_ge) {
+    static const ramp_policy_kind kinds[4] = {RAMP_POLICY_VLLM, RAMP_POLICY_TRACE_TABLE,
+                                              RAMP_POLICY_COSTMODEL, RAMP_POLICY_EXHAUSTIVE};
+    ramp_eval_result *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    snprintf(r->model, sizeof r->model, "Hand-MoE");
+    snprintf(r->layout, sizeof r->layout, "%s", layout);
+    snprintf(r->placement, sizeof r->placement, "%s", placement);
+    snprintf(r->device, sizeof r->device, "hand");
+    r->every_expert = layout[0] == 'T';
+    r->min_tokens = 128;
+    r->bootstrap = 0;
+    r->seed = 1;
+    r->nbatches = nb;
+    r->batch_id = calloc((size_t)nb, sizeof *r->batch_id);
+    r->batch_tokens = calloc((size_t)nb, sizeof *r->batch_tokens);
+    r->batch_imbalance = calloc((size_t)nb, sizeof *r->batch_imbalance);
+    r->layer_us = calloc((size_t)nb * NP, sizeof *r->layer_us);
+    for (int b = 0; b < nb; b++) {
+        r->batch_id[b] = ids[b];
+        r->batch_tokens[b] = tokens[b];
+        r->batch_imbalance[b] = imbalance[b];
+        r->nbatches_ge += tokens[b] >= 128;
+        for (int k = 0; k < NP; k++) r->layer_us[b * NP + k] = NAN;
+        for (int j = 0; j < 4; j++) r->layer_us[b * NP + kinds[j]] = times[b][j];
+    }
+    for (int j = 0; j < 4; j++) r->policy[kinds[j]].ran = 1;
+    r->imbalance_ge = imbalance_ge;
+    return r;
+}
+
+static void test_table8_11(void) {
+    /* Contiguous: batches 3 (64 tokens: not >= 128), 5 and 9. Balanced:
+     * the same batches plus 11 (only there). Times: vLLM, trace, RaMP, exh. */
+    const int32_t cid[3] = {3, 5, 9}, ctok[3] = {64, 200, 400};
+    const double ct[3][4] = {{10, 10, 10, 10}, {150, 120, 100, 100}, {300, 270, 200, 180}};
+    const double cimb[3] = {2.0, 1.5, 1.7};
+    const int32_t bid[4] = {3, 5, 9, 11}, btok[4] = {64, 200, 400, 300};
+    const double bt[4][4] = {{9, 9, 9, 9}, {100, 110, 100, 90}, {200, 200, 250, 250},
+                             {50, 40, 40, 40}};
+    const double bimb[4] = {1.9, 1.2, 1.3, 1.1};
+    ramp_eval_result *c = hand_result("EP8", "contiguous", 3, cid, ctok, ct, cimb, 1.6);
+    ramp_eval_result *b = hand_result("EP8", "balanced:others", 4, bid, btok, bt, bimb, 1.2);
+    if (!c || !b) { ramp_eval_free(c); ramp_eval_free(b); return; }
+    ramp_eval_placement_row row;
+    CHECK_OK(ramp_eval_placement_compare(c, b, 128, &row));
+    CHECK_EQ_INT(row.batches_contig, 2);
+    CHECK_EQ_INT(row.batches_bal, 3);
+    CHECK_EQ_INT(row.batches_paired, 2);
+    CHECK_NEAR(row.imbalance_contig, 1.6, 0);
+    CHECK_NEAR(row.imbalance_bal, 1.2, 0);
+    /* By hand: contiguous, trace / RaMP on batches 5 and 9: 1.2 and 1.35. */
+    CHECK_NEAR(row.ramp_over_trace_contig.geomean, sqrt(1.2 * 1.35), 1e-12);
+    CHECK_NEAR(row.ramp_over_vllm_contig.geomean, sqrt(1.5 * 1.5), 1e-12);
+    /* balanced, batches 5, 9, 11: 1.1, 0.8, 1.0 and 1.0, 0.8, 1.25 */
+    CHECK_NEAR(row.ramp_over_trace_bal.geomean, cbrt(1.1 * 0.8 * 1.0), 1e-12);
+    CHECK_NEAR(row.ramp_over_vllm_bal.geomean, 1.0, 1e-12);
+    CHECK_EQ_INT(row.ramp_over_trace_bal.batches, 3);
+    /* paired (5 and 9): RaMP 100/100, 200/250; vLLM 150/100, 300/200 */
+    CHECK_NEAR(row.balancing_ramp.geomean, sqrt(0.8), 1e-12);
+    CHECK_NEAR(row.balancing_vllm.geomean, 1.5, 1e-12);
+    CHECK(isnan(row.balancing_ramp.lo)); /* bootstrap 0: no interval */
+    /* With intervals: they hold the estimate. */
+    c->bootstrap = b->bootstrap = 200;
+    CHECK_OK(ramp_eval_placement_compare(c, b, 128, &row));
+    CHECK(row.balancing_ramp.lo <= row.balancing_ramp.geomean + 1e-12 &&
+          row.balancing_ramp.geomean <= row.balancing_ramp.hi + 1e-12);
+    CHECK(row.ramp_over_trace_bal.lo < row.ramp_over_trace_bal.hi);
+    c->bootstrap = b->bootstrap = 0;
+    /* One side only: the other's columns NaN. */
+    CHECK_OK(ramp_eval_placement_compare(NULL, b, 128, &row));
+    CHECK(isnan(row.imbalance_contig) && isnan(row.balancing_ramp.geomean));
+    CHECK_NEAR(row.imbalance_bal, 1.2, 0);
+    /* The printed table carries these numbers. */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/eval_table8.txt", check_tmpdir());
+    FILE *f = fopen(path, "w");
+    const ramp_eval_result *list[2] = {c, b};
+    if (f) {
+        CHECK_OK(ramp_eval_print_table8(f, list, 2));
+        CHECK_OK(ramp_eval_print_table3(f, list, 2));
+        fclose(f);
+    }
+    char *text = slurp(path, NULL);
+    if (text) {
+        CHECK(strstr(text, "Table 8") != NULL);
+        CHECK(strstr(text, "2/3/2") != NULL);           /* batches */
+        CHECK(strstr(text, "1.60   1.20") != NULL);     /* imbalance */
+        CHECK(strstr(text, "1.27") != NULL);            /* sqrt(1.62) */
+        CHECK(strstr(text, "0.89") != NULL);            /* sqrt(0.8) */
+        CHECK(strstr(text, "EP8 bal") != NULL);         /* Table 3's label */
+        free(text);
+    }
+    /* Batches that do not match (same id, other tokens): refused, named. */
+    b->batch_tokens[1] = 201;
+    CHECK_ERR(ramp_eval_placement_compare(c, b, 128, &row), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "batch 5") != NULL);
+    b->batch_tokens[1] = 200;
+    /* Another layout: refused. */
+    snprintf(b->layout, sizeof b->layout, "EP16");
+    CHECK_ERR(ramp_eval_placement_compare(c, b, 128, &row), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* Table 11: only the TP result prints; all batches. vLLM / trace:
+     * 1.25, 1.0; trace / RaMP: 1.0, 1.6; total 1.25 * 1.6 = 2.0 -> sqrt 2. */
+    const int32_t tid[2] = {0, 1}, ttok[2] = {16, 1000};
+    const double tt[2][4] = {{125, 100, 100, 100}, {160, 160, 100, 80}};
+    const double timb[2] = {1, 1};
+    ramp_eval_result *tp = hand_result("TP2", "", 2, tid, ttok, tt, timb, 1.0);
+    if (tp) {
+        snprintf(path, sizeof path, "%s/eval_table11.txt", check_tmpdir());
+        f = fopen(path, "w");
+        const ramp_eval_result *l2[2] = {c, tp};
+        if (f) {
+            CHECK_OK(ramp_eval_print_table11(f, l2, 2));
+            fclose(f);
+        }
+        text = slurp(path, NULL);
+        if (text) {
+            char want[160];
+            /* Kernel -, trace-tuned sqrt(1.25), RaMP sqrt(1.6), total
+             * sqrt(2), exhaustive sqrt(1.25 * 2) */
+            snprintf(want, sizeof want, "TP2           2       - %12.2f %20.2f %12.2f %11.2f",
+                     sqrt(1.25), sqrt(1.6), sqrt(2.0), sqrt(2.5));
+            CHECK(strstr(text, want) != NULL);
+            CHECK(strstr(text, "EP8 ") == NULL); /* EP rows are not in Table 11 */
+            free(text);
+        }
+        ramp_eval_free(tp);
+    }
+    ramp_eval_free(c);
+    ramp_eval_free(b);
+}
+
+/* A TP dataset through the evaluation: one load a batch, every expert on
+ * the GPU, imbalance 1. */
+static void test_every_expert(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.gpus = 2;
+    sp.batches = 8;
+    double theta[48];
+    /* syn_dataset names the layout EP<gpus>: build EP2, keep GPU 0's loads
+     * (one a batch), then call it TP2. */
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    int64_t w = 0;
+    for (int64_t i = 0; i < t->nloads; i++) {
+        if (t->gpu[i] != 0) continue;
+        memmove(t->loads + w * t->max_experts, t->loads + i * t->max_experts,
+                (size_t)t->max_experts * sizeof *t->loads);
+        memmove(t->times_us + w * t->nconfigs, t->times_us + i * t->nconfigs,
+                (size_t)t->nconfigs * sizeof *t->times_us);
+        t->nexp[w] = t->nexp[i];
+        t->batch[w] = t->batch[i];
+        t->gpu[w] = 0;
+        t->domain[w] = t->domain[i];
+        t->batch_tokens[w] = t->batch_tokens[i];
+        w++;
+    }
+    t->nloads = w;
+    snprintf(t->layout, sizeof t->layout, "TP2");
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    o.bootstrap = 0;
+    ramp_eval_result *r = run(t, &o);
+    if (r) {
+        CHECK_EQ_INT(r->every_expert, 1);
+        check_consistent(t, r);
+        for (int64_t b = 0; b < r->nbatches; b++) {
+            CHECK_EQ_INT(r->batch_gpus[b], 1);
+            CHECK_NEAR(r->batch_imbalance[b], 1.0, 0);
+        }
+        ramp_eval_free(r);
+    }
+    ramp_timing_free(t);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -591,5 +810,7 @@ int main(void) {
     test_reports(&rng);
     test_menu_layer(&rng);
     test_transfer(&rng);
+    test_table8_11();
+    test_every_expert(&rng);
     return check_finish("test_eval");
 }

@@ -524,8 +524,56 @@ static void test_checksum(void) {
     ramp_timing_free(t);
 }
 
+/* The placement key: written when set, read back; absent in files that
+ * never set it (so older files and their checksums are unchanged); any
+ * other value refused on writing, naming it. */
+static void test_placement(void) {
+    char path[512];
+    path_in_tmp(path, sizeof path, "timing-placement");
+    ref_timing r;
+    ramp_timing *t = make_random(&r, 0);
+    if (!t) { ref_free(&r); return; }
+    static const char *const good[3] = {"contiguous", "balanced", "balanced:others"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(t->placement, sizeof t->placement, "%s", good[i]);
+        CHECK_OK(ramp_timing_write(t, path));
+        ramp_timing *back = NULL;
+        CHECK_OK(ramp_timing_read(path, 0, &back));
+        if (back) {
+            CHECK(strcmp(back->placement, good[i]) == 0);
+            CHECK_EQ_INT(ramp_placement_is_balanced(back->placement), i > 0);
+            check_same(back, &r, t);
+        }
+        ramp_timing_free(back);
+    }
+    t->placement[0] = 0;
+    CHECK_OK(ramp_timing_write(t, path));
+    ramp_timing *back = NULL;
+    CHECK_OK(ramp_timing_read(path, 0, &back));
+    if (back) CHECK(back->placement[0] == 0);
+    ramp_timing_free(back);
+    FILE *f = fopen(path, "rb");
+    char head[4096] = {0};
+    if (f) {
+        CHECK(fread(head, 1, sizeof head - 1, f) > 8);
+        fclose(f);
+    }
+    CHECK(strstr(head + 8, "placement") == NULL);
+    static const char *const bad[3] = {"balancedx", "random", "Balanced"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(t->placement, sizeof t->placement, "%s", bad[i]);
+        CHECK_ERR(ramp_timing_write(t, path), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), bad[i]) && strstr(ramp_last_error(), "placement"));
+    }
+    CHECK(!ramp_placement_is_balanced(NULL) && !ramp_placement_is_balanced("balance"));
+    ramp_timing_free(t);
+    ref_free(&r);
+    remove(path);
+}
+
 int main(void) {
     ramp_rng_seed(&rng, check_seed());
+    test_placement();
     test_round_trip();
     test_arguments();
     test_corrupt();

@@ -19,24 +19,32 @@ static const char DATASET_HELP[] =
 static const char BUILD_HELP[] =
     "usage: ramp dataset build --model NAME --layout L -o OUT TRACE...\n"
     "                          [--stride N] [--min-tokens N] [--max-batches N]\n"
-    "                          [--balanced-on FILE] [--bf16]\n"
+    "                          [--balanced-on FILE | --balanced-on-others] [--bf16]\n"
     "\n"
     "Takes every N-th record of each trace with at least min-tokens tokens (at\n"
     "most max-batches per trace; without --stride, N spreads them over the\n"
-    "whole trace), splits it into per-GPU loads under the layout\n"
-    "(contiguous placement, or balanced per layer on --balanced-on's records),\n"
-    "and writes a dataset over the whole configuration space with empty times.\n";
+    "whole trace), splits it into per-GPU loads under the layout, and writes a\n"
+    "dataset over the whole configuration space with empty times. Placement of\n"
+    "experts on GPUs (EP layouts; recorded in the dataset's \"placement\"):\n"
+    "  (default)             contiguous blocks, as vLLM\n"
+    "  --balanced-on FILE    balanced per layer on FILE's records (EPLB-style)\n"
+    "  --balanced-on-others  each trace balanced per layer on the records of the\n"
+    "                        other traces given, \"uniform\" ones excluded (the\n"
+    "                        paper's Table 8: each domain placed on the expected\n"
+    "                        load of the other domains)\n"
+    "The same traces and options with and without balancing give the same\n"
+    "batches (same ids and tokens): `ramp eval` pairs them for Table 8.\n";
 
 static int dataset_build(int argc, char **argv) {
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"layout", required_argument, 0, 'l'},
         {"output", required_argument, 0, 'o'}, {"stride", required_argument, 0, 's'},
         {"min-tokens", required_argument, 0, 'n'}, {"max-batches", required_argument, 0, 'x'},
-        {"balanced-on", required_argument, 0, 'B'}, {"bf16", no_argument, 0, 'b'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"balanced-on", required_argument, 0, 'B'}, {"balanced-on-others", no_argument, 0, 'O'},
+        {"bf16", no_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "dataset build", *model = NULL, *layout_text = NULL, *out = NULL, *bal_path = NULL;
     long stride = 0, min_tokens = 0, max_batches = 0;
-    int bf16 = 0, o;
+    int bf16 = 0, others = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (o) {
@@ -47,6 +55,7 @@ static int dataset_build(int argc, char **argv) {
         case 'n': if (!cli_int(cmd, "--min-tokens", optarg, 0, 1 << 30, &min_tokens)) return 2; break;
         case 'x': if (!cli_int(cmd, "--max-batches", optarg, 0, 1L << 40, &max_batches)) return 2; break;
         case 'B': bal_path = optarg; break;
+        case 'O': others = 1; break;
         case 'b': bf16 = 1; break;
         case 'h': fputs(BUILD_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
@@ -54,6 +63,9 @@ static int dataset_build(int argc, char **argv) {
     }
     if (!model || !layout_text || !out) return cli_usage_error(cmd, "--model, --layout and -o are required");
     if (optind >= argc) return cli_usage_error(cmd, "give one or more trace files");
+    if (bal_path && others) return cli_usage_error(cmd, "give --balanced-on or --balanced-on-others, not both");
+    if (others && argc - optind < 2)
+        return cli_usage_error(cmd, "--balanced-on-others needs two or more traces (each is placed on the others)");
     ramp_model m;
     ramp_layout L;
     ramp_geometry g;
@@ -62,37 +74,65 @@ static int dataset_build(int argc, char **argv) {
         (s = ramp_geometry_for(&m, L, &g)))
         return cli_fail(cmd, s);
     g.bf16 = bf16;
+    if ((bal_path || others) && L.kind == RAMP_TP)
+        return cli_usage_error(cmd, "%s: layout %s holds every expert on every GPU, there is no placement to balance",
+                               bal_path ? "--balanced-on" : "--balanced-on-others", layout_text);
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     ramp_timing *t = NULL;
     if ((s = ramp_timing_create_space(&m, layout_text, &g, &lim, &t))) return cli_fail(cmd, s);
-    ramp_trace *bal = NULL;
-    int rc = 0;
-    if (bal_path && (s = ramp_trace_read(bal_path, &bal))) rc = cli_fail(cmd, s);
-    for (int f = optind; f < argc && rc == 0; f++) {
-        ramp_trace *tr = NULL;
-        if ((s = ramp_trace_read(argv[f], &tr))) { rc = cli_fail(cmd, s); break; }
-        if (tr->experts != m.experts) {
-            rc = cli_usage_error(cmd, "%s has %d experts, %s has %d", argv[f], tr->experts, m.name, m.experts);
-            ramp_trace_free(tr);
-            break;
-        }
+    const char *bal_base = bal_path ? strrchr(bal_path, '/') : NULL;
+    bal_base = bal_base ? bal_base + 1 : bal_path;
+    if (others) snprintf(t->placement, sizeof t->placement, "balanced:others");
+    else if (bal_path) snprintf(t->placement, sizeof t->placement, "balanced:%.54s", bal_base);
+    else snprintf(t->placement, sizeof t->placement, "contiguous");
+    int ntr = argc - optind, rc = 0;
+    ramp_trace *bal = NULL, **trs = calloc((size_t)ntr, sizeof *trs);
+    if (!trs) rc = cli_usage_error(cmd, "out of memory");
+    if (rc == 0 && bal_path && (s = ramp_trace_read(bal_path, &bal))) rc = cli_fail(cmd, s);
+    if (rc == 0 && bal && bal->experts != m.experts)
+        rc = cli_usage_error(cmd, "--balanced-on %s has %d experts, %s has %d", bal_path, bal->experts, m.name,
+                             m.experts);
+    /* Every trace first: --balanced-on-others places each on the others. */
+    for (int f = 0; f < ntr && rc == 0; f++) {
+        if ((s = ramp_trace_read(argv[optind + f], &trs[f]))) { rc = cli_fail(cmd, s); break; }
+        if (trs[f]->experts != m.experts)
+            rc = cli_usage_error(cmd, "%s has %d experts, %s has %d", argv[optind + f], trs[f]->experts, m.name,
+                                 m.experts);
+    }
+    const ramp_trace **on = others && rc == 0 ? calloc((size_t)ntr, sizeof *on) : NULL;
+    if (others && rc == 0 && !on) rc = cli_usage_error(cmd, "out of memory");
+    for (int f = 0; f < ntr && rc == 0; f++) {
+        ramp_trace *tr = trs[f];
         int layers = 1;
         for (int64_t r = 0; r < tr->records; r++)
             if (tr->layer[r] + 1 > layers) layers = tr->layer[r] + 1;
         ramp_placement **pl = NULL, *contig = NULL;
-        int npl = 1;
+        int npl = 1, balanced = bal || others;
         if (bal) { s = ramp_placements_balanced_on(bal, L, layers, &pl); npl = layers; }
-        else { s = ramp_placement_contiguous(m.experts, L, &contig); pl = &contig; }
+        else if (others) {
+            int non = 0;
+            for (int k = 0; k < ntr; k++)
+                if (k != f && strcmp(trs[k]->domain, "uniform") != 0) on[non++] = trs[k];
+            if (non == 0) {
+                rc = cli_usage_error(cmd, "--balanced-on-others: %s has no other non-uniform trace to be placed on",
+                                     argv[optind + f]);
+                break;
+            }
+            s = ramp_placements_balanced_on_traces(on, non, L, layers, &pl);
+            npl = layers;
+        } else { s = ramp_placement_contiguous(m.experts, L, &contig); pl = &contig; }
         /* With --max-batches and no --stride, spread the picks over the trace. */
         long st = stride;
         if (st == 0) st = max_batches > 0 && tr->records > max_batches ? tr->records / max_batches : 1;
         if (s == RAMP_OK) s = ramp_timing_add_trace(t, tr, pl, npl, (int)st, (int)min_tokens, max_batches);
         if (s) rc = cli_fail(cmd, s);
-        if (bal && pl) { for (int l = 0; l < layers; l++) ramp_placement_free(pl[l]); free(pl); }
+        if (balanced && pl) { for (int l = 0; l < npl; l++) ramp_placement_free(pl[l]); free(pl); }
         else ramp_placement_free(contig);
-        ramp_trace_free(tr);
     }
+    for (int f = 0; trs && f < ntr; f++) ramp_trace_free(trs[f]);
+    free(trs);
+    free(on);
     ramp_trace_free(bal);
     if (rc == 0) {
         time_t now = time(NULL);
@@ -161,7 +201,8 @@ static int dataset_info(int argc, char **argv) {
                argv[f], t->model, t->layout, t->device, t->date, (long long)t->nloads, (long long)batches,
                t->nconfigs, (long long)filled, (long long)(t->nloads * t->nconfigs));
         for (int d = 0; d < t->ndomains; d++) printf(" %s", t->domains[d]);
-        printf("\n  command: %s\n", t->command[0] ? t->command : "(none recorded)");
+        printf("\n  placement: %s\n", t->placement[0] ? t->placement : "not recorded (contiguous)");
+        printf("  command: %s\n", t->command[0] ? t->command : "(none recorded)");
         printf("  checksum: %s\n", t->checksum ? "sha256, verified" : "none (written before checksums)");
         ramp_timing_free(t);
     }

@@ -1,12 +1,13 @@
 /*
  * cmd_eval.c - `ramp fit` (cost model + menu -> plan JSON) and `ramp eval`
- * (held-out evaluation of every policy: the paper's Tables 3, 4 and 9, CSV
- * and SVG plots).
+ * (held-out evaluation of every policy: the paper's Tables 3, 4, 5, 8, 9
+ * and 11 and the transfer, CSV and SVG plots).
  */
 #include "cli.h"
 
 #include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char FIT_HELP[] =
     "usage: ramp fit DATASET -o PLAN.json [--menu N] [--occupancy B]\n"
@@ -98,11 +99,19 @@ static const char EVAL_HELP[] =
     "Held-out evaluation: for each traffic domain in turn, every policy that\n"
     "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
     "and scored on that domain's batches; a batch's time is its slowest GPU's.\n"
-    "Prints the paper's Table 3 (RaMP's speedup over each policy), Table 4\n"
-    "(tables given the cost model's inputs), Table 5 (held-out domains, with\n"
-    "bootstrap intervals) and Table 9 (the menu), one row per dataset. With\n"
-    "--out, writes per dataset DIR/<model>-<layout>/batches.csv, summary.csv,\n"
-    "predicted_vs_measured.svg and speedup.svg. --menu-objective picks the\n"
+    "Give any number of datasets (models, layouts, placements): each is one row\n"
+    "of the paper's Table 3 (RaMP's speedup over each policy), Table 4 (tables\n"
+    "given the cost model's inputs), Table 5 (held-out domains, with bootstrap\n"
+    "intervals) and Table 9 (the menu). Two more print when their datasets are\n"
+    "given: Table 8 (balanced expert placement: a dataset built with\n"
+    "`ramp dataset build --balanced-on-others`, paired with the contiguous one of\n"
+    "the same model and layout built from the same traces: imbalance, RaMP over\n"
+    "the trace-tuned table and over vLLM's tuning under each placement, and the\n"
+    "effect of balancing on the same batches) and Table 11 (TP layouts: every\n"
+    "GPU holds every expert). With --out, writes per dataset\n"
+    "DIR/<model>-<layout>[-balanced]/batches.csv, summary.csv,\n"
+    "predicted_vs_measured.svg and speedup.svg, and DIR/report.txt (every table\n"
+    "printed, as on stdout without --summary). --menu-objective picks the\n"
     "menu greedy's objective: load (the paper's: sum over loads of the best\n"
     "menu time, the default) or layer (sum over batches of the slowest GPU's).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
@@ -118,6 +127,49 @@ static int parse_objective(const char *cmd, const char *text, ramp_menu_objectiv
         return 0;
     }
     return 1;
+}
+
+/* Every table the datasets call for, to f. */
+static ramp_status print_tables(FILE *f, const ramp_eval_result *const *cr, int n,
+                                const ramp_eval_options *eo, const ramp_eval_transfer *tr,
+                                const ramp_eval_result **tres, int ntr) {
+    int balanced = 0, every = 0;
+    for (int i = 0; i < n; i++) {
+        balanced |= ramp_placement_is_balanced(cr[i]->placement);
+        every |= cr[i]->every_expert;
+    }
+    ramp_status s;
+    if ((s = ramp_eval_print_table3(f, cr, n))) return s;
+    fprintf(f, "\n");
+    if ((s = ramp_eval_print_table4(f, cr, n))) return s;
+    fprintf(f, "\n");
+    if ((s = ramp_eval_print_table5(f, cr, n))) return s;
+    if (balanced) {
+        fprintf(f, "\n");
+        if ((s = ramp_eval_print_table8(f, cr, n))) return s;
+    }
+    if (eo->menu_size > 0) {
+        fprintf(f, "\n");
+        if ((s = ramp_eval_print_table9(f, cr, n))) return s;
+    }
+    if (every) {
+        fprintf(f, "\n");
+        if ((s = ramp_eval_print_table11(f, cr, n))) return s;
+    }
+    if (ntr > 0) {
+        fprintf(f, "\n");
+        if ((s = ramp_eval_print_transfer(f, tr, ntr, tres))) return s;
+    }
+    int sims = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(cr[i]->device, "simulated")) continue;
+        fprintf(f, "%s%s %s%s", sims++ ? ", " : "\nNOTE: the times of ", cr[i]->model, cr[i]->layout,
+                ramp_placement_is_balanced(cr[i]->placement) ? " (balanced)" : "");
+    }
+    if (sims)
+        fprintf(f, " are SIMULATED (src/simulate.c), not measured:\nthey show the pipeline works, "
+                   "not how fast anything is.\n");
+    return ferror(f) ? RAMP_ERR_IO : RAMP_OK;
 }
 
 /* mkdir -p for one or two levels. */
@@ -178,45 +230,58 @@ int cmd_eval(int argc, char **argv) {
         if (summary) ramp_eval_print_summary(stdout, res[i]);
         if (outdir) {
             char dir[4096];
-            snprintf(dir, sizeof dir, "%s/%s-%s", outdir, res[i]->model, res[i]->layout);
+            snprintf(dir, sizeof dir, "%s/%s-%s%s", outdir, res[i]->model, res[i]->layout,
+                     ramp_placement_is_balanced(res[i]->placement) ? "-balanced" : "");
             if (!make_dir(dir)) rc = cli_usage_error(cmd, "cannot create %s: %s", dir, strerror(errno));
             else if ((s = ramp_eval_write_csv(res[i], dir)) || (s = ramp_eval_write_plots(res[i], dir)))
                 rc = cli_fail(cmd, s);
         }
     }
+    ramp_eval_transfer *tr = NULL;
+    const ramp_eval_result **tres = NULL;
+    int ntr = 0;
     if (rc == 0) {
-        const ramp_eval_result *const *cr = (const ramp_eval_result *const *)res;
-        ramp_eval_print_table3(stdout, cr, n);
-        printf("\n");
-        ramp_eval_print_table4(stdout, cr, n);
-        printf("\n");
-        ramp_eval_print_table5(stdout, cr, n);
-        if (eo.menu_size > 0) {
-            printf("\n");
-            ramp_eval_print_table9(stdout, cr, n);
-        }
         /* With datasets of two or more models: the cost model's transfer to
          * each model from the others. */
-        ramp_eval_transfer *tr = calloc((size_t)n, sizeof *tr);
-        const ramp_eval_result **tres = calloc((size_t)n, sizeof *tres);
-        int ntr = 0;
-        for (int i = 0; tr && tres && i < n && rc == 0; i++) {
+        tr = calloc((size_t)n, sizeof *tr);
+        tres = calloc((size_t)n, sizeof *tres);
+        if (!tr || !tres) rc = cli_usage_error(cmd, "out of memory");
+        for (int i = 0; i < n && rc == 0; i++) {
+            /* A balanced dataset is a second placement of a layout, not
+             * another target. */
+            if (ramp_placement_is_balanced(res[i]->placement)) continue;
             ramp_status s = ramp_eval_transfer_run((const ramp_timing *const *)ts, n, i, eo.min_tokens, &tr[ntr]);
             if (s == RAMP_ERR_NOT_FOUND) continue; /* one model only */
             if (s) rc = cli_fail(cmd, s);
             else tres[ntr++] = res[i];
         }
-        if (rc == 0 && ntr > 0) {
-            printf("\n");
-            ramp_eval_print_transfer(stdout, tr, ntr, tres);
-        }
-        free(tr);
-        free(tres);
-        for (int i = 0; i < n; i++)
-            if (!strcmp(res[i]->device, "simulated"))
-                printf("\nNOTE: %s %s times are SIMULATED (src/simulate.c), not measured: they show the pipeline\n"
-                       "works, not how fast anything is.\n", res[i]->model, res[i]->layout);
     }
+    if (rc == 0) {
+        const ramp_eval_result *const *cr = (const ramp_eval_result *const *)res;
+        ramp_status s = print_tables(stdout, cr, n, &eo, tr, tres, ntr);
+        if (s) rc = cli_fail(cmd, s);
+        if (rc == 0 && outdir) {
+            /* DIR/report.txt, atomically: a temporary file renamed into place. */
+            char path[4096], tmp[4200];
+            snprintf(path, sizeof path, "%s/report.txt", outdir);
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+            FILE *f = fopen(tmp, "w");
+            if (!f) {
+                fprintf(stderr, "ramp %s: cannot create %s: %s\n", cmd, tmp, strerror(errno));
+                rc = CLI_EXIT_ERROR;
+            } else {
+                int bad = print_tables(f, cr, n, &eo, tr, tres, ntr) != RAMP_OK;
+                bad |= fclose(f) != 0;
+                if (bad || rename(tmp, path) != 0) {
+                    fprintf(stderr, "ramp %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+                    remove(tmp);
+                    rc = CLI_EXIT_ERROR;
+                }
+            }
+        }
+    }
+    free(tr);
+    free(tres);
     for (int i = 0; i < n; i++) {
         ramp_eval_free(res[i]);
         ramp_timing_free(ts[i]);

@@ -20,10 +20,31 @@ typedef struct {
     const ramp_moe_batch *B;
     float *out, *bound;
     int first, step;
+    int tc; /* 1: the bound models the FP8 tensor core's accumulator */
     int failed;
 } ref_job;
 
 static float silu_f(float g) { return g / (1.0f + expf(-g)); }
+
+/* Hopper's FP8 tensor core (wgmma m64nNk32 e4m3) does not accumulate in
+ * full f32. The model test_gpu_wgmma validated on the H200 (2026-11-30: max
+ * error / this bound 0.05 on full-range e4m3): each instruction adds its 32
+ * products to the accumulator after aligning all 33 addends to the largest
+ * magnitude among them (the running sum and the products) and keeping 13
+ * fraction bits, so it errs by at most 33 * 2^-12 * that magnitude. tc_acc
+ * feeds one product of a 128-wide K block (t = 0..127, summed from zero as
+ * the kernel's promotion restarts it) and returns the bound so far. */
+typedef struct {
+    float sum, m;
+    double err;
+} tc_acc;
+
+static inline void tc_add(tc_acc *a, int t, float p) {
+    if (t % 32 == 0) a->m = fabsf(a->sum);
+    a->m = fmaxf(a->m, fabsf(p));
+    a->sum += p;
+    if (t % 32 == 31) a->err += 33.0 * ldexp((double)a->m, -12);
+}
 
 /* Weight element (i, k) of a row-major [rows, cols] matrix as float. */
 static inline float wval(const ramp_moe_layer *L, const void *w, size_t idx,
@@ -47,7 +68,7 @@ void ramp_moe_quantize_tokens(const uint16_t *x_bf16, int tokens, int hidden,
 
 /* One token: all its local experts. Scratch: x[d], xs[d/128], gu[2h],
  * gabs[2h], a[h], q[h] (float values), c[h] (bound weights), s[h/128]. */
-static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
+static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m, int tc,
                       float *scratch, float *out, float *bound) {
     const int d = L->hidden, h = L->inter, k = L->topk;
     const int G = RAMP_FP8_GROUP, fp8 = !L->bf16;
@@ -86,18 +107,22 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
         const size_t w13e = (size_t)e * 2 * h * d;
         for (int i = 0; i < 2 * h; i++) {
             float acc = 0.0f, aabs = 0.0f;
+            double tcerr = 0.0;
             const size_t row = w13e + (size_t)i * d;
             if (fp8) {
                 for (int kb = 0; kb < d / G; kb++) {
                     float blk = 0.0f, babs = 0.0f;
+                    tc_acc ta = {0.0f, 0.0f, 0.0};
                     for (int t = 0; t < G; t++) {
                         float p = lut[((const uint8_t *)L->w13)[row + kb * G + t]] * x[kb * G + t];
                         blk += p;
                         babs += fabsf(p);
+                        if (tc) tc_add(&ta, t, p);
                     }
                     float sc = L->w13_scale[((size_t)e * (2 * h / G) + i / G) * (d / G) + kb] * xs[kb];
                     acc += blk * sc;
                     aabs += babs * fabsf(sc);
+                    tcerr += ta.err * fabsf(sc);
                 }
             } else {
                 for (int t = 0; t < d; t++) {
@@ -107,7 +132,8 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
                 }
             }
             gu[i] = acc;
-            gabs[i] = aabs;
+            /* gabs feeds eps * gabs below: fold the accumulator's bound in */
+            gabs[i] = aabs + (float)(tcerr / RAMP_MOE_SUM_EPS);
         }
         /* 3. activation; 4. rounding of the intermediate */
         for (int i = 0; i < h; i++) a[i] = silu_f(gu[i]) * gu[h + i] * rw;
@@ -168,6 +194,7 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
             if (fp8) {
                 for (int gb = 0; gb < h / G; gb++) {
                     float blk = 0.0f, sabs = 0.0f, sc_ = 0.0f;
+                    tc_acc ta = {0.0f, 0.0f, 0.0};
                     for (int t = 0; t < G; t++) {
                         float wv = lut[((const uint8_t *)L->w2)[row + gb * G + t]];
                         float p = wv * q[gb * G + t];
@@ -175,13 +202,14 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
                         if (brow) {
                             sabs += fabsf(p);
                             sc_ += fabsf(wv) * c[gb * G + t];
+                            if (tc) tc_add(&ta, t, p);
                         }
                     }
                     float ws = L->w2_scale[((size_t)e * (d / G) + r / G) * (h / G) + gb];
                     acc += blk * (ws * s[gb]);
                     if (brow) {
                         babs += (double)sabs * fabsf(ws * s[gb]);
-                        bflip += (double)sc_ * fabsf(ws);
+                        bflip += (double)sc_ * fabsf(ws) + ta.err * fabsf(ws * s[gb]);
                     }
                 }
             } else {
@@ -213,13 +241,18 @@ static void *ref_worker(void *arg) {
         return NULL;
     }
     for (int m = job->first; m < job->B->tokens; m += job->step)
-        ref_token(L, job->B, m, scratch, job->out, job->bound);
+        ref_token(L, job->B, m, job->tc, scratch, job->out, job->bound);
     free(scratch);
     return NULL;
 }
 
 ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
                                int threads, float *out, float *bound) {
+    return ramp_moe_reference_tc(L, B, threads, 0, out, bound);
+}
+
+ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch *B,
+                                  int threads, int tc, float *out, float *bound) {
     RAMP_CHECK(L && B && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_moe_reference: NULL argument");
     RAMP_CHECK(L->experts >= 1 && L->topk >= 1 && L->inter >= 1 && L->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "layer E=%d k=%d h=%d d=%d: all must be >= 1",
@@ -250,7 +283,7 @@ ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
     pthread_t tid[256];
     int started = 0;
     for (int t = 0; t < threads; t++) {
-        jobs[t] = (ref_job){L, B, out, bound, t, threads, 0};
+        jobs[t] = (ref_job){L, B, out, bound, t, threads, tc && !L->bf16, 0};
         if (t > 0 && pthread_create(&tid[t], NULL, ref_worker, &jobs[t]) == 0) started++;
         else if (t > 0) jobs[t].failed = 2;
     }

@@ -67,6 +67,16 @@ typedef struct {
 ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
                                int threads, float *out, float *bound);
 
+/* The same, with the bound widened for a kernel whose FP8 products are
+ * summed by Hopper's FP8 tensor core (wgmma e4m3, the v2 kernel) when tc = 1
+ * (FP8 layers only; out is identical): every 128-wide K block of the gate,
+ * up and down sums may err by 33 * 2^-12 times the largest addend of each
+ * 32-product instruction (the accumulator model tests/test_gpu_wgmma.c
+ * checks), scaled by the block's scales; the gate/up part also widens the
+ * intermediates' rounding ambiguity. tc = 0 is ramp_moe_reference. */
+ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch *B,
+                                  int threads, int tc, float *out, float *bound);
+
 /* Quantizes BF16 hidden states 1x128 per token, as the kernel does with
  * RAMP_XBF16=1: codes [M, d], scales [M, d/128]. */
 void ramp_moe_quantize_tokens(const uint16_t *x_bf16, int tokens, int hidden,

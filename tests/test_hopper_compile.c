@@ -147,9 +147,14 @@ static void tensormap_checks(void) {
     /* a valid map needs the driver */
     int ngpu = 0;
     ramp_status gs = ramp_gpu_count(&ngpu);
+    /* the driver wants a current context (CUDA_ERROR_INVALID_CONTEXT
+     * otherwise, seen on the H200 2026-11-30): ramp_gpu_open binds one */
+    ramp_gpu *gpu = NULL;
+    if (gs == RAMP_OK && ngpu > 0) CHECK_OK(ramp_gpu_open(0, &gpu));
     t = good_map();
     memset(&buf, 0, sizeof buf);
     ramp_status s = ramp_tmap_2d_encode(&t, &buf.m[0]);
+    ramp_gpu_close(gpu);
     if (gs == RAMP_ERR_NO_GPU) {
         CHECK_EQ_INT(s, RAMP_ERR_NO_GPU);
         const char *msg = ramp_last_error();

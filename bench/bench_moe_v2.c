@@ -1,0 +1,467 @@
+/*
+ * bench_moe_v2.c - times the Hopper fused MoE kernel v2 (kernels/
+ * moe_v2.cuh) against v1 (kernels/moe_v1.cuh) in the same configurations
+ * and against the HBM floor (the active experts' weight bytes, block scales
+ * included, over the device-to-device copy rate measured in the same run):
+ *   Qwen3-30B-A3B EP8 (16 local experts, d = 2048, h = 768) at per-GPU
+ *   loads of 64, 256, 512 and 1,024 token-expert pairs, balanced (every
+ *   local expert the same count) and skewed (Zipf 1.2 over local experts);
+ *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
+ *   balanced.
+ * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
+ * widths dividing h, 4 stages, plain launch) is timed in both kernels: each
+ * launch alone after a 512 MiB write that evicts the L2, between two
+ * events, median of `reps`. TFLOP/s counts 2 x pairs x 3 x h x d. The best
+ * v2 configuration of each load is checked once: Qwen3 against the CPU
+ * reference (every element within ramp_moe_reference_tc's bound, the one
+ * for FP8 tensor-core sums), DeepSeek-V3 against
+ * v1's output of the same configuration (max |v2 - v1| / rms(v1), printed).
+ *
+ * Usage: bench_moe_v2 OUTDIR [reps]  writes OUTDIR/moe-v2-<date>.md and
+ * .csv (one row per load and configuration) with the command, date and GPU.
+ * Exit 77 without a GPU.
+ */
+#include "internal.h"
+#include "moe_v2.h"
+
+#include "../tests/moe_data.h"
+#include "../tests/moe_v2_util.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DIE(...)                                                  \
+    do {                                                          \
+        fprintf(stderr, __VA_ARGS__);                             \
+        fprintf(stderr, " (%s)\n", ramp_last_error());            \
+        return 1;                                                 \
+    } while (0)
+#define TRY(expr)                                                 \
+    do {                                                          \
+        if ((expr) != RAMP_OK) DIE("%s:%d: %s", __FILE__, __LINE__, #expr); \
+    } while (0)
+
+static const char *COPY_SRC =
+    "extern \"C\" __global__ void ramp_copy(const float4 *a, float4 *b, long long n) {\n"
+    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (long long)gridDim.x * blockDim.x) b[i] = a[i];\n"
+    "}\n";
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MAXV (3 * MV2_NROWS)
+
+typedef struct {
+    const char *model;
+    int pairs, skewed, active;
+    moe_batch b;
+    double floor_us;
+    ramp_devptr x, xs, tw;
+    double t2[MAXV], t1[MAXV]; /* medians, v2 and v1 (0: v1 cannot run it) */
+    int best2, best1;
+    double check; /* Qwen3: max err/bound; DeepSeek-V3: max |v2-v1|/rms(v1) */
+} load;
+
+typedef struct {
+    ramp_gpu *gpu;
+    ramp_stream st;
+    ramp_event *e0, *e1;
+    ramp_devptr flush, sorted, texp, ntiles, out;
+    size_t flush_bytes;
+    int reps;
+    double *samp;
+} timer;
+
+/* Uploads the selection of ld for rows; fills p. */
+static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ramp_moe_variant *v,
+                           ramp_devptr w13, ramp_devptr w13s, ramp_devptr w2, ramp_devptr w2s,
+                           ramp_moe_params *p) {
+    const int h = v->geom.inter;
+    desc->entries[0] = (ramp_select_entry){v->cfg.rows, h / v->cfg.width, 132, {0, 0, 0, 0}};
+    ramp_select_result *sel = NULL;
+    RAMP_TRY(ramp_select_result_create(desc, &sel));
+    ramp_status s = ramp_select_cpu(desc, ld->pairs, ld->b.ids, sel);
+    int tiles = s == RAMP_OK ? sel->meta[RAMP_SELECT_META_TILES] : 0;
+    if (s == RAMP_OK)
+        s = ramp_gpu_upload(T->gpu, T->sorted, sel->sorted_ids, (size_t)(tiles ? tiles : 1) * v->cfg.rows * 4);
+    if (s == RAMP_OK)
+        s = ramp_gpu_upload(T->gpu, T->texp, sel->tile_expert, (size_t)(tiles ? tiles : 1) * 4);
+    int32_t nt = tiles;
+    if (s == RAMP_OK) s = ramp_gpu_upload(T->gpu, T->ntiles, &nt, 4);
+    memset(p, 0, sizeof *p);
+    p->x = ld->x; p->x_scale = ld->xs; p->w13 = w13; p->w13_scale = w13s; p->w2 = w2; p->w2_scale = w2s;
+    p->topk_weights = ld->tw; p->sorted_ids = T->sorted; p->tile_expert = T->texp;
+    p->num_tiles = T->ntiles; p->out = T->out; p->num_tokens = ld->pairs;
+    p->max_tiles = (int)sel->max_tiles;
+    ramp_select_result_free(sel);
+    return s;
+}
+
+/* Median time of k2 (or k1 when k2 is NULL) on p. */
+static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k1,
+                            const ramp_moe_params *p, double *med) {
+    for (int r = 0; r < T->reps + 1; r++) {
+        RAMP_TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+        RAMP_TRY(ramp_event_record(T->e0, T->st));
+        RAMP_TRY(k2 ? ramp_moe_v2_launch(k2, p, T->st) : ramp_moe_kernel_launch(k1, p, T->st));
+        RAMP_TRY(ramp_event_record(T->e1, T->st));
+        double us;
+        RAMP_TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
+        if (r > 0) T->samp[r - 1] = us; /* first: warm-up */
+    }
+    qsort(T->samp, (size_t)T->reps, sizeof(double), cmp_double);
+    *med = T->samp[T->reps / 2];
+    return RAMP_OK;
+}
+
+/* One token per pair: its first choice the given local expert, the other
+ * k - 1 choices on remote experts (distinct). */
+static void route(load *ld, int t, int e, int E, int global, int k) {
+    int32_t *id = ld->b.ids + (size_t)t * k;
+    id[0] = e;
+    for (int j = 1; j < k; j++) id[j] = E + (int)((t * 7 + j * 13) % (global - E));
+    for (int j = 1; j < k; j++)
+        for (int j2 = 1; j2 < j; j2++)
+            if (id[j] == id[j2]) id[j] = E + (id[j] - E + 1) % (global - E);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s OUTDIR [reps]\n", argv[0]);
+        return 2;
+    }
+    const char *outdir = argv[1];
+    int reps = argc > 2 ? atoi(argv[2]) : 20;
+    if (reps < 3) reps = 3;
+    int ngpu = 0;
+    if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
+        fprintf(stderr, "bench_moe_v2: no GPU: %s\n", ramp_last_error());
+        return 77;
+    }
+    timer T;
+    memset(&T, 0, sizeof T);
+    T.reps = reps;
+    T.samp = malloc((size_t)reps * sizeof *T.samp);
+    TRY(ramp_gpu_open(0, &T.gpu));
+    TRY(ramp_stream_create(T.gpu, &T.st));
+    ramp_gpu_info info;
+    TRY(ramp_gpu_get_info(T.gpu, &info));
+    TRY(ramp_event_create(T.gpu, &T.e0));
+    TRY(ramp_event_create(T.gpu, &T.e1));
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1) threads = 1;
+    if (threads > 32) threads = 32;
+    T.flush_bytes = 512u << 20;
+    TRY(ramp_gpu_alloc(T.gpu, T.flush_bytes, &T.flush));
+
+    /* copy rate: 1 GiB float4 copy, median of 10 */
+    const size_t cp_bytes = 1u << 30;
+    ramp_devptr cpa, cpb;
+    TRY(ramp_gpu_alloc(T.gpu, cp_bytes, &cpa));
+    TRY(ramp_gpu_alloc(T.gpu, cp_bytes, &cpb));
+    TRY(ramp_gpu_fill32_async(T.gpu, cpa, 0x3f800000u, cp_bytes / 4, T.st));
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "bench-copy";
+    rq.source = COPY_SRC;
+    ramp_jit_result *cr;
+    TRY(ramp_jit_compile(&rq, &cr));
+    ramp_module *cmod;
+    ramp_kernel *ck;
+    TRY(ramp_module_load(T.gpu, cr->cubin, cr->cubin_size, &cmod));
+    TRY(ramp_module_kernel(cmod, "ramp_copy", 0, &ck));
+    double cpt[10];
+    for (int i = 0; i < 12; i++) {
+        long long n4 = (long long)(cp_bytes / 16);
+        void *args[3] = {&cpa, &cpb, &n4};
+        unsigned grid[3] = {(unsigned)info.limits.sms * 8, 1, 1}, block[3] = {512, 1, 1};
+        TRY(ramp_event_record(T.e0, T.st));
+        TRY(ramp_kernel_launch(ck, grid, block, 0, T.st, args));
+        TRY(ramp_event_record(T.e1, T.st));
+        double us;
+        TRY(ramp_event_elapsed_us(T.e0, T.e1, &us));
+        if (i >= 2) cpt[i - 2] = us;
+    }
+    qsort(cpt, 10, sizeof(double), cmp_double);
+    const double copy_rate = 2.0 * cp_bytes / (cpt[5] * 1e-6);
+    ramp_gpu_free(T.gpu, cpa);
+    ramp_gpu_free(T.gpu, cpb);
+    printf("GPU %s, %d SMs; copy rate %.2f TB/s (read + write, median of 10)\n", info.limits.name,
+           info.limits.sms, copy_rate / 1e12);
+
+    ramp_rng rng;
+    ramp_rng_seed(&rng, 20261130);
+    load loads[9];
+    memset(loads, 0, sizeof loads);
+    int nl = 0;
+    ramp_moe_variant vars[2][MAXV];
+    int nv[2];
+    ramp_geometry geoms[2];
+    const char *models[2] = {"qwen3-30b", "deepseek-v3"};
+    for (int mi = 0; mi < 2; mi++) {
+        ramp_model m;
+        TRY(ramp_model_lookup(models[mi], &m));
+        TRY(mv2_geometry(models[mi], &geoms[mi]));
+        nv[mi] = mv2_variants(&geoms[mi], vars[mi]);
+        const ramp_geometry g = geoms[mi];
+        const int E = g.experts, k = g.topk, h = g.inter, d = g.hidden;
+        const double expert_bytes =
+            3.0 * h * d + ((2.0 * h / 128) * (d / 128) + (d / 128.0) * (h / 128)) * 4;
+        double p[64], tot = 0;
+        int perm[64];
+        for (int e = 0; e < E; e++) perm[e] = e;
+        for (int e = E - 1; e > 0; e--) {
+            int j = (int)ramp_rng_below(&rng, (uint32_t)e + 1), t = perm[e];
+            perm[e] = perm[j];
+            perm[j] = t;
+        }
+        for (int e = 0; e < E; e++) {
+            p[perm[e]] = 1.0 / pow(e + 1, 1.2);
+            tot += p[perm[e]];
+        }
+        const int qp[4] = {64, 256, 512, 1024};
+        for (int li = 0; li < (mi == 0 ? 8 : 1); li++) {
+            load *ld = &loads[nl++];
+            ld->model = models[mi];
+            ld->pairs = mi == 0 ? qp[li / 2] : 4096;
+            ld->skewed = mi == 0 ? li % 2 : 0;
+            if (moe_batch_make(&rng, MOE_UNIFORM, ld->pairs, k, m.experts, E, d, &ld->b))
+                DIE("out of memory");
+            int counts[64] = {0};
+            for (int t = 0; t < ld->pairs; t++) {
+                int e = t % E;
+                if (ld->skewed) {
+                    double u = ramp_rng_uniform(&rng) * tot, acc = 0;
+                    for (e = 0; e < E - 1; e++) {
+                        acc += p[e];
+                        if (u < acc) break;
+                    }
+                }
+                route(ld, t, e, E, m.experts, k);
+                counts[e]++;
+            }
+            for (int e = 0; e < E; e++) ld->active += counts[e] > 0;
+            ld->floor_us = ld->active * expert_bytes / copy_rate * 1e6;
+            const size_t n = (size_t)ld->pairs * d;
+            TRY(ramp_gpu_alloc(T.gpu, n, &ld->x));
+            TRY(ramp_gpu_alloc(T.gpu, n / 128 * 4, &ld->xs));
+            TRY(ramp_gpu_alloc(T.gpu, (size_t)ld->pairs * k * 4, &ld->tw));
+            TRY(ramp_gpu_upload(T.gpu, ld->x, ld->b.x, n));
+            TRY(ramp_gpu_upload(T.gpu, ld->xs, ld->b.x_scale, n / 128 * 4));
+            TRY(ramp_gpu_upload(T.gpu, ld->tw, ld->b.weights, (size_t)ld->pairs * k * 4));
+            ld->best2 = ld->best1 = -1;
+        }
+    }
+
+    /* time, model by model (the weights of one model on the GPU at a time) */
+    for (int mi = 0; mi < 2; mi++) {
+        const ramp_geometry g = geoms[mi];
+        const int E = g.experts, k = g.topk, h = g.inter, d = g.hidden;
+        ramp_model m;
+        TRY(ramp_model_lookup(models[mi], &m));
+        moe_weights W;
+        if (moe_weights_make_fast(&rng, E, k, h, d, 0, &W)) DIE("out of memory");
+        const size_t n13 = (size_t)E * 2 * h * d, n2 = (size_t)E * d * h;
+        const size_t s13 = (size_t)E * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)E * (d / 128) * (h / 128) * 4;
+        ramp_devptr w13, w2, w13s, w2s;
+        TRY(ramp_gpu_alloc(T.gpu, n13, &w13));
+        TRY(ramp_gpu_alloc(T.gpu, n2, &w2));
+        TRY(ramp_gpu_alloc(T.gpu, s13, &w13s));
+        TRY(ramp_gpu_alloc(T.gpu, s2, &w2s));
+        TRY(ramp_gpu_upload(T.gpu, w13, W.w13, n13));
+        TRY(ramp_gpu_upload(T.gpu, w2, W.w2, n2));
+        TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
+        TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
+        int maxM = 0;
+        for (int li = 0; li < nl; li++)
+            if (loads[li].model == models[mi] && loads[li].pairs > maxM) maxM = loads[li].pairs;
+        ramp_select_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.experts = m.experts;
+        desc.topk = k;
+        desc.max_tokens = maxM;
+        desc.local_experts = E;
+        desc.nentries = 1;
+        desc.group_only = 1;
+        int64_t cap_slots = 0, cap_tiles = 0;
+        for (int i = 0; i < MV2_NROWS; i++) {
+            desc.entries[0] = (ramp_select_entry){MV2_ROWS[i], h / 128, 132, {0, 0, 0, 0}};
+            int64_t ms, mt;
+            TRY(ramp_select_capacity(&desc, &ms, &mt));
+            if (ms > cap_slots) cap_slots = ms;
+            if (mt > cap_tiles) cap_tiles = mt;
+        }
+        TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_slots * 4 + 64, &T.sorted));
+        TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_tiles * 4 + 64, &T.texp));
+        TRY(ramp_gpu_alloc(T.gpu, 64, &T.ntiles));
+        TRY(ramp_gpu_alloc(T.gpu, (size_t)maxM * d * 4, &T.out));
+        TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, (size_t)maxM * d, T.st));
+        for (int ci = 0; ci < nv[mi]; ci++) {
+            const ramp_moe_variant *v = &vars[mi][ci];
+            ramp_moe_v2_kernel *K2;
+            ramp_moe_kernel *K1 = NULL;
+            TRY(ramp_moe_v2_create(T.gpu, v, &K2));
+            if (ramp_moe_v1_check(v) == RAMP_OK && ramp_moe_kernel_create(T.gpu, v, &K1) != RAMP_OK)
+                K1 = NULL;
+            for (int li = 0; li < nl; li++) {
+                load *ld = &loads[li];
+                if (ld->model != models[mi]) continue;
+                ramp_moe_params p;
+                TRY(prepare(&T, ld, &desc, v, w13, w13s, w2, w2s, &p));
+                TRY(time_one(&T, K2, NULL, &p, &ld->t2[ci]));
+                if (K1) TRY(time_one(&T, NULL, K1, &p, &ld->t1[ci]));
+                if (ld->best2 < 0 || ld->t2[ci] < ld->t2[ld->best2]) ld->best2 = ci;
+                if (K1 && (ld->best1 < 0 || ld->t1[ci] < ld->t1[ld->best1])) ld->best1 = ci;
+            }
+            ramp_moe_v2_free(K2);
+            ramp_moe_kernel_free(K1);
+        }
+        /* the best v2 configuration of each load, checked once */
+        ramp_moe_layer Ly = moe_layer_of(&W);
+        for (int li = 0; li < nl; li++) {
+            load *ld = &loads[li];
+            if (ld->model != models[mi] || ld->best2 < 0) continue;
+            const ramp_moe_variant *v = &vars[mi][ld->best2];
+            const size_t n = (size_t)ld->pairs * d;
+            float *o = malloc(n * 4), *o1 = malloc(n * 4), *ref = malloc(n * 4), *bd = malloc(n * 4);
+            if (!o || !o1 || !ref || !bd) DIE("out of memory");
+            ramp_moe_v2_kernel *K2;
+            TRY(ramp_moe_v2_create(T.gpu, v, &K2));
+            ramp_moe_params p;
+            TRY(prepare(&T, ld, &desc, v, w13, w13s, w2, w2s, &p));
+            TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, n, T.st));
+            TRY(ramp_moe_v2_launch(K2, &p, T.st));
+            TRY(ramp_stream_sync(T.gpu, T.st));
+            TRY(ramp_gpu_download(T.gpu, o, T.out, n * 4));
+            ramp_moe_v2_free(K2);
+            double worst = 0;
+            if (mi == 0) {
+                ramp_moe_batch B = moe_batch_fp8(&ld->b);
+                TRY(ramp_moe_reference_tc(&Ly, &B, threads, 1, ref, bd));
+                for (size_t i = 0; i < n; i++) {
+                    double r = fabs(o[i] - ref[i]) / (bd[i] + fabs(ref[i]) / 65536.0 + 1e-30);
+                    if (!(r <= worst)) worst = isnan(r) ? INFINITY : r;
+                }
+            } else {
+                ramp_moe_kernel *K1;
+                TRY(ramp_moe_kernel_create(T.gpu, v, &K1));
+                TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, n, T.st));
+                TRY(ramp_moe_kernel_launch(K1, &p, T.st));
+                TRY(ramp_stream_sync(T.gpu, T.st));
+                TRY(ramp_gpu_download(T.gpu, o1, T.out, n * 4));
+                ramp_moe_kernel_free(K1);
+                double ss = 0, mx = 0;
+                for (size_t i = 0; i < n; i++) {
+                    ss += (double)o1[i] * o1[i];
+                    double dd = fabs((double)o[i] - o1[i]);
+                    if (!(dd <= mx)) mx = isnan(dd) ? INFINITY : dd;
+                }
+                worst = mx / (sqrt(ss / (double)n) + 1e-30);
+            }
+            ld->check = worst;
+            free(o); free(o1); free(ref); free(bd);
+        }
+        ramp_gpu_free(T.gpu, w13); ramp_gpu_free(T.gpu, w2);
+        ramp_gpu_free(T.gpu, w13s); ramp_gpu_free(T.gpu, w2s);
+        ramp_gpu_free(T.gpu, T.sorted); ramp_gpu_free(T.gpu, T.texp);
+        ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out);
+        moe_weights_free(&W);
+    }
+
+    /* results */
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    char date[32], stamp[32], cmd[512] = "";
+    strftime(date, sizeof date, "%Y-%m-%d", &tmv);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    for (int i = 0; i < argc; i++) {
+        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 2);
+        strcat(cmd, " ");
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/moe-v2-%s.csv", outdir, date);
+    FILE *f = fopen(path, "w");
+    if (!f) DIE("cannot write %s", path);
+    fprintf(f, "# command: %s\n# date: %s\n# gpu: %s, %d SMs\n# copy_rate_tb_s: %.4f\n", cmd, stamp,
+            info.limits.name, info.limits.sms, copy_rate / 1e12);
+    fprintf(f, "model,pairs,shape,active_experts,config,v2_us,v1_us,floor_us,v2_tflops\n");
+    for (int li = 0; li < nl; li++) {
+        const load *ld = &loads[li];
+        const int mi = ld->model == models[0] ? 0 : 1;
+        const double flop = 2.0 * ld->pairs * 3.0 * geoms[mi].inter * geoms[mi].hidden;
+        for (int ci = 0; ci < nv[mi]; ci++) {
+            char name[64];
+            ramp_config_name(&vars[mi][ci].cfg, name, sizeof name);
+            fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.1f\n", ld->model, ld->pairs,
+                    ld->skewed ? "skewed" : "balanced", ld->active, name, ld->t2[ci], ld->t1[ci],
+                    ld->floor_us, flop / (ld->t2[ci] * 1e6));
+        }
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/moe-v2-%s.md", outdir, date);
+    f = fopen(path, "w");
+    if (!f) DIE("cannot write %s", path);
+    fprintf(f, "# Fused MoE kernel v2 (wgmma + TMA, warp-specialised) vs v1, FP8 128x128\n\n");
+    fprintf(f, "- command: `%s`\n- date: %s\n- GPU: %s, %d SMs\n", cmd, stamp, info.limits.name,
+            info.limits.sms);
+    fprintf(f, "- measured copy rate: %.2f TB/s (1 GiB device-to-device, bytes read + written, median of 10)\n",
+            copy_rate / 1e12);
+    fprintf(f, "- timing: each launch alone after a 512 MiB write (L2 evicted), events, median of %d\n", reps);
+    fprintf(f, "- floor: active experts x (w13 + w2 + block scales) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n");
+    fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, plain launch; v1 timed in the same ones\n");
+    fprintf(f, "- check: Qwen3 max err/bound of the best v2 config vs the CPU reference; DeepSeek-V3 max |v2-v1| / rms(v1)\n\n");
+    fprintf(f, "| model | pairs | routing | active | best v2 config | v2 (us) | v1 same config (us) | best v1 (us) | floor (us) | v2 / floor | v2 TFLOP/s | check |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("\nmodel        pairs routing  active best v2 config   v2 us  v1same us  best v1 us  floor us  v2/floor  TFLOP/s  check\n");
+    int bad = 0;
+    for (int li = 0; li < nl; li++) {
+        const load *ld = &loads[li];
+        const int mi = ld->model == models[0] ? 0 : 1;
+        if (ld->best2 < 0) continue;
+        char name[64];
+        ramp_config_name(&vars[mi][ld->best2].cfg, name, sizeof name);
+        const double t2 = ld->t2[ld->best2], t1s = ld->t1[ld->best2];
+        const double t1b = ld->best1 >= 0 ? ld->t1[ld->best1] : 0;
+        const double tf = 2.0 * ld->pairs * 3.0 * geoms[mi].inter * geoms[mi].hidden / (t2 * 1e6);
+        fprintf(f, "| %s | %d | %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.0f | %.3g |\n",
+                ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced", ld->active, name, t2, t1s,
+                t1b, ld->floor_us, t2 / ld->floor_us, tf, ld->check);
+        printf("%-12s %5d %-8s %6d %-16s %7.1f %10.1f %11.1f %9.1f %9.2f %8.0f  %.3g\n", ld->model,
+               ld->pairs, ld->skewed ? "skewed" : "balanced", ld->active, name, t2, t1s, t1b,
+               ld->floor_us, t2 / ld->floor_us, tf, ld->check);
+        if (mi == 0) bad |= !(ld->check <= 1.0);
+    }
+    /* v2 against v1 in every timed (load, configuration) */
+    int slower = 0, cells = 0;
+    double worst = 0;
+    char worst_name[96] = "";
+    for (int li = 0; li < nl; li++) {
+        const load *ld = &loads[li];
+        const int mi = ld->model == models[0] ? 0 : 1;
+        for (int ci = 0; ci < nv[mi]; ci++) {
+            if (ld->t1[ci] <= 0) continue;
+            const double r = ld->t2[ci] / ld->t1[ci];
+            cells++;
+            slower += r > 1.0;
+            if (r > worst) {
+                char name[64];
+                ramp_config_name(&vars[mi][ci].cfg, name, sizeof name);
+                worst = r;
+                snprintf(worst_name, sizeof worst_name, "%s %d %s %s", ld->model, ld->pairs,
+                         ld->skewed ? "skewed" : "balanced", name);
+            }
+        }
+    }
+    fprintf(f, "\nv2 slower than v1 in %d of %d (load, configuration) cells; worst v2/v1 %.2f (%s)\n",
+            slower, cells, worst, worst_name);
+    printf("v2 slower than v1 in %d of %d (load, configuration) cells; worst v2/v1 %.2f (%s)\n",
+           slower, cells, worst, worst_name);
+    fclose(f);
+    printf("wrote %s/moe-v2-%s.{md,csv}\n", outdir, date);
+    return bad;
+}

@@ -1,0 +1,82 @@
+/*
+ * moe_v2_params.h - the Hopper fused MoE kernel's (v2, moe_v2.cuh) launch
+ * shape and shared-memory layout, shared by the host (src/moe_v2.c, C11)
+ * and the device (NVRTC), so that both size the launch from one formula.
+ *
+ * v2 takes the v1 parameter block (ramp_moe_params, moe_v1_params.h: the
+ * same input contract) unchanged as its first parameter and the two weight
+ * tensor maps as a second, `const __grid_constant__` one (ramp_moe_v2_maps:
+ * hop_tensormap on the device, CUtensorMap in src/moe_v2.h on the host; two
+ * 128-byte maps, 256 bytes). Growing ramp_moe_params cost v1 registers, so
+ * the maps stay out of it.
+ *
+ * Block: 384 threads = producer warpgroup (TMA + cp.async) and two consumer
+ * warpgroups (wgmma). A ring of `stages` slots, each:
+ *   a    32 KB: four 64-row x 128-byte SW128 tiles of weights. Up stage:
+ *        gate rows [128][128 B] then up rows [128][128 B] of one 128-column
+ *        pass (consumer c owns rows 64c..64c+63 of each). Down stage: 256
+ *        rows of W2 (consumer c owns rows 128c..128c+127, two m-tiles).
+ *   b    npad x 128 B: the tile's token rows of this K block (up stages only)
+ *   xs   f32 [npad]: the tokens' x_scale of this K block (up stages)
+ *   wsc  f32 [2]: weight block scales (up: gate, up; down: consumer 0, 1)
+ *   (the slot padded to 1024 B, the SW128 atom)
+ * Per block:
+ *   inter   the FP8 intermediate: width/128 SW128 tiles of npad x 128 B
+ *   iscale  f32 [npad][width/128] its per-token group scales
+ *   amax    f32 [8 consumer warps][npad] scratch for the group maxima
+ *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
+ *   bars    u64 full[stages], empty[stages]
+ * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
+ */
+#ifndef RAMP_MOE_V2_PARAMS_H
+#define RAMP_MOE_V2_PARAMS_H
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define RAMP_MV2_INLINE static __host__ __device__ __forceinline__
+#else
+#define RAMP_MV2_INLINE static inline
+#endif
+
+#define RAMP_MV2_THREADS 384       /* producer + 2 consumer warpgroups */
+#define RAMP_MV2_REGS 168          /* registers at entry: 65536 / 384, rounded to 8 */
+#define RAMP_MV2_PRODUCER_REGS 56
+#define RAMP_MV2_CONSUMER_REGS 224
+#define RAMP_MV2_KB 128            /* bytes (= e4m3 elements) of K per stage */
+#define RAMP_MV2_A_BYTES 32768     /* weights per stage: 256 rows x 128 B */
+#define RAMP_MV2_BOX_ROWS 128      /* rows per TMA box (two per stage) */
+#define RAMP_MV2_CHUNK 256         /* rows of d per down chunk */
+#define RAMP_MV2_ALIGN 1024        /* SW128 tiles start on 1024-byte atoms */
+
+typedef struct {
+    int npad, stages, passes;
+    long long slot_a, slot_b, slot_xs, slot_wsc, slot_bytes;
+    long long inter, iscale, amax, tok, rw, bars, total;
+} ramp_moe_v2_layout;
+
+RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x + a - 1) / a * a; }
+
+/* rows b (1..64; npad = ceil8(b)), width w (128, 256, 512), stages. total is
+ * the dynamic shared memory of a launch, slack included. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, int stages) {
+    ramp_moe_v2_layout l;
+    l.npad = (rows + 7) / 8 * 8;
+    l.stages = stages;
+    l.passes = width / 128;
+    long long o = 0;
+    l.slot_a = o;   o += RAMP_MV2_A_BYTES;
+    l.slot_b = o;   o += (long long)l.npad * RAMP_MV2_KB;
+    l.slot_xs = o;  o += 4LL * l.npad;
+    l.slot_wsc = o; o += 16;
+    l.slot_bytes = ramp_mv2_align(o, RAMP_MV2_ALIGN);
+    o = (long long)stages * l.slot_bytes;
+    l.inter = o;    o += (long long)l.npad * width; /* npad * 128 per tile: 1024-aligned */
+    l.iscale = o;   o = ramp_mv2_align(o + 4LL * l.npad * (width / 128), 16);
+    l.amax = o;     o = ramp_mv2_align(o + 4LL * 8 * l.npad, 16);
+    l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
+    l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
+    l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
+    l.total = o + RAMP_MV2_ALIGN;
+    return l;
+}
+
+#endif /* RAMP_MOE_V2_PARAMS_H */

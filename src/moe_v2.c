@@ -1,0 +1,220 @@
+/*
+ * moe_v2.c - host glue of the Hopper fused MoE kernel v2 (moe_v2.h,
+ * kernels/moe_v2.cuh): checks, defines, JIT compile, resources, tensor maps
+ * and launches.
+ */
+#include "moe_v2.h"
+
+#include "tensormap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct ramp_moe_v2_kernel {
+    ramp_moe_v2_maps maps; /* first: CUtensorMap needs 128-byte alignment */
+    ramp_gpu *gpu;
+    ramp_moe_variant v;
+    ramp_moe_v2_layout layout;
+    ramp_module *module;
+    ramp_kernel *kernel;
+    ramp_resources res;
+    int sms, max_grid;
+    ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
+};
+
+_Static_assert(sizeof(ramp_moe_v2_maps) == 256, "ramp_moe_v2_maps: two 128-byte maps");
+
+ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
+    RAMP_CHECK(v, RAMP_ERR_INVALID_ARGUMENT, "NULL variant");
+    const ramp_config *c = &v->cfg;
+    const ramp_geometry *g = &v->geom;
+    char name[64];
+    ramp_config_name(c, name, sizeof name);
+    const int n = (c->rows + 7) / 8 * 8;
+    RAMP_CHECK(c->rows >= 1 && c->rows <= 64 && n != 40 && n != 56, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: rows %d (rounded up to 8: %d) is not 1..64 with a wgmma N of "
+               "8, 16, 24, 32, 48 or 64", name, c->rows, n);
+    RAMP_CHECK(c->width == 128 || c->width == 256 || c->width == 512, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: width %d not 128, 256 or 512", name, c->width);
+    RAMP_CHECK(c->stages >= 2 && c->stages <= 6, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: stages %d outside 2..6", name, c->stages);
+    RAMP_CHECK(!c->persistent && !c->grouped && c->splitk == 1, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: persistent launch, grouped order and split-K are not "
+               "implemented in v2 yet", name);
+    RAMP_CHECK(!g->bf16 && !v->xbf16, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: only FP8 layers with FP8 hidden states so far", name);
+    RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
+               RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts, g->topk,
+               g->inter, g->hidden);
+    RAMP_CHECK(g->inter % c->width == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: width %d does not divide h = %d", name, c->width, g->inter);
+    RAMP_CHECK(g->hidden % RAMP_MV2_CHUNK == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: d = %d is not a multiple of %d (the down chunk)", name,
+               g->hidden, RAMP_MV2_CHUNK);
+    ramp_moe_v2_layout l = ramp_moe_v2_layout_for(v);
+    RAMP_CHECK(l.total <= 232448, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: %lld B of shared memory exceeds the 227 KB per block", name,
+               l.total);
+    return RAMP_OK;
+}
+
+ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
+    return ramp_moe_v2_layout_of(v->cfg.rows, v->cfg.width, v->cfg.stages);
+}
+
+int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs) {
+    int n = 0;
+#define DEF(fmt, val)                       \
+    do {                                    \
+        snprintf(storage[n], 48, fmt, val); \
+        defs[n] = storage[n];               \
+        n++;                                \
+    } while (0)
+    DEF("RAMP_ROWS=%d", v->cfg.rows);
+    DEF("RAMP_WIDTH=%d", v->cfg.width);
+    DEF("RAMP_STAGES=%d", v->cfg.stages);
+    DEF("RAMP_HIDDEN=%d", v->geom.hidden);
+    DEF("RAMP_INTER=%d", v->geom.inter);
+    DEF("RAMP_TOPK=%d", v->geom.topk);
+    DEF("RAMP_EXPERTS=%d", v->geom.experts);
+#undef DEF
+    return n;
+}
+
+void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
+    snprintf(buf, size, "moe2-r%dw%ds%d-d%dh%dk%de%d-fp8", v->cfg.rows, v->cfg.width,
+             v->cfg.stages, v->geom.hidden, v->geom.inter, v->geom.topk, v->geom.experts);
+}
+
+ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
+    RAMP_TRY(ramp_moe_v2_check(v));
+    char storage[RAMP_MOE_MAX_DEFINES][48];
+    const char *defs[RAMP_MOE_MAX_DEFINES];
+    char name[96];
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    ramp_moe_v2_program_name(v, name, sizeof name);
+    rq.name = name;
+    rq.source = "#include \"moe_v2.cuh\"\n";
+    rq.defines = defs;
+    rq.ndefines = ramp_moe_v2_defines(v, storage, defs);
+    return ramp_jit_compile(&rq, out);
+}
+
+ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_result *r,
+                                     const ramp_device_limits *lim, ramp_resources *out) {
+    RAMP_CHECK(v && r && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
+    RAMP_CHECK(k, RAMP_ERR_INTERNAL, "no ptxas report for ramp_moe_v2 in the compile log");
+    ramp_moe_v2_layout l = ramp_moe_v2_layout_for(v);
+    return ramp_resources_from_report(k, RAMP_MV2_THREADS, (int)l.total, lim, out);
+}
+
+ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                    const ramp_jit_result *jit, ramp_moe_v2_kernel **out) {
+    RAMP_CHECK(gpu && v && jit && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_TRY(ramp_moe_v2_check(v));
+    ramp_gpu_info info;
+    RAMP_TRY(ramp_gpu_get_info(gpu, &info));
+    /* CUtensorMap wants 128-byte alignment: aligned_alloc, not calloc */
+    ramp_moe_v2_kernel *k = aligned_alloc(128, (sizeof *k + 127) / 128 * 128);
+    RAMP_CHECK(k, RAMP_ERR_OUT_OF_MEMORY, "out of memory");
+    memset(k, 0, sizeof *k);
+    k->gpu = gpu;
+    k->v = *v;
+    k->layout = ramp_moe_v2_layout_for(v);
+    k->sms = info.limits.sms;
+    ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
+    if (s == RAMP_OK && !k->res.valid) {
+        char name[64];
+        ramp_config_name(&v->cfg, name, sizeof name);
+        s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                           "v2 config %s cannot run: %s", name, k->res.why);
+    }
+    if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
+    if (s == RAMP_OK)
+        s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
+    if (s != RAMP_OK) {
+        ramp_moe_v2_free(k);
+        return s;
+    }
+    *out = k;
+    return RAMP_OK;
+}
+
+ramp_status ramp_moe_v2_create(ramp_gpu *gpu, const ramp_moe_variant *v,
+                               ramp_moe_v2_kernel **out) {
+    RAMP_CHECK(gpu && v && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    ramp_jit_result *r = NULL;
+    RAMP_TRY(ramp_moe_v2_compile(v, &r));
+    ramp_status s = ramp_moe_v2_create_from(gpu, v, r, out);
+    ramp_jit_result_free(r);
+    return s;
+}
+
+void ramp_moe_v2_free(ramp_moe_v2_kernel *k) {
+    if (!k) return;
+    ramp_module_free(k->module);
+    free(k);
+}
+
+const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k) {
+    return k ? &k->res : NULL;
+}
+
+unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
+    long long total = (long long)max_tiles * (k->v.geom.inter / k->v.cfg.width);
+    if (total > k->sms && k->sms > 0) total = k->sms; /* one block per SM; blocks stride */
+    if (k->max_grid > 0 && total > k->max_grid) total = k->max_grid;
+    if (total < 1) total = 1;
+    if (total > 0x7FFFFFFFLL) total = 0x7FFFFFFFLL;
+    return (unsigned)total;
+}
+
+void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
+    if (k) k->max_grid = blocks > 0 ? blocks : 0;
+}
+
+/* The maps of W13 [E * 2h][d] and W2 [E * d][h]: boxes of 128 bytes x 128
+ * rows (two per 32 KB stage). */
+static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_u64 w2) {
+    const ramp_geometry *g = &k->v.geom;
+    ramp_tmap_2d t;
+    memset(&t, 0, sizeof t);
+    t.elem_bytes = 1;
+    t.box_rows = RAMP_MV2_BOX_ROWS;
+    t.box_cols = RAMP_MV2_KB;
+    t.base = w13;
+    t.rows = (uint64_t)g->experts * 2 * g->inter;
+    t.cols = (uint64_t)g->hidden;
+    t.row_stride = (uint64_t)g->hidden;
+    RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.w13));
+    t.base = w2;
+    t.rows = (uint64_t)g->experts * g->hidden;
+    t.cols = (uint64_t)g->inter;
+    t.row_stride = (uint64_t)g->inter;
+    ramp_status s = ramp_tmap_2d_encode(&t, &k->maps.w2);
+    k->map_w13 = s == RAMP_OK ? w13 : 0;
+    k->map_w2 = s == RAMP_OK ? w2 : 0;
+    return s;
+}
+
+ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
+                               ramp_stream stream) {
+    RAMP_CHECK(k && p, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(sizeof(ramp_moe_params) == RAMP_MOE_PARAMS_BYTES, RAMP_ERR_INTERNAL,
+               "ramp_moe_params is %zu bytes, expected %d", sizeof(ramp_moe_params),
+               RAMP_MOE_PARAMS_BYTES);
+    RAMP_CHECK(p->max_tiles >= 0 && p->num_tokens >= 0, RAMP_ERR_INVALID_ARGUMENT,
+               "max_tiles = %d, num_tokens = %d", p->max_tiles, p->num_tokens);
+    RAMP_CHECK(p->x && p->x_scale && p->w13 && p->w13_scale && p->w2 && p->w2_scale &&
+                   p->topk_weights && p->sorted_ids && p->tile_expert && p->num_tiles && p->out,
+               RAMP_ERR_INVALID_ARGUMENT, "a required device pointer is 0");
+    if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
+    unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
+    unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
+    ramp_moe_params copy = *p;
+    void *args[2] = {&copy, &k->maps};
+    return ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args);
+}

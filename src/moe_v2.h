@@ -1,0 +1,63 @@
+/*
+ * moe_v2.h - host glue of the Hopper fused MoE kernel v2
+ * (kernels/moe_v2.cuh): which variants it supports, the NVRTC defines,
+ * compilation through the JIT (jit.c), measured resources, the two weight
+ * tensor maps (tensormap.c) and launches. Same variant type and parameter
+ * block as v1 (moe_gpu.h), so tests and benchmarks run both on one input.
+ *
+ * Supported now (issue #5, step 1): FP8 layers with FP8 hidden states,
+ * persistent = 0 and grouped = 0 (the grid is min(tiles, SMs), blocks stride
+ * statically over the tiles), no split-K; rows b with
+ * ceil8(b) in {8, 16, 24, 32, 48, 64}; width 128, 256, 512 (dividing h);
+ * stages 2..6 within the shared memory; d a multiple of 256.
+ */
+#ifndef RAMP_MOE_V2_H
+#define RAMP_MOE_V2_H
+
+#include "cuda_loader.h"
+#include "moe_gpu.h"
+
+#include "../kernels/moe_v2_params.h"
+
+/* The kernel's second parameter (moe_v2.cuh's ramp_moe_v2_maps). */
+typedef struct {
+    CUtensorMap w13; /* [E * 2h][d] e4m3, box 128 B x 128 rows, 128-byte swizzle */
+    CUtensorMap w2;  /* [E * d][h] */
+} ramp_moe_v2_maps;
+
+/* RAMP_ERR_UNSUPPORTED saying why when v2 cannot run the variant. */
+ramp_status ramp_moe_v2_check(const ramp_moe_variant *v);
+ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v);
+int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs);
+void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size);
+ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out);
+/* From a compile result: registers from ptxas, the layout's shared memory,
+ * 384 threads, validity (spills, fit). */
+ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_result *r,
+                                     const ramp_device_limits *lim, ramp_resources *out);
+
+typedef struct ramp_moe_v2_kernel ramp_moe_v2_kernel;
+
+ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                    const ramp_jit_result *jit, ramp_moe_v2_kernel **out);
+ramp_status ramp_moe_v2_create(ramp_gpu *gpu, const ramp_moe_variant *v,
+                               ramp_moe_v2_kernel **out);
+void ramp_moe_v2_free(ramp_moe_v2_kernel *k);
+const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k);
+/* Blocks of a launch: min(max_tiles * h / w, SMs); every block strides
+ * over the tiles (one block per SM fits). */
+unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles);
+/* Caps the grid at `blocks` (0: no cap beyond the SMs), so that tests can
+ * make every block run several tiles. */
+void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks);
+
+/* Queues one launch. The weight tensor maps are (re)built on the host when
+ * p->w13 or p->w2 differ from the previous launch's (a map holds the
+ * address), so a captured graph keeps the maps of its capture. ws/ws_count
+ * are not used (no split-K yet). The calling thread must have the GPU's
+ * context current (ramp_gpu_open and every libramp GPU call bind it): the
+ * driver's map encoder refuses to work without one. */
+ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
+                               ramp_stream stream);
+
+#endif /* RAMP_MOE_V2_H */

@@ -1,0 +1,180 @@
+/*
+ * test_moe_v2_compile.c - the Hopper fused MoE kernel v2 (kernels/
+ * moe_v2.cuh) compiled with NVRTC for sm_90a, no GPU needed (CI): every
+ * supported configuration of Qwen3-30B-A3B EP8 and DeepSeek-V3 EP8 (rows
+ * {2..64} x widths dividing h, 4 stages; tests/moe_v2_util.h), and ptxas's
+ * report of each must show no spills, no stack frame, no static shared
+ * memory, no warning at all (C7508 = setmaxnreg ignored, or wgmma
+ * serialisation), exactly RAMP_MV2_REGS registers at entry (setmaxnreg's
+ * pool arithmetic: 128 x 56 + 256 x 224 <= 384 x 168), the dynamic layout
+ * within 227 KB and one block per SM by the measured resources. Also: the
+ * host-side check refuses what v2 does not do yet (persistent, split-K,
+ * BF16, widths that do not divide h) with RAMP_ERR_UNSUPPORTED.
+ *
+ * Prints registers and shared memory per configuration. Default (CI): one
+ * row count per wgmma N (2, 12, 24, 32, 48, 64) for each width of both
+ * models: 30 compiles. RAMP_MOE_V2_COMPILE_ALL=1: all 50.
+ * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
+ * v2 disassembles them). RAMP_MOE_COMPILE_THREADS threads (default 2).
+ * Exit 77 without NVRTC.
+ */
+#include "check.h"
+#include "moe_v2_util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct {
+    ramp_moe_variant v;
+    const char *model;
+    ramp_kernel_report rep;
+    ramp_resources res;
+    ramp_status status;
+    int warnings, cached;
+    char err[2048];
+} job;
+
+static job jobs[128];
+static int njobs, next_job;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ramp_device_limits lim;
+
+static void save_cubin(const job *j, const ramp_jit_result *r) {
+    const char *dir = getenv("RAMP_MOE_V2_CUBIN_DIR");
+    if (!dir || !*dir) return;
+    char name[96], path[1200];
+    ramp_moe_v2_program_name(&j->v, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
+    if (f) ok &= fclose(f) == 0;
+    if (!ok) {
+        fprintf(stderr, "cannot write %s\n", path);
+        pthread_mutex_lock(&lock);
+        check_failures++;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int i = next_job++;
+        pthread_mutex_unlock(&lock);
+        if (i >= njobs) return NULL;
+        job *j = &jobs[i];
+        ramp_jit_result *r = NULL;
+        j->status = ramp_moe_v2_compile(&j->v, &r);
+        if (j->status == RAMP_OK) {
+            const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
+            if (k) j->rep = *k;
+            j->warnings = r->ptxas_warnings;
+            j->cached = r->from_cache;
+            if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
+            j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
+            save_cubin(j, r);
+        }
+        if (j->status != RAMP_OK) snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+        ramp_jit_result_free(r);
+    }
+}
+
+static void refusals(void) {
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("qwen3-30b", &g));
+    ramp_moe_variant v = mv2_variant(&g, 8, 128);
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.width = 512; /* 768 % 512 != 0 */
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.cfg.persistent = 1;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.cfg.splitk = 2;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.geom.bf16 = 1;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.xbf16 = 1;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 40, 128); /* N = 40: no wgmma instance */
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.cfg.stages = 7;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+}
+
+int main(void) {
+    refusals();
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) {
+        printf("test_moe_v2_compile: NVRTC not available (%s): compiles skipped\n",
+               ramp_last_error());
+        if (check_failures) return check_finish("test_moe_v2_compile");
+        return 77;
+    }
+    printf("NVRTC %d.%d\n", major, minor);
+    ramp_device_limits_h200(&lim);
+    const char *all_env = getenv("RAMP_MOE_V2_COMPILE_ALL");
+    const int all = all_env && atoi(all_env) > 0;
+    const char *models[2] = {"qwen3-30b", "deepseek-v3"};
+    for (int mi = 0; mi < 2; mi++) {
+        ramp_geometry g;
+        CHECK_OK(mv2_geometry(models[mi], &g));
+        ramp_moe_variant vs[3 * MV2_NROWS];
+        int n = mv2_variants(&g, vs);
+        for (int i = 0; i < n; i++) {
+            /* default: one rows value per wgmma N (12 stands for 16, ...) */
+            const int r = vs[i].cfg.rows;
+            if (!all && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64) continue;
+            jobs[njobs].v = vs[i];
+            jobs[njobs].model = models[mi];
+            njobs++;
+        }
+    }
+    const char *th_env = getenv("RAMP_MOE_COMPILE_THREADS");
+    int nth = th_env && atoi(th_env) > 0 ? atoi(th_env) : 2;
+    if (nth > 32) nth = 32;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th[32];
+    for (int t = 0; t < nth; t++) pthread_create(&th[t], NULL, worker, NULL);
+    for (int t = 0; t < nth; t++) pthread_join(th[t], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+
+    int cached = 0;
+    printf("%-12s %-16s %5s %9s %6s\n", "model", "config", "regs", "smem(B)", "blocks");
+    for (int i = 0; i < njobs; i++) {
+        const job *j = &jobs[i];
+        char name[64];
+        ramp_config_name(&j->v.cfg, name, sizeof name);
+        if (j->status != RAMP_OK) {
+            fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
+            check_failures++;
+            continue;
+        }
+        cached += j->cached;
+        const ramp_kernel_report *r = &j->rep;
+        const long long smem = ramp_moe_v2_layout_for(&j->v).total;
+        int bad = j->warnings || r->spill_store_bytes || r->spill_load_bytes || r->stack_bytes ||
+                  r->smem_bytes || r->registers != RAMP_MV2_REGS || smem > 232448 ||
+                  !j->res.valid || j->res.blocks_per_sm != 1;
+        printf("%-12s %-16s %5d %9lld %6d%s\n", j->model, name, r->registers, smem,
+               j->res.blocks_per_sm, bad ? "   BAD" : "");
+        if (bad) {
+            fprintf(stderr,
+                    "  %s %s: spill %d/%d, stack %d, static smem %d, regs %d (must be %d), "
+                    "valid %d (%s), %d ptxas warning(s)\n%.3000s\n",
+                    j->model, name, r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes,
+                    r->smem_bytes, r->registers, RAMP_MV2_REGS, j->res.valid, j->res.why,
+                    j->warnings, j->warnings ? j->err : "");
+            check_failures++;
+        }
+    }
+    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs,
+           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), nth, cached);
+    return check_finish("test_moe_v2_compile");
+}

@@ -36,7 +36,18 @@
  *   - every block takes its first tile by its index and the next ones from
  *     a tile counter (pp.sched; reset by the last block to finish), so
  *     blocks that finish early take more, as the hardware's scheduler does
- *     for a plain grid; blocks past the tile count exit at once;
+ *     for a plain grid. With half a wave to a wave of tiles (sms/2 < tiles
+ *     <= sms), only the first block to start on each SM works, and it takes
+ *     every tile from the counter (a per-SM counter in pp.sched says who is
+ *     first): the hardware puts a few of a large grid's first 132 blocks
+ *     two to an SM, and a tile sharing its SM ran up to 1.3x slower
+ *     (bench_layer on the H200, Qwen3-30B EP8, about 90 tiles: the entry
+ *     inside the polymorphic kernel 1.26-1.42x its time alone before,
+ *     1.06-1.14x with it). It costs two dependent atomics before a block's
+ *     first tile and gains nothing where nothing collides (about 45 tiles:
+ *     1.05-1.19x either way, up to 4 us more on some entries), nor with
+ *     more tiles than SMs, where every SM gets work anyway: hence the
+ *     window;
  *   - a plain entry uses the whole grid; a persistent entry uses the first
  *     pp.persist_grid blocks (sms * blocks per SM of THIS kernel, whose
  *     registers and shared memory are the menu's maxima) and the rest exit;
@@ -59,22 +70,52 @@
 
 #define RAMP_V1_BODY_ONLY 1
 
+/* Work tiles of this launch for an entry with q tiles per row tile. */
+static __device__ __forceinline__ int ramp_poly_total(const ramp_poly_params &pp, int q) {
+    int rtiles = *(const volatile int *)pp.moe.num_tiles;
+    if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;
+    if (rtiles < 0) rtiles = 0;
+    return rtiles * q;
+}
+
+/* This block's first tile from the counter, or -1 when it is not the first
+ * block on its SM and there are no more tiles than SMs. Every thread of the
+ * block calls it; thread 0 does the atomics (the per-SM one first: a tile
+ * once claimed must be run). */
+static __device__ __forceinline__ int ramp_poly_first_tile(const ramp_poly_params &pp, int total,
+                                                           int *bcast) {
+    if (threadIdx.x == 0) {
+        int *s = (int *)pp.sched;
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const int tier = smid < RAMP_POLY_MAX_SMS ? atomicAdd(s + 2 + smid, 1) : 0;
+        *bcast = tier > 0 && total <= pp.sms ? -1 : atomicAdd(s, 1);
+    }
+    __syncthreads();
+    return *bcast;
+}
+
 /* The last block to finish resets the tile scheduler's counters, so the
  * next launch (the next graph replay) starts from zero. Every block has
  * claimed its last tile before it counts itself finished. */
 static __device__ __forceinline__ void ramp_poly_block_done(const ramp_poly_params &pp) {
-    if (threadIdx.x != 0) return;
     int *s = (int *)pp.sched;
-    if (atomicAdd(s + 1, 1) == (int)gridDim.x - 1) {
-        atomicExch(s, 0);
-        atomicExch(s + 1, 0);
+    int last = 0;
+    /* thread 0 claims, so its body's end is the block's last claim; the
+     * fence orders that claim before the count */
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(s + 1, 1) == (int)gridDim.x - 1;
     }
+    if (__syncthreads_or(last))
+        for (int i = threadIdx.x; i < RAMP_POLY_SCHED_WORDS; i += blockDim.x) s[i] = 0;
 }
 
 #define RAMP_POLY_KERNEL_BEGIN                                                 \
     extern "C" __global__ void __launch_bounds__(RAMP_POLY_THREADS, 1)       \
     ramp_moe_poly(const ramp_poly_params pp) {                                \
         extern __shared__ __align__(128) unsigned char ramp_poly_smem[];      \
+        __shared__ int ramp_poly_bcast;                                       \
         /* launched with programmatic dependent launch, the blocks start    \
          * while the selection kernel runs; wait for its outputs here */     \
         asm volatile("griddepcontrol.wait;\n" ::: "memory");                 \
@@ -86,8 +127,16 @@ static __device__ __forceinline__ void ramp_poly_block_done(const ramp_poly_para
 #define RAMP_POLY_CASE(index, ns, persistent)                                 \
         case index: {                                                         \
             const int grid = (persistent) ? pgrid : (int)gridDim.x;           \
-            if ((int)threadIdx.x < ns::v1_threads && (int)blockIdx.x < grid)  \
-                ns::v1_body(pp.moe, ramp_poly_smem, blockIdx.x, grid,         \
+            if ((int)blockIdx.x >= grid) break;                               \
+            const int total = ramp_poly_total(pp, ns::v1_q);                  \
+            /* half a wave to a wave of tiles: one block per SM, all tiles \
+             * from the counter; else the first tile by block index, then   \
+             * tiles grid, grid + 1, ... from the counter */                \
+            const bool few = 2 * total > pp.sms && total <= pp.sms;           \
+            const int first = few ? ramp_poly_first_tile(pp, total, &ramp_poly_bcast) \
+                                  : (int)blockIdx.x;                          \
+            if (first >= 0 && (int)threadIdx.x < ns::v1_threads)              \
+                ns::v1_body(pp.moe, ramp_poly_smem, first, few ? 0 : grid,    \
                             (int *)pp.sched);                                 \
             break;                                                            \
         }

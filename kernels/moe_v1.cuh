@@ -726,8 +726,9 @@ static __device__ V1_BODY_INLINE void v1_body(V1_PRM prm,
 
     float acc[V1_MTW][V1_NT][4];
 #if RAMP_V1_BODY_ONLY
-    /* The first tile by the block's index, the next ones from the counter
-     * (tiles grid, grid + 1, ...). */
+    /* The first tile is `block`, the next ones grid + the counter's claims
+     * (the polymorphic kernel passes the block index and its grid, or, for
+     * a launch with few tiles, a tile it claimed and grid = 0). */
     int claim = 0;
     for (int tt = block; tt < total; tt = v1_next(sched, tt, grid, claim, flag)) {
         if (threadIdx.x == 0) claim = atomicAdd(sched, 1);
@@ -798,7 +799,8 @@ RAMP_KERNEL_NAME(const ramp_moe_params prm) {
     v1_body(prm, ramp_v1_smem, blockIdx.x, gridDim.x, 0);
 }
 #else
-enum { v1_threads = V1_THREADS }; /* block threads this entry needs */
+enum { v1_threads = V1_THREADS, /* block threads this entry needs */
+       v1_q = V1_Q };             /* work tiles per row tile */
 #undef V1_NPAD
 #undef V1_NT
 #undef V1_MTW

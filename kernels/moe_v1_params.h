@@ -58,18 +58,20 @@ typedef struct {
     ramp_moe_params moe;
     ramp_moe_u64 choice;       /* [1] i32 menu index to run (device memory,
                                   written by the selection kernel) */
-    ramp_moe_u64 sched;        /* i32 [2]: the tile scheduler's tile counter
-                                  and finished-block counter; zero before the
+    ramp_moe_u64 sched;        /* i32 [RAMP_POLY_SCHED_WORDS]: the tile
+                                  scheduler's counters; zero before the
                                   first launch, and the kernel leaves them
                                   zero */
     ramp_moe_i32 persist_grid; /* blocks a persistent entry uses (sms * blocks
                                   per SM of the polymorphic kernel) */
-    ramp_moe_i32 sms;          /* the GPU's SMs (for a tile order that spreads
-                                  few tiles over SMs: not used yet) */
+    ramp_moe_i32 sms;          /* the GPU's SMs: with at most this many tiles,
+                                  only the first block on each SM works */
 } ramp_poly_params;
 
-/* sched: the tile counter and the finished-block counter. */
-#define RAMP_POLY_SCHED_WORDS 2
+/* sched: [0] the tile counter, [1] the finished-block counter, [2 + s] the
+ * blocks that started on SM s (%smid < RAMP_POLY_MAX_SMS). */
+#define RAMP_POLY_MAX_SMS 256
+#define RAMP_POLY_SCHED_WORDS (2 + RAMP_POLY_MAX_SMS)
 
 #define RAMP_POLY_PARAMS_BYTES (RAMP_MOE_PARAMS_BYTES + 2 * 8 + 2 * 4)
 

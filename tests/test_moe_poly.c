@@ -129,7 +129,9 @@ static int test_compile(int bf16, int xbf16, const char *kind) {
         CHECK_EQ_INT(k->spill_store_bytes, 0);
         CHECK_EQ_INT(k->spill_load_bytes, 0);
         CHECK_EQ_INT(k->stack_bytes, 0);
-        CHECK_EQ_INT(k->smem_bytes, 0);
+        /* static: only the tile scheduler's broadcast word (the entries'
+         * shared memory is all dynamic); ramp_resources_from_report counts it */
+        CHECK(k->smem_bytes <= 128);
         CHECK(k->registers >= 32 && k->registers <= 255);
         ramp_device_limits lim;
         ramp_device_limits_h200(&lim);

@@ -20,6 +20,16 @@
  * Usage: bench_moe_v2 OUTDIR [reps]  writes OUTDIR/moe-v2-<date>.md and
  * .csv (one row per load and configuration) with the command, date and GPU.
  * Exit 77 without a GPU.
+ *
+ * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
+ * list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
+ * [.x<pipe>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3 only; prefetch,
+ * diag and pipe as ramp_moe_v2_opts, by default ramp_moe_v2_default_opts)
+ * times only those v2 programs, no v1, on the loads named in
+ * RAMP_MV2_BENCH_LOADS (e.g.
+ * "64b,64s,512b,4096b": pairs + b/s for balanced/skewed; default all), checks
+ * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
+ * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
  */
 #include "internal.h"
 #include "moe_v2.h"
@@ -54,6 +64,43 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 #define MAXV (3 * MV2_NROWS)
+#define MAXX 32 /* variants of variant mode */
+
+typedef struct {
+    char text[64];
+    int model; /* -1 both, 0 Qwen3, 1 DeepSeek-V3 */
+    int rows, width, stages, grid;
+    ramp_moe_v2_opts o;
+} xvariant;
+
+/* One RAMP_MV2_BENCH_VARIANTS item; 0 if malformed. */
+static int parse_xvariant(const char *txt, xvariant *x) {
+    memset(x, 0, sizeof *x);
+    snprintf(x->text, sizeof x->text, "%s", txt);
+    x->model = -1;
+    x->o = ramp_moe_v2_default_opts();
+    const char *p = txt;
+    if ((p[0] == 'q' || p[0] == 'd') && p[1] == ':') {
+        x->model = p[0] == 'q' ? 0 : 1;
+        p += 2;
+    }
+    int used = 0;
+    if (sscanf(p, "r%d.w%d.s%d%n", &x->rows, &x->width, &x->stages, &used) != 3) return 0;
+    p += used;
+    while (*p == '.') {
+        char c = p[1];
+        int val = 0;
+        used = 0;
+        if (sscanf(p + 2, "%d%n", &val, &used) != 1) return 0;
+        if (c == 'p') x->o.prefetch = val;
+        else if (c == 'd') x->o.diag = val;
+        else if (c == 'g') x->grid = val;
+        else if (c == 'x') x->o.pipe = val;
+        else return 0;
+        p += 2 + used;
+    }
+    return *p == '\0';
+}
 
 typedef struct {
     const char *model;
@@ -64,6 +111,9 @@ typedef struct {
     double t2[MAXV], t1[MAXV]; /* medians, v2 and v1 (0: v1 cannot run it) */
     int best2, best1;
     double check; /* Qwen3: max err/bound; DeepSeek-V3: max |v2-v1|/rms(v1) */
+    int selected; /* variant mode: timed */
+    float *ref, *bd; /* variant mode: the CPU reference and its bound, once per load */
+    double tx[MAXX], cx[MAXX]; /* variant mode: median us, check (-1: none) */
 } load;
 
 typedef struct {
@@ -118,6 +168,38 @@ static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k
     return RAMP_OK;
 }
 
+/* Variant mode: max err / bound of kernel K2 on load ld against the CPU
+ * reference (Qwen3 geometry), as the best-configuration check below. */
+static ramp_status check_ref(timer *T, load *ld, ramp_moe_v2_kernel *K2, const ramp_moe_params *p,
+                             moe_weights *W, int d, int threads, double *worst) {
+    const size_t n = (size_t)ld->pairs * d;
+    float *o = malloc(n * 4);
+    ramp_status s = o ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+    if (s == RAMP_OK) s = ramp_gpu_fill32_async(T->gpu, T->out, 0, n, T->st);
+    if (s == RAMP_OK) s = ramp_moe_v2_launch(K2, p, T->st);
+    if (s == RAMP_OK) s = ramp_stream_sync(T->gpu, T->st);
+    if (s == RAMP_OK) s = ramp_gpu_download(T->gpu, o, T->out, n * 4);
+    if (s == RAMP_OK && !ld->ref) {
+        ld->ref = malloc(n * 4);
+        ld->bd = malloc(n * 4);
+        ramp_moe_layer Ly = moe_layer_of(W);
+        ramp_moe_batch B = moe_batch_fp8(&ld->b);
+        s = ld->ref && ld->bd ? ramp_moe_reference_tc(&Ly, &B, threads, 1, ld->ref, ld->bd)
+                              : RAMP_ERR_OUT_OF_MEMORY;
+        if (s != RAMP_OK) {
+            free(ld->ref); free(ld->bd);
+            ld->ref = ld->bd = NULL;
+        }
+    }
+    *worst = 0;
+    for (size_t i = 0; s == RAMP_OK && i < n; i++) {
+        double r = fabs(o[i] - ld->ref[i]) / (ld->bd[i] + fabs(ld->ref[i]) / 65536.0 + 1e-30);
+        if (!(r <= *worst)) *worst = isnan(r) ? INFINITY : r;
+    }
+    free(o);
+    return s;
+}
+
 /* One token per pair: its first choice the given local expert, the other
  * k - 1 choices on remote experts (distinct). */
 static void route(load *ld, int t, int e, int E, int global, int k) {
@@ -129,6 +211,61 @@ static void route(load *ld, int t, int e, int E, int global, int k) {
             if (id[j] == id[j2]) id[j] = E + (id[j] - E + 1) % (global - E);
 }
 
+/* Variant mode's table: one row per (load, variant) timed. */
+static int write_variants(const char *outdir, const char *xname, const char *date,
+                          const char *stamp, const char *cmd, const char *xenv,
+                          const ramp_gpu_info *info, double copy_rate, const load *loads, int nl,
+                          const xvariant *xv, int nx) {
+    char path[1024];
+    int bad = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(path, sizeof path, "%s/moe-v2-%s-%s.%s", outdir, date, xname, pass ? "md" : "csv");
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "cannot write %s\n", path);
+            return 1;
+        }
+        if (pass == 0) {
+            fprintf(f, "# command: RAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
+                       "# copy_rate_tb_s: %.4f\n", xenv, cmd, stamp, info->limits.name,
+                    info->limits.sms, copy_rate / 1e12);
+            fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,check\n");
+        } else {
+            fprintf(f, "# Fused MoE kernel v2: variants (%s)\n\n", xname);
+            fprintf(f, "- command: `RAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
+                    xenv, cmd, stamp, info->limits.name, info->limits.sms);
+            fprintf(f, "- measured copy rate: %.2f TB/s; timing as moe-v2-%s.md (L2 evicted, events, median)\n",
+                    copy_rate / 1e12, date);
+            fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
+                       "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
+                       "N 16..48, 2 for N <= 48); .gN grid capped at N blocks\n");
+            fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
+            fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | check |\n");
+            fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+        }
+        for (int li = 0; li < nl; li++) {
+            const load *ld = &loads[li];
+            for (int xi = 0; xi < nx; xi++) {
+                if (ld->tx[xi] < 0) continue;
+                const double t = ld->tx[xi];
+                if (pass == 0)
+                    fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.4g\n", ld->model, ld->pairs,
+                            ld->skewed ? "skewed" : "balanced", ld->active, xv[xi].text, t,
+                            ld->floor_us, t / ld->floor_us, ld->cx[xi]);
+                else
+                    fprintf(f, "| %s | %d | %s | %s | %.1f | %.1f | %.2f | %.3g |\n", ld->model,
+                            ld->pairs, ld->skewed ? "skewed" : "balanced", xv[xi].text, t,
+                            ld->floor_us, t / ld->floor_us, ld->cx[xi]);
+                if (pass == 0 && !(ld->cx[xi] <= 1.0) && ld->cx[xi] != -1) bad = 1;
+            }
+        }
+        fclose(f);
+    }
+    printf("wrote %s/moe-v2-%s-%s.{md,csv}%s\n", outdir, date, xname,
+           bad ? "; a checked variant exceeded its bound" : "");
+    return bad;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s OUTDIR [reps]\n", argv[0]);
@@ -137,6 +274,23 @@ int main(int argc, char **argv) {
     const char *outdir = argv[1];
     int reps = argc > 2 ? atoi(argv[2]) : 20;
     if (reps < 3) reps = 3;
+    /* variant mode */
+    xvariant xv[MAXX];
+    int nx = 0;
+    const char *xenv = getenv("RAMP_MV2_BENCH_VARIANTS"), *lenv = getenv("RAMP_MV2_BENCH_LOADS");
+    const char *xname = getenv("RAMP_MV2_BENCH_NAME");
+    if (!xname || !*xname) xname = "variants";
+    if (xenv && *xenv) {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", xenv);
+        for (char *tk = strtok(buf, ","); tk; tk = strtok(NULL, ",")) {
+            if (nx == MAXX || !parse_xvariant(tk, &xv[nx])) {
+                fprintf(stderr, "bench_moe_v2: bad or too many variants at '%s'\n", tk);
+                return 2;
+            }
+            nx++;
+        }
+    }
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
         fprintf(stderr, "bench_moe_v2: no GPU: %s\n", ramp_last_error());
@@ -254,6 +408,17 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, ld->xs, ld->b.x_scale, n / 128 * 4));
             TRY(ramp_gpu_upload(T.gpu, ld->tw, ld->b.weights, (size_t)ld->pairs * k * 4));
             ld->best2 = ld->best1 = -1;
+            char tag[32];
+            snprintf(tag, sizeof tag, "%d%c", ld->pairs, ld->skewed ? 's' : 'b');
+            ld->selected = 1;
+            if (nx && lenv && *lenv) {
+                char lb[512];
+                snprintf(lb, sizeof lb, "%s", lenv);
+                ld->selected = 0;
+                for (char *tk = strtok(lb, ","); tk; tk = strtok(NULL, ","))
+                    ld->selected |= strcmp(tk, tag) == 0;
+            }
+            for (int xi = 0; xi < MAXX; xi++) ld->tx[xi] = ld->cx[xi] = -1;
         }
     }
 
@@ -261,6 +426,9 @@ int main(int argc, char **argv) {
     for (int mi = 0; mi < 2; mi++) {
         const ramp_geometry g = geoms[mi];
         const int E = g.experts, k = g.topk, h = g.inter, d = g.hidden;
+        int wanted = !nx;
+        for (int li = 0; li < nl; li++) wanted |= loads[li].model == models[mi] && loads[li].selected;
+        if (!wanted) continue;
         ramp_model m;
         TRY(ramp_model_lookup(models[mi], &m));
         moe_weights W;
@@ -300,7 +468,38 @@ int main(int argc, char **argv) {
         TRY(ramp_gpu_alloc(T.gpu, 64, &T.ntiles));
         TRY(ramp_gpu_alloc(T.gpu, (size_t)maxM * d * 4, &T.out));
         TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, (size_t)maxM * d, T.st));
-        for (int ci = 0; ci < nv[mi]; ci++) {
+        for (int xi = 0; xi < nx; xi++) {
+            const xvariant *x = &xv[xi];
+            int any = 0;
+            for (int li = 0; li < nl; li++)
+                any |= loads[li].model == models[mi] && loads[li].selected;
+            if (!any || (x->model >= 0 && x->model != mi)) continue;
+            ramp_moe_variant v = mv2_variant(&g, x->rows, x->width);
+            v.cfg.stages = x->stages;
+            if (ramp_moe_v2_check(&v) != RAMP_OK) {
+                printf("variant %s: not supported on %s (%s)\n", x->text, models[mi], ramp_last_error());
+                continue;
+            }
+            ramp_moe_v2_kernel *K2;
+            TRY(ramp_moe_v2_create_opts(T.gpu, &v, &x->o, &K2));
+            ramp_moe_v2_set_max_grid(K2, x->grid);
+            for (int li = 0; li < nl; li++) {
+                load *ld = &loads[li];
+                if (ld->model != models[mi] || !ld->selected) continue;
+                ramp_moe_params p;
+                TRY(prepare(&T, ld, &desc, &v, w13, w13s, w2, w2s, &p));
+                TRY(time_one(&T, K2, NULL, &p, &ld->tx[xi]));
+                if (mi == 0 && x->o.diag == 0)
+                    TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
+                printf("%-24s %-12s %5d %-8s %8.1f us  %.2f x floor  grid %u  check %.3g\n",
+                       x->text, ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced",
+                       ld->tx[xi], ld->tx[xi] / ld->floor_us, ramp_moe_v2_grid(K2, p.max_tiles),
+                       ld->cx[xi]);
+                fflush(stdout);
+            }
+            ramp_moe_v2_free(K2);
+        }
+        for (int ci = 0; ci < (nx ? 0 : nv[mi]); ci++) {
             const ramp_moe_variant *v = &vars[mi][ci];
             ramp_moe_v2_kernel *K2;
             ramp_moe_kernel *K1 = NULL;
@@ -324,7 +523,7 @@ int main(int argc, char **argv) {
         ramp_moe_layer Ly = moe_layer_of(&W);
         for (int li = 0; li < nl; li++) {
             load *ld = &loads[li];
-            if (ld->model != models[mi] || ld->best2 < 0) continue;
+            if (nx || ld->model != models[mi] || ld->best2 < 0) continue;
             const ramp_moe_variant *v = &vars[mi][ld->best2];
             const size_t n = (size_t)ld->pairs * d;
             float *o = malloc(n * 4), *o1 = malloc(n * 4), *ref = malloc(n * 4), *bd = malloc(n * 4);
@@ -384,6 +583,8 @@ int main(int argc, char **argv) {
         strcat(cmd, " ");
     }
     char path[1024];
+    if (nx) return write_variants(outdir, xname, date, stamp, cmd, xenv, &info, copy_rate, loads,
+                                  nl, xv, nx);
     snprintf(path, sizeof path, "%s/moe-v2-%s.csv", outdir, date);
     FILE *f = fopen(path, "w");
     if (!f) DIE("cannot write %s", path);

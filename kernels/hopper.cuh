@@ -247,6 +247,16 @@ static __device__ __forceinline__ void hop_tma_load_2d(unsigned dst, const hop_t
         "l"((unsigned long long)tmap), "r"(x), "r"(y), "r"(bar)
         : "memory");
 }
+/* Prefetches the box at (x, y) of `tmap` into L2 (no shared memory, no
+ * barrier, nothing to wait for): more bytes in flight than the ring's
+ * shared memory holds. */
+static __device__ __forceinline__ void hop_tma_prefetch_l2_2d(const hop_tensormap *tmap, int x,
+                                                              int y) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
+                     (unsigned long long)tmap),
+                 "r"(x), "r"(y)
+                 : "memory");
+}
 /* Fetches the tensor map into the TMA unit's cache ahead of the first load. */
 static __device__ __forceinline__ void hop_tma_prefetch_map(const hop_tensormap *tmap) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)tmap) : "memory");

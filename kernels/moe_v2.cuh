@@ -49,6 +49,22 @@
 #if RAMP_STAGES < 2 || RAMP_STAGES > 6
 #error "RAMP_STAGES must be in 2..6"
 #endif
+/* Options (moe_v2.h's ramp_moe_v2_opts): RAMP_MV2_PF = L2 prefetch distance
+ * in stages (0: none); RAMP_MV2_PIPE = consumer ping-pong (below);
+ * RAMP_MV2_DIAG = timing diagnostics with wrong results:
+ * 1 the consumers only wait and release each stage (no wgmma, promotion,
+ * epilogue, output), 2 as 1 and the producer loads the weights alone (no
+ * token gather, no scales), 3 as 2 without the weights (the ring's
+ * synchronisation and the launch alone). */
+#ifndef RAMP_MV2_PF
+#define RAMP_MV2_PF 0
+#endif
+#ifndef RAMP_MV2_DIAG
+#define RAMP_MV2_DIAG 0
+#endif
+#ifndef RAMP_MV2_PIPE
+#define RAMP_MV2_PIPE RAMP_MV2_PIPE_DEFAULT
+#endif
 #if RAMP_INTER % RAMP_WIDTH != 0 || RAMP_HIDDEN % RAMP_MV2_CHUNK != 0
 #error "w must divide h, and d must be a multiple of 256"
 #endif
@@ -80,6 +96,26 @@
 #define V2_S RAMP_STAGES
 #define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES))
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-column tile of the intermediate */
+/* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
+ * 1 for 16 <= N <= 48, 2 for N <= 48): at N = 64 two more sets of 2 x 32
+ * do not fit beside the accumulators in 224 registers; at N = 8 the
+ * consumers are not the limit, and holding two slots costs the memory-bound
+ * loads one stage of look-ahead. */
+#if (RAMP_MV2_PIPE == 1 && V2_N >= 16 && V2_N <= 48) || (RAMP_MV2_PIPE == 2 && V2_N <= 48)
+#define V2_PIPE 1
+#else
+#define V2_PIPE 0
+#endif
+#define V2_PIPE_UP V2_PIPE
+#define V2_PIPE_DN V2_PIPE
+/* stages per unrolled group of the pipelined loops: the largest of 8, 4, 2
+ * (1) dividing the up stages per pass and the down stages per tile */
+#define V2_PGU (V2_KBLK % 8 == 0 ? 8 : V2_KBLK % 4 == 0 ? 4 : 2)
+#define V2_NDS (V2_CHUNKS * V2_DKB)
+#define V2_PGD (V2_NDS % 8 == 0 ? 8 : V2_NDS % 4 == 0 ? 4 : V2_NDS % 2 == 0 ? 2 : 1)
+#if V2_KBLK % 2
+#error "d / 128 must be even (d is a multiple of 256)"
+#endif
 
 /* The two weight tensor maps (see moe_v2_params.h). */
 typedef struct {
@@ -109,43 +145,101 @@ static __device__ __forceinline__ void v2_st_u8(unsigned addr, unsigned v) {
 
 /* ------------------------------------------------------------- producer */
 
-/* Stage `it` of the tile's sequence into ring slot s: up stages first
- * (passes x K blocks), then down stages (chunks x K blocks of the slice).
- * Thread 0 issues the two TMA boxes on full[s]; every thread its share of
- * the token gather and of the scales by cp.async. */
-static __device__ __forceinline__ void v2_produce(const ramp_moe_params &prm,
-                                                  const ramp_moe_v2_maps &maps,
-                                                  unsigned char *sm, int it, int e,
-                                                  int slice, int s) {
-    const int t = threadIdx.x;
+/* Stages of one tile: up stages first (passes x K blocks), then down stages
+ * (chunks x K blocks of the slice). */
+#define V2_NST (V2_PASSES * V2_KBLK + V2_CHUNKS * V2_DKB)
+/* Stages whose weights the producer loads before the tile's token slots are
+ * known (the ring's depth, or fewer for a short tile). */
+#define V2_HEAD (V2_NST < V2_S ? V2_NST : V2_S)
+
+/* The weights of tile-local stage st: two boxes of 128 rows x 128 bytes at
+ * (x, y0) and (x, y1) of map. Up: gate rows [col, col+128) and up rows
+ * [h+col, ...) of W13[e], K block kb. Down: W2[e] rows [256 chunk, +256) x
+ * columns [slice*w + 128 kk, +128). */
+typedef struct {
+    const hop_tensormap *map;
+    int x, y0, y1;
+} v2_box;
+
+static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &maps, int st, int e,
+                                                      int slice) {
+    v2_box b;
+    if (st < V2_PASSES * V2_KBLK) {
+        const int p = st / V2_KBLK, kb = st % V2_KBLK;
+        b.map = &maps.w13;
+        b.x = kb * RAMP_MV2_KB;
+        b.y0 = e * 2 * RAMP_INTER + slice * RAMP_WIDTH + p * 128;
+        b.y1 = b.y0 + RAMP_INTER;
+    } else {
+        const int ds = st - V2_PASSES * V2_KBLK;
+        b.map = &maps.w2;
+        b.x = slice * RAMP_WIDTH + (ds % V2_DKB) * 128;
+        b.y0 = e * RAMP_HIDDEN + (ds / V2_DKB) * RAMP_MV2_CHUNK;
+        b.y1 = b.y0 + 128;
+    }
+    return b;
+}
+
+/* Thread 0: the weights of tile-local stage st into ring slot s, their
+ * bytes announced on full[s] (DIAG 3: a plain arrival instead). */
+static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &maps,
+                                                       unsigned char *sm, int st, int e,
+                                                       int slice, int s) {
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars) + 8 * s;
+#if RAMP_MV2_DIAG >= 3
+    (void)maps; (void)st; (void)e; (void)slice; (void)slot;
+    hop_mbar_arrive(full);
+#else
+    const v2_box b = v2_stage_box(maps, st, e, slice);
+    hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
+    hop_tma_load_2d(slot, b.map, full, b.x, b.y0);
+    hop_tma_load_2d(slot + RAMP_MV2_A_BYTES / 2, b.map, full, b.x, b.y1);
+#endif
+}
+
+/* Thread 0: stage st's weights into L2 ahead of their ring slot. */
+static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps, int st, int e,
+                                                   int slice) {
+#if RAMP_MV2_DIAG < 3
+    const v2_box b = v2_stage_box(maps, st, e, slice);
+    hop_tma_prefetch_l2_2d(b.map, b.x, b.y0);
+    hop_tma_prefetch_l2_2d(b.map, b.x, b.y1);
+#else
+    (void)maps; (void)st; (void)e; (void)slice;
+#endif
+}
+
+/* Every producer thread its share of stage st's cp.asyncs into slot s: up
+ * stages the N token rows' K block into the SW128 B tile (padding rows:
+ * zero fill), their x_scale, the gate and up block scales; down stages the
+ * two consumers' W2 block scales. */
+static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, unsigned char *sm,
+                                                 int st, int e, int slice, int s) {
+#if RAMP_MV2_DIAG >= 2
+    (void)prm; (void)sm; (void)st; (void)e; (void)slice; (void)s;
+#else
+    const int t = threadIdx.x;
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
-    if (it < V2_PASSES * V2_KBLK) {
-        const int p = it / V2_KBLK, kb = it % V2_KBLK;
+    if (st < V2_PASSES * V2_KBLK) {
+        const int p = st / V2_KBLK, kb = st % V2_KBLK;
         const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
-        if (t == 0) {
-            const int y = e * 2 * RAMP_INTER + col;
-            hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
-            hop_tma_load_2d(slot, &maps.w13, full, kb * RAMP_MV2_KB, y);
-            hop_tma_load_2d(slot + RAMP_MV2_A_BYTES / 2, &maps.w13, full, kb * RAMP_MV2_KB,
-                            y + RAMP_INTER);
-        }
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
 #pragma unroll
         for (int i = t; i < V2_N * 8; i += 128) {
-            const int n = i >> 3, ch = i & 7, s = tok[n];
+            const int n = i >> 3, ch = i & 7, sl = tok[n];
             const unsigned char *src =
-                s >= 0 ? x + (size_t)(s / RAMP_TOPK) * RAMP_HIDDEN + kb * RAMP_MV2_KB + ch * 16 : x;
-            hop_cp16(sb + hop_swz128(n, ch), src, s >= 0 ? 16 : 0);
+                sl >= 0 ? x + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + kb * RAMP_MV2_KB + ch * 16 : x;
+            hop_cp16(sb + hop_swz128(n, ch), src, sl >= 0 ? 16 : 0);
         }
         if (t < V2_N) {
-            const int s = tok[t];
+            const int sl = tok[t];
             const float *xs = (const float *)prm.x_scale;
             const float *src =
-                s >= 0 ? xs + (size_t)(s / RAMP_TOPK) * (RAMP_HIDDEN / 128) + kb : xs;
-            v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, s >= 0 ? 4 : 0);
+                sl >= 0 ? xs + (size_t)(sl / RAMP_TOPK) * (RAMP_HIDDEN / 128) + kb : xs;
+            v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, sl >= 0 ? 4 : 0);
         } else if (t >= 126) { /* 126: gate block scale, 127: up */
             const int row = (t == 127 ? RAMP_INTER : 0) + col;
             const float *src = (const float *)prm.w13_scale +
@@ -153,45 +247,67 @@ static __device__ __forceinline__ void v2_produce(const ramp_moe_params &prm,
                                kb;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * (t - 126), src, 4);
         }
-    } else {
-        const int ds = it - V2_PASSES * V2_KBLK;
-        const int chunk = ds / V2_DKB, kk = ds % V2_DKB;
-        const int row = chunk * RAMP_MV2_CHUNK;         /* first row of d */
-        const int hcol = slice * RAMP_WIDTH + kk * 128; /* column of h */
-        if (t == 0) {
-            const int y = e * RAMP_HIDDEN + row;
-            hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
-            hop_tma_load_2d(slot, &maps.w2, full, hcol, y);
-            hop_tma_load_2d(slot + RAMP_MV2_A_BYTES / 2, &maps.w2, full, hcol, y + 128);
-        }
-        if (t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
-            const int c = t - 126;
-            const float *src = (const float *)prm.w2_scale +
-                               ((size_t)e * (RAMP_HIDDEN / 128) + row / 128 + c) * (RAMP_INTER / 128) +
-                               hcol / 128;
-            v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * c, src, 4);
-        }
+    } else if (t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
+        const int ds = st - V2_PASSES * V2_KBLK;
+        const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK;           /* first row of d */
+        const int hcol = slice * RAMP_WIDTH + (ds % V2_DKB) * 128; /* column of h */
+        const int c = t - 126;
+        const float *src = (const float *)prm.w2_scale +
+                           ((size_t)e * (RAMP_HIDDEN / 128) + row / 128 + c) * (RAMP_INTER / 128) +
+                           hcol / 128;
+        v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * c, src, 4);
     }
+#endif
 }
 
-/* The producer warpgroup: every stage of one tile through the ring; `it`
- * counts stages over the block's tiles (the ring's phases run on). Each
- * thread's cp.asyncs of a stage arrive on full[slot] by themselves when they
- * land (cp.async.mbarrier.arrive.noinc), so the producer never waits for its
- * own copies and keeps up to S stages in flight; the consumers fence the
- * generic-proxy writes for wgmma after their wait (ramp_wgmma_test's scheme,
- * bit-exact on the H200). (Waiting with cp.async.wait_group before an
+/* Thread 0, before the tile's token slots are known (they need a block
+ * barrier and a global load first): the weights of the first V2_HEAD
+ * stages into their slots, each once the consumers released it (the
+ * previous tile's last stages; this overlaps its tail), and the L2
+ * prefetch of stages V2_HEAD .. RAMP_MV2_PF - 1. `it` = the block's stage count
+ * at the tile's start. */
+static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &maps,
+                                                        unsigned char *sm, int e, int slice,
+                                                        int it) {
+    if (threadIdx.x != 0) return;
+    const unsigned empty = hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S;
+    for (int st = 0; st < V2_HEAD; st++) {
+        const int i = it + st, s = i % V2_S;
+        if (i >= V2_S) hop_mbar_wait(empty + 8 * s, (i / V2_S - 1) & 1);
+        v2_load_weights(maps, sm, st, e, slice, s);
+    }
+#if RAMP_MV2_PF > 0
+    for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice);
+#endif
+}
+
+/* The producer warpgroup: every stage of one tile through the ring after
+ * v2_producer_head; `it` counts stages over the block's tiles (the ring's
+ * phases run on). Slots of the head stages were waited for by thread 0
+ * before the tile's block barriers, which order that wait before the other
+ * threads' writes. Each thread's cp.asyncs of a stage arrive on full[slot]
+ * by themselves when they land (cp.async.mbarrier.arrive.noinc), so the
+ * producer never waits for its own copies and keeps up to S stages in
+ * flight, plus up to RAMP_MV2_PF more in L2 by prefetch; the consumers fence
+ * the generic-proxy writes for wgmma after their wait (ramp_wgmma_test's
+ * scheme, bit-exact on the H200). (Waiting with cp.async.wait_group before an
  * ordinary arrival, ramp_wgmma_test_ws's scheme, held the producer to about
  * one stage per load latency: ~25-35 GB/s per block, measured 2026-11-30.) */
 static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
                                                    const ramp_moe_v2_maps &maps,
                                                    unsigned char *sm, int e, int slice, int &it) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    const int end = it + V2_PASSES * V2_KBLK + V2_CHUNKS * V2_DKB;
-    for (int st = 0; it < end; it++, st++) {
+    for (int st = 0; st < V2_NST; it++, st++) {
         const int s = it % V2_S;
-        if (it >= V2_S) hop_mbar_wait(empty + 8 * s, (it / V2_S - 1) & 1);
-        v2_produce(prm, maps, sm, st, e, slice, s);
+        if (st >= V2_HEAD) {
+            hop_mbar_wait(empty + 8 * s, (it / V2_S - 1) & 1);
+            if (threadIdx.x == 0) v2_load_weights(maps, sm, st, e, slice, s);
+        }
+#if RAMP_MV2_PF > 0
+        if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
+            v2_prefetch(maps, st + RAMP_MV2_PF, e, slice);
+#endif
+        v2_gather(prm, sm, st, e, slice, s);
         hop_cp_arrive_noinc(full + 8 * s);
     }
 }
@@ -218,6 +334,7 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
     const float *rw = (const float *)(sm + V2_LAYOUT.rw);
     float *amax = (float *)(sm + V2_LAYOUT.amax);
     float *iscale = (float *)(sm + V2_LAYOUT.iscale);
+    if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
     float a[V2_ACC];
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
@@ -259,119 +376,223 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
     V2_CONSUMER_SYNC();      /* tile complete; amax free for the next pass */
 }
 
-/* Consumer warpgroup c (0, 1): one tile; `it` as the producer's. */
+/* Up stage `it` (K block of a pass): waits for its slot, reads its scales
+ * into registers (xsc: the thread's tokens' x_scale; wg, wu: the gate and up
+ * block scales), issues consumer c's gate and up wgmmas into tg, tu and
+ * commits them as one group. */
+static __device__ __forceinline__ void v2_up_issue(unsigned char *sm, int c, int it, float *tg,
+                                                   float *tu, float *xsc, float &wg, float &wu) {
+    const int t = threadIdx.x & 3, s = it % V2_S;
+    hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
+    hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
+    const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
+    wg = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
+    wu = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
+#pragma unroll
+    for (int j = 0; j < V2_N / 8; j++) {
+        xsc[2 * j] = xs[8 * j + 2 * t];
+        xsc[2 * j + 1] = xs[8 * j + 2 * t + 1];
+    }
+    hop_wgmma_fence();
+    v2_mma_kblock(tg, slot + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b);
+    v2_mma_kblock(tu, slot + 16384 + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b);
+    hop_wgmma_commit();
+}
+
+/* After the wait for up stage `it`'s group: its slot released (the
+ * producer may refill it), the partial sums promoted into accg, accu. */
+static __device__ __forceinline__ void v2_up_finish(unsigned char *sm, int it, float *tg,
+                                                    float *tu, const float *xsc, float wg,
+                                                    float wu, float *accg, float *accu) {
+    HOP_ACC_FENCE(tg, V2_ACC);
+    HOP_ACC_FENCE(tu, V2_ACC);
+    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        const float x = xsc[V2_TIDX(i)];
+        accg[i] += tg[i] * (wg * x);
+        accu[i] += tu[i] * (wu * x);
+    }
+}
+
+/* Down stage `it` (tile-local down stage ds = chunk * V2_DKB + kk): waits
+ * for its slot, the factors f = W2 block scale x the tokens' intermediate
+ * scales of K block kk, consumer c's two m-tiles of W2 rows . I_kk issued
+ * into t0, t1 as one group. */
+static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int it, int ds,
+                                                   float *t0, float *t1, float *f) {
+    const int t = threadIdx.x & 3, s = it % V2_S, kk = ds % V2_DKB;
+    hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const float ws = ((const float *)(sm + s * V2_LAYOUT.slot_bytes + V2_LAYOUT.slot_wsc))[c];
+    const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
+#pragma unroll
+    for (int j = 0; j < V2_N / 8; j++) {
+        f[2 * j] = ws * iscale[(8 * j + 2 * t) * V2_PASSES + kk];
+        f[2 * j + 1] = ws * iscale[(8 * j + 2 * t + 1) * V2_PASSES + kk];
+    }
+    const unsigned sb = hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE;
+    hop_wgmma_fence();
+    v2_mma_kblock(t0, slot + c * 16384, sb);
+    v2_mma_kblock(t1, slot + c * 16384 + 8192, sb);
+    hop_wgmma_commit();
+}
+
+/* After the wait for down stage `it`'s group (ds as above): slot released,
+ * promotion into acc0, acc1; after the chunk's last K block its rows added
+ * into out (red.global.add.f32) and the accumulators cleared. */
+static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, unsigned char *sm,
+                                                    int c, int it, int ds, float *t0, float *t1,
+                                                    const float *f, float *acc0, float *acc1,
+                                                    const int *slots) {
+    HOP_ACC_FENCE(t0, V2_ACC);
+    HOP_ACC_FENCE(t1, V2_ACC);
+    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        acc0[i] += t0[i] * f[V2_TIDX(i)];
+        acc1[i] += t1[i] * f[V2_TIDX(i)];
+    }
+    if (ds % V2_DKB != V2_DKB - 1) return;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w + (lane >> 2);
+    float *out = (float *)prm.out;
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        const int sl = slots[V2_TIDX(i)];
+        if (sl >= 0) {
+            float *o = out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row + 8 * ((i >> 1) & 1);
+            v2_red(o, acc0[i]);
+            v2_red(o + 64, acc1[i]);
+        }
+        acc0[i] = acc1[i] = 0.f;
+    }
+}
+
+/* Consumer warpgroup c (0, 1): one tile; `it` as the producer's.
+ * V2_PIPE = 1 (moe_v2.md): two sets of temporary accumulators; stage i+1's
+ * wgmmas are issued before stage i's are waited for (wgmma.wait_group 1),
+ * so the tensor cores work while stage i is released and promoted. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int &it) {
-    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
-    const int g = lane >> 2, t = lane & 3;
-    const unsigned base = hop_smem(sm);
-    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+#if RAMP_MV2_DIAG >= 1
+    { /* timing diagnostic: every stage waited for and released, no math */
+        const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+        (void)prm; (void)c;
+        for (int st = 0; st < V2_NST; st++, it++) {
+            const int s = it % V2_S;
+            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+            hop_mbar_arrive(empty + 8 * s);
+        }
+        return;
+    }
+#endif
+    const int t = threadIdx.x & 3;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
 
     /* phases 1 + 2: up projection and requantization, one pass of 128
      * columns at a time (consumer c: columns 64c..64c+63 of the pass) */
-    float accg[V2_ACC], accu[V2_ACC], tg[V2_ACC], tu[V2_ACC];
+    float accg[V2_ACC], accu[V2_ACC], tg0[V2_ACC], tu0[V2_ACC];
+    float xs0[V2_TPT], wgs[2], wus[2];
+#if V2_PIPE
+    float tg1[V2_ACC], tu1[V2_ACC], xs1[V2_TPT];
+#endif
 #pragma unroll
-    for (int i = 0; i < V2_ACC; i++) tg[i] = tu[i] = 0.f;
+    for (int i = 0; i < V2_ACC; i++) {
+        tg0[i] = tu0[i] = 0.f;
+#if V2_PIPE
+        tg1[i] = tu1[i] = 0.f;
+#endif
+    }
     for (int p = 0; p < V2_PASSES; p++) {
 #pragma unroll
         for (int i = 0; i < V2_ACC; i++) accg[i] = accu[i] = 0.f;
-        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
-            const int s = it % V2_S;
-            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-            hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
-            const unsigned slot = base + s * (unsigned)V2_LAYOUT.slot_bytes;
-            const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
-            const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
-            const float wg = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
-            const float wu = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
-            float xsc[V2_TPT];
+#if V2_PIPE_UP
+        /* groups of V2_PGU stages, unrolled: stage j+1 issued before stage
+         * j is waited for; nothing in flight across the loop's back edge
+         * (ptxas cannot follow a set in flight around a loop and would then
+         * serialise every wgmma: C7514; test_moe_v2_compile fails on it) */
+        for (int kb0 = 0; kb0 < V2_KBLK; kb0 += V2_PGU) {
 #pragma unroll
-            for (int j = 0; j < V2_N / 8; j++) {
-                xsc[2 * j] = xs[8 * j + 2 * t];
-                xsc[2 * j + 1] = xs[8 * j + 2 * t + 1];
+            for (int j = 0; j < V2_PGU; j++) {
+                v2_up_issue(sm, c, it + kb0 + j, j & 1 ? tg1 : tg0, j & 1 ? tu1 : tu0,
+                            j & 1 ? xs1 : xs0, wgs[j & 1], wus[j & 1]);
+                if (j > 0) {
+                    HOP_WGMMA_WAIT(1);
+                    v2_up_finish(sm, it + kb0 + j - 1, j & 1 ? tg0 : tg1, j & 1 ? tu0 : tu1,
+                                 j & 1 ? xs0 : xs1, wgs[(j - 1) & 1], wus[(j - 1) & 1], accg,
+                                 accu);
+                }
             }
-            hop_wgmma_fence();
-            v2_mma_kblock(tg, slot + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b);
-            v2_mma_kblock(tu, slot + 16384 + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b);
-            hop_wgmma_commit();
             HOP_WGMMA_WAIT(0);
-            HOP_ACC_FENCE(tg, V2_ACC);
-            HOP_ACC_FENCE(tu, V2_ACC);
-            hop_mbar_arrive(empty + 8 * s); /* slot read: the producer may refill it */
-#pragma unroll
-            for (int i = 0; i < V2_ACC; i++) {
-                const float x = xsc[V2_TIDX(i)];
-                accg[i] += tg[i] * (wg * x);
-                accu[i] += tu[i] * (wu * x);
-            }
+            v2_up_finish(sm, it + kb0 + V2_PGU - 1, (V2_PGU - 1) & 1 ? tg1 : tg0,
+                         (V2_PGU - 1) & 1 ? tu1 : tu0, (V2_PGU - 1) & 1 ? xs1 : xs0,
+                         wgs[(V2_PGU - 1) & 1], wus[(V2_PGU - 1) & 1], accg, accu);
         }
+        it += V2_KBLK;
+#else
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
+            v2_up_issue(sm, c, it, tg0, tu0, xs0, wgs[0], wus[0]);
+            HOP_WGMMA_WAIT(0);
+            v2_up_finish(sm, it, tg0, tu0, xs0, wgs[0], wus[0], accg, accu);
+        }
+#endif
         v2_act_quant(sm, accg, accu, p, c);
     }
 
     /* phase 3: down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns from the
-     * intermediate in shared memory */
-    const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
-    const unsigned inter = hop_smem(sm + V2_LAYOUT.inter);
-    float *out = (float *)prm.out;
+     * intermediate in shared memory; stages ds = chunk * V2_DKB + kk */
     int slots[V2_TPT]; /* the thread's tokens' slot ids */
 #pragma unroll
     for (int j = 0; j < V2_N / 8; j++) {
         slots[2 * j] = tok[8 * j + 2 * t];
         slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
     }
-    float *acc0 = accg, *acc1 = accu, *t0 = tg, *t1 = tu; /* reuse the registers */
-    for (int chunk = 0; chunk < V2_CHUNKS; chunk++) {
+    const int nds = V2_NDS;
+    float *acc0 = accg, *acc1 = accu; /* reuse the registers */
 #pragma unroll
-        for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
-        for (int kk = 0; kk < V2_DKB; kk++, it++) {
-            const int s = it % V2_S;
-            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-            const unsigned slot = base + s * (unsigned)V2_LAYOUT.slot_bytes;
-            const float ws = ((const float *)(sm + s * V2_LAYOUT.slot_bytes + V2_LAYOUT.slot_wsc))[c];
-            float f[V2_TPT];
+    for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
+#if V2_PIPE_DN
+    /* as the up loop, in groups of V2_PGD stages (a multiple of V2_DKB) */
+    for (int ds0 = 0; ds0 < nds; ds0 += V2_PGD) {
 #pragma unroll
-            for (int j = 0; j < V2_N / 8; j++) {
-                f[2 * j] = ws * iscale[(8 * j + 2 * t) * V2_PASSES + kk];
-                f[2 * j + 1] = ws * iscale[(8 * j + 2 * t + 1) * V2_PASSES + kk];
-            }
-            const unsigned sb = inter + kk * V2_ITILE;
-            hop_wgmma_fence();
-            v2_mma_kblock(t0, slot + c * 16384, sb);
-            v2_mma_kblock(t1, slot + c * 16384 + 8192, sb);
-            hop_wgmma_commit();
-            HOP_WGMMA_WAIT(0);
-            HOP_ACC_FENCE(t0, V2_ACC);
-            HOP_ACC_FENCE(t1, V2_ACC);
-            hop_mbar_arrive(empty + 8 * s);
-#pragma unroll
-            for (int i = 0; i < V2_ACC; i++) {
-                acc0[i] += t0[i] * f[V2_TIDX(i)];
-                acc1[i] += t1[i] * f[V2_TIDX(i)];
+        for (int j = 0; j < V2_PGD; j++) {
+            v2_dn_issue(sm, c, it + ds0 + j, ds0 + j, j & 1 ? tg1 : tg0, j & 1 ? tu1 : tu0,
+                        j & 1 ? xs1 : xs0);
+            if (j > 0) {
+                HOP_WGMMA_WAIT(1);
+                v2_dn_finish(prm, sm, c, it + ds0 + j - 1, ds0 + j - 1, j & 1 ? tg0 : tg1,
+                             j & 1 ? tu0 : tu1, j & 1 ? xs0 : xs1, acc0, acc1, slots);
             }
         }
-        const int row = chunk * RAMP_MV2_CHUNK + c * 128 + 16 * w + g;
-#pragma unroll
-        for (int i = 0; i < V2_ACC; i++) {
-            const int sl = slots[V2_TIDX(i)];
-            if (sl < 0) continue;
-            float *o = out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row + 8 * ((i >> 1) & 1);
-            v2_red(o, acc0[i]);
-            v2_red(o + 64, acc1[i]);
-        }
+        HOP_WGMMA_WAIT(0);
+        v2_dn_finish(prm, sm, c, it + ds0 + V2_PGD - 1, ds0 + V2_PGD - 1,
+                     (V2_PGD - 1) & 1 ? tg1 : tg0, (V2_PGD - 1) & 1 ? tu1 : tu0,
+                     (V2_PGD - 1) & 1 ? xs1 : xs0, acc0, acc1, slots);
     }
+    it += nds;
+#else
+    for (int ds = 0; ds < nds; ds++, it++) {
+        v2_dn_issue(sm, c, it, ds, tg0, tu0, xs0);
+        HOP_WGMMA_WAIT(0);
+        v2_dn_finish(prm, sm, c, it, ds, tg0, tu0, xs0, acc0, acc1, slots);
+    }
+#endif
 }
 
 /* ----------------------------------------------------------------- kernel */
 
 /* Tile tt -> row tile r and slice (the slices of a row tile consecutive),
- * its expert (-1: skip the tile). */
+ * its expert (-1: skip the tile); the block's first tile's expert was
+ * loaded at the start (e_first). */
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt, int *r,
-                                              int *slice) {
+                                              int *slice, int e_first) {
     *r = tt / V2_SLICES;
     *slice = tt % V2_SLICES;
-    const int e = ((const int *)prm.tile_expert)[*r];
+    const int e = tt == (int)blockIdx.x ? e_first : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
 
@@ -383,6 +604,17 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     extern __shared__ __align__(1024) unsigned char v2_dyn[];
     const unsigned a = hop_smem(v2_dyn);
     unsigned char *sm = v2_dyn + (((a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - a);
+
+    /* The first tile's expert and token slots are loaded beside num_tiles
+     * (one global latency before the first weights are requested, not
+     * three): they are in bounds, blockIdx.x < max_tiles * h/w. */
+    int e_first = -1, sl_first = -1;
+    if ((int)blockIdx.x < prm.max_tiles * V2_SLICES) {
+        const int r0 = blockIdx.x / V2_SLICES;
+        e_first = ((const int *)prm.tile_expert)[r0];
+        if (threadIdx.x < RAMP_ROWS)
+            sl_first = ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
+    }
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
@@ -404,9 +636,11 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     __syncthreads();
 
     /* Both roles walk the same tiles and stage counts (it), so the ring's
-     * phases agree. At each tile: barrier (the previous tile is done with
-     * tok, rw, the intermediate), the producer loads the tile's slots and
-     * router weights, barrier (published). */
+     * phases agree. Per tile: the producer's thread 0 starts the first
+     * stages' weights (v2_producer_head: they need only the expert); block
+     * barrier (the previous tile is done with tok, rw, the intermediate); the
+     * producer stores the tile's slots, loaded before the barrier; barrier
+     * (published); consumer 0 loads the router weights; then the ring. */
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
@@ -415,17 +649,18 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
         HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);
         for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
             int r, slice;
-            const int e = v2_tile(prm, tt, &r, &slice);
+            const int e = v2_tile(prm, tt, &r, &slice, e_first);
             if (e < 0) continue;
-            V2_BLOCK_SYNC();
-            if (threadIdx.x < V2_N) {
-                const int n = threadIdx.x;
-                int s = -1;
-                if (n < RAMP_ROWS) s = ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + n];
-                if (s >= prm.num_tokens * RAMP_TOPK) s = -1;
-                tok[n] = s < 0 ? -1 : s;
-                rw[n] = s < 0 ? 0.f : ((const float *)prm.topk_weights)[s];
+            int sl = -1;
+            if (threadIdx.x < RAMP_ROWS) {
+                sl = tt == (int)blockIdx.x
+                         ? sl_first
+                         : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
+                if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
             }
+            v2_producer_head(maps, sm, e, slice, it);
+            V2_BLOCK_SYNC();
+            if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
             V2_BLOCK_SYNC();
             v2_producer(prm, maps, sm, e, slice, it);
         }
@@ -435,9 +670,13 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
         HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);
         for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
             int r, slice;
-            if (v2_tile(prm, tt, &r, &slice) < 0) continue;
+            if (v2_tile(prm, tt, &r, &slice, e_first) < 0) continue;
             V2_BLOCK_SYNC();
             V2_BLOCK_SYNC();
+            /* the router weights, read first at the end of the first up pass
+             * (v2_act_quant's extra barrier): off the producer's path */
+            const int n = threadIdx.x - 128;
+            if (n < V2_N) rw[n] = tok[n] >= 0 ? ((const float *)prm.topk_weights)[tok[n]] : 0.f;
             v2_consumer(prm, sm, wg - 1, it);
         }
     }

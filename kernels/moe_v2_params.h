@@ -46,6 +46,8 @@
 #define RAMP_MV2_BOX_ROWS 128      /* rows per TMA box (two per stage) */
 #define RAMP_MV2_CHUNK 256         /* rows of d per down chunk */
 #define RAMP_MV2_ALIGN 1024        /* SW128 tiles start on 1024-byte atoms */
+#define RAMP_MV2_PF_DEFAULT 0      /* L2 prefetch distance in stages: off, it cost 10-40% (moe_v2.md) */
+#define RAMP_MV2_PIPE_DEFAULT 0    /* consumer ping-pong: off, 3% slower on Qwen3 at 4 stages (moe_v2.md) */
 
 typedef struct {
     int npad, stages, passes;

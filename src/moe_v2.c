@@ -62,7 +62,17 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
     return ramp_moe_v2_layout_of(v->cfg.rows, v->cfg.width, v->cfg.stages);
 }
 
-int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs) {
+ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT};
+    return o;
+}
+
+static ramp_moe_v2_opts opts_or_default(const ramp_moe_v2_opts *o) {
+    return o ? *o : ramp_moe_v2_default_opts();
+}
+
+static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                        char storage[][48], const char **defs) {
     int n = 0;
 #define DEF(fmt, val)                       \
     do {                                    \
@@ -77,28 +87,55 @@ int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const cha
     DEF("RAMP_INTER=%d", v->geom.inter);
     DEF("RAMP_TOPK=%d", v->geom.topk);
     DEF("RAMP_EXPERTS=%d", v->geom.experts);
+    DEF("RAMP_MV2_PF=%d", o->prefetch);
+    if (o->diag) DEF("RAMP_MV2_DIAG=%d", o->diag);
+    DEF("RAMP_MV2_PIPE=%d", o->pipe);
 #undef DEF
     return n;
 }
 
+int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs) {
+    const ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    return defines_opts(v, &o, storage, defs);
+}
+
+static void program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, char *buf,
+                              size_t size) {
+    int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-fp8", v->cfg.rows,
+                     v->cfg.width, v->cfg.stages, o->prefetch, o->pipe, v->geom.hidden,
+                     v->geom.inter, v->geom.topk, v->geom.experts);
+    if (o->diag && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-diag%d", o->diag);
+}
+
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
-    snprintf(buf, size, "moe2-r%dw%ds%d-d%dh%dk%de%d-fp8", v->cfg.rows, v->cfg.width,
-             v->cfg.stages, v->geom.hidden, v->geom.inter, v->geom.topk, v->geom.experts);
+    const ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    program_name_opts(v, &o, buf, size);
 }
 
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out) {
+    return ramp_moe_v2_compile_opts(v, NULL, out);
+}
+
+ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                     ramp_jit_result **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
+    const ramp_moe_v2_opts o = opts_or_default(opts);
+    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 3 &&
+                   o.pipe >= 0 && o.pipe <= 2,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2)", o.prefetch,
+               o.diag, o.pipe);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
-    ramp_moe_v2_program_name(v, name, sizeof name);
+    program_name_opts(v, &o, name, sizeof name);
     rq.name = name;
     rq.source = "#include \"moe_v2.cuh\"\n";
     rq.defines = defs;
-    rq.ndefines = ramp_moe_v2_defines(v, storage, defs);
+    rq.ndefines = defines_opts(v, &o, storage, defs);
     return ramp_jit_compile(&rq, out);
 }
 
@@ -145,9 +182,14 @@ ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
 
 ramp_status ramp_moe_v2_create(ramp_gpu *gpu, const ramp_moe_variant *v,
                                ramp_moe_v2_kernel **out) {
+    return ramp_moe_v2_create_opts(gpu, v, NULL, out);
+}
+
+ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                    const ramp_moe_v2_opts *o, ramp_moe_v2_kernel **out) {
     RAMP_CHECK(gpu && v && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     ramp_jit_result *r = NULL;
-    RAMP_TRY(ramp_moe_v2_compile(v, &r));
+    RAMP_TRY(ramp_moe_v2_compile_opts(v, o, &r));
     ramp_status s = ramp_moe_v2_create_from(gpu, v, r, out);
     ramp_jit_result_free(r);
     return s;

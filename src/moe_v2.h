@@ -25,12 +25,27 @@ typedef struct {
     CUtensorMap w2;  /* [E * d][h] */
 } ramp_moe_v2_maps;
 
+/* Compile-time options of a v2 program beside the variant (experiments of
+ * issue #5; moe_v2.md). */
+typedef struct {
+    int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
+    int diag;     /* timing diagnostic 0..3 (RAMP_MV2_DIAG); results are wrong if > 0 */
+    int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
+} ramp_moe_v2_opts;
+
+/* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
+ * RAMP_MV2_PIPE_DEFAULT). */
+ramp_moe_v2_opts ramp_moe_v2_default_opts(void);
+
 /* RAMP_ERR_UNSUPPORTED saying why when v2 cannot run the variant. */
 ramp_status ramp_moe_v2_check(const ramp_moe_variant *v);
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v);
 int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs);
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size);
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out);
+/* The same with options (NULL: the defaults). */
+ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                     ramp_jit_result **out);
 /* From a compile result: registers from ptxas, the layout's shared memory,
  * 384 threads, validity (spills, fit). */
 ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_result *r,
@@ -42,6 +57,8 @@ ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
                                     const ramp_jit_result *jit, ramp_moe_v2_kernel **out);
 ramp_status ramp_moe_v2_create(ramp_gpu *gpu, const ramp_moe_variant *v,
                                ramp_moe_v2_kernel **out);
+ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                    const ramp_moe_v2_opts *o, ramp_moe_v2_kernel **out);
 void ramp_moe_v2_free(ramp_moe_v2_kernel *k);
 const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k);
 /* Blocks of a launch: min(max_tiles * h / w, SMs); every block strides

@@ -4,9 +4,10 @@
  * supported configuration of Qwen3-30B-A3B EP8 and DeepSeek-V3 EP8 (rows
  * {2..64} x widths dividing h, 4 stages; tests/moe_v2_util.h), and ptxas's
  * report of each must show no spills, no stack frame, no static shared
- * memory, no warning at all (C7508 = setmaxnreg ignored, or wgmma
- * serialisation), exactly RAMP_MV2_REGS registers at entry (setmaxnreg's
- * pool arithmetic: 128 x 56 + 256 x 224 <= 384 x 168), the dynamic layout
+ * memory, no warning at all (C7508 = setmaxnreg ignored), no ptxas info
+ * line saying wgmma are serialised or a wait injected (C7514, C7517),
+ * exactly RAMP_MV2_REGS registers at entry (setmaxnreg's pool arithmetic:
+ * 128 x 56 + 256 x 224 <= 384 x 168), the dynamic layout
  * within 227 KB and one block per SM by the measured resources. Also: the
  * host-side check refuses what v2 does not do yet (persistent, split-K,
  * BF16, widths that do not divide h) with RAMP_ERR_UNSUPPORTED.
@@ -23,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef struct {
@@ -71,6 +73,12 @@ static void *worker(void *arg) {
             const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
             if (k) j->rep = *k;
             j->warnings = r->ptxas_warnings;
+            /* ptxas's info lines about wgmma: serialised (C7514 and kin)
+             * or a wait injected (C7517) cost the pipelined consumers their
+             * overlap silently (2026-11-30), so they count as warnings */
+            if (r->log && (strstr(r->log, "Potential Performance Loss") ||
+                           strstr(r->log, "is injected")))
+                j->warnings++;
             j->cached = r->from_cache;
             if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
             j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;

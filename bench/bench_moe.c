@@ -15,6 +15,7 @@
  * Usage: bench_moe OUTDIR [reps]   writes OUTDIR/moe-v1-<date>.md and .csv
  * (one row per load and configuration) with the command, date and GPU.
  */
+#include "bench_common.h"
 #include "internal.h"
 #include "moe_gpu.h"
 
@@ -24,28 +25,6 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-
-#define DIE(...)                                                  \
-    do {                                                          \
-        fprintf(stderr, __VA_ARGS__);                             \
-        fprintf(stderr, " (%s)\n", ramp_last_error());            \
-        return 1;                                                 \
-    } while (0)
-#define TRY(expr)                                                 \
-    do {                                                          \
-        if ((expr) != RAMP_OK) DIE("%s:%d: %s", __FILE__, __LINE__, #expr); \
-    } while (0)
-
-static const char *COPY_SRC =
-    "extern \"C\" __global__ void ramp_copy(const float4 *a, float4 *b, long long n) {\n"
-    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (long long)gridDim.x * blockDim.x) b[i] = a[i];\n"
-    "}\n";
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* compile pool */
 typedef struct {
@@ -142,7 +121,7 @@ int main(int argc, char **argv) {
     if (moe_weights_make_fast(&rng, E, k, h, d, 0, &W)) DIE("out of memory");
     size_t n13 = (size_t)E * 2 * h * d, n2 = (size_t)E * d * h;
     size_t s13 = (size_t)E * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)E * (d / 128) * (h / 128) * 4;
-    ramp_devptr w13, w2, w13s, w2s, out, flush, sorted, texp, ntiles, cpa, cpb;
+    ramp_devptr w13, w2, w13s, w2s, out, flush, sorted, texp, ntiles;
     TRY(ramp_gpu_alloc(gpu, n13, &w13));
     TRY(ramp_gpu_alloc(gpu, n2, &w2));
     TRY(ramp_gpu_alloc(gpu, s13, &w13s));
@@ -154,40 +133,11 @@ int main(int argc, char **argv) {
     const size_t flush_bytes = 512u << 20;
     TRY(ramp_gpu_alloc(gpu, flush_bytes, &flush));
 
-    /* copy rate: 1 GiB float4 copy, median of 10 */
-    const size_t cp_bytes = 1u << 30;
-    TRY(ramp_gpu_alloc(gpu, cp_bytes, &cpa));
-    TRY(ramp_gpu_alloc(gpu, cp_bytes, &cpb));
-    TRY(ramp_gpu_fill32_async(gpu, cpa, 0x3f800000u, cp_bytes / 4, st));
-    ramp_jit_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.name = "bench-copy";
-    rq.source = COPY_SRC;
-    ramp_jit_result *cr;
-    TRY(ramp_jit_compile(&rq, &cr));
-    ramp_module *cmod;
-    ramp_kernel *ck;
-    TRY(ramp_module_load(gpu, cr->cubin, cr->cubin_size, &cmod));
-    TRY(ramp_module_kernel(cmod, "ramp_copy", 0, &ck));
     ramp_event *e0, *e1;
     TRY(ramp_event_create(gpu, &e0));
     TRY(ramp_event_create(gpu, &e1));
-    double cpt[10];
-    for (int i = 0; i < 12; i++) {
-        long long n4 = (long long)(cp_bytes / 16);
-        void *args[3] = {&cpa, &cpb, &n4};
-        unsigned grid[3] = {(unsigned)info.limits.sms * 8, 1, 1}, block[3] = {512, 1, 1};
-        TRY(ramp_event_record(e0, st));
-        TRY(ramp_kernel_launch(ck, grid, block, 0, st, args));
-        TRY(ramp_event_record(e1, st));
-        double us;
-        TRY(ramp_event_elapsed_us(e0, e1, &us));
-        if (i >= 2) cpt[i - 2] = us;
-    }
-    qsort(cpt, 10, sizeof(double), cmp_double);
-    double copy_rate = 2.0 * cp_bytes / (cpt[5] * 1e-6); /* bytes read + written per s */
-    ramp_gpu_free(gpu, cpa);
-    ramp_gpu_free(gpu, cpb);
+    double copy_rate = 0;
+    TRY(bench_copy_rate(gpu, st, info.limits.sms, e0, e1, &copy_rate));
     printf("GPU %s, %d SMs; copy rate %.2f TB/s (read + write, median of 10)\n",
            info.limits.name, info.limits.sms, copy_rate / 1e12);
 
@@ -301,7 +251,7 @@ int main(int argc, char **argv) {
                 TRY(ramp_event_elapsed_us(e0, e1, &us));
                 if (r > 0) samp[r - 1] = us; /* first: warm-up */
             }
-            qsort(samp, (size_t)reps, sizeof(double), cmp_double);
+            qsort(samp, (size_t)reps, sizeof(double), bench_cmp_double);
             double med = samp[reps / 2];
             times[(size_t)li * nsp + ci] = med;
             if (med < ld->best_us) { ld->best_us = med; ld->best = ci; }
@@ -396,7 +346,7 @@ int main(int argc, char **argv) {
         ramp_config_name(&space[ld->best], name, sizeof name);
         double *tt = malloc((size_t)nsp * sizeof *tt);
         for (int ci = 0; ci < nsp; ci++) tt[ci] = times[(size_t)li * nsp + ci];
-        qsort(tt, (size_t)nsp, sizeof *tt, cmp_double);
+        qsort(tt, (size_t)nsp, sizeof *tt, bench_cmp_double);
         double medc = tt[nsp / 2];
         free(tt);
         fprintf(f, "| %d | %s | %d | %s | %.1f | %.1f | %.2f | %.1f | %.3f |\n", ld->pairs,

@@ -31,6 +31,7 @@
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
  */
+#include "bench_common.h"
 #include "internal.h"
 #include "moe_v2.h"
 
@@ -40,28 +41,6 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-
-#define DIE(...)                                                  \
-    do {                                                          \
-        fprintf(stderr, __VA_ARGS__);                             \
-        fprintf(stderr, " (%s)\n", ramp_last_error());            \
-        return 1;                                                 \
-    } while (0)
-#define TRY(expr)                                                 \
-    do {                                                          \
-        if ((expr) != RAMP_OK) DIE("%s:%d: %s", __FILE__, __LINE__, #expr); \
-    } while (0)
-
-static const char *COPY_SRC =
-    "extern \"C\" __global__ void ramp_copy(const float4 *a, float4 *b, long long n) {\n"
-    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (long long)gridDim.x * blockDim.x) b[i] = a[i];\n"
-    "}\n";
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 #define MAXV (3 * MV2_NROWS)
 #define MAXX 32 /* variants of variant mode */
@@ -163,7 +142,7 @@ static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k
         RAMP_TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
         if (r > 0) T->samp[r - 1] = us; /* first: warm-up */
     }
-    qsort(T->samp, (size_t)T->reps, sizeof(double), cmp_double);
+    qsort(T->samp, (size_t)T->reps, sizeof(double), bench_cmp_double);
     *med = T->samp[T->reps / 2];
     return RAMP_OK;
 }
@@ -312,38 +291,8 @@ int main(int argc, char **argv) {
     T.flush_bytes = 512u << 20;
     TRY(ramp_gpu_alloc(T.gpu, T.flush_bytes, &T.flush));
 
-    /* copy rate: 1 GiB float4 copy, median of 10 */
-    const size_t cp_bytes = 1u << 30;
-    ramp_devptr cpa, cpb;
-    TRY(ramp_gpu_alloc(T.gpu, cp_bytes, &cpa));
-    TRY(ramp_gpu_alloc(T.gpu, cp_bytes, &cpb));
-    TRY(ramp_gpu_fill32_async(T.gpu, cpa, 0x3f800000u, cp_bytes / 4, T.st));
-    ramp_jit_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.name = "bench-copy";
-    rq.source = COPY_SRC;
-    ramp_jit_result *cr;
-    TRY(ramp_jit_compile(&rq, &cr));
-    ramp_module *cmod;
-    ramp_kernel *ck;
-    TRY(ramp_module_load(T.gpu, cr->cubin, cr->cubin_size, &cmod));
-    TRY(ramp_module_kernel(cmod, "ramp_copy", 0, &ck));
-    double cpt[10];
-    for (int i = 0; i < 12; i++) {
-        long long n4 = (long long)(cp_bytes / 16);
-        void *args[3] = {&cpa, &cpb, &n4};
-        unsigned grid[3] = {(unsigned)info.limits.sms * 8, 1, 1}, block[3] = {512, 1, 1};
-        TRY(ramp_event_record(T.e0, T.st));
-        TRY(ramp_kernel_launch(ck, grid, block, 0, T.st, args));
-        TRY(ramp_event_record(T.e1, T.st));
-        double us;
-        TRY(ramp_event_elapsed_us(T.e0, T.e1, &us));
-        if (i >= 2) cpt[i - 2] = us;
-    }
-    qsort(cpt, 10, sizeof(double), cmp_double);
-    const double copy_rate = 2.0 * cp_bytes / (cpt[5] * 1e-6);
-    ramp_gpu_free(T.gpu, cpa);
-    ramp_gpu_free(T.gpu, cpb);
+    double copy_rate = 0;
+    TRY(bench_copy_rate(T.gpu, T.st, info.limits.sms, T.e0, T.e1, &copy_rate));
     printf("GPU %s, %d SMs; copy rate %.2f TB/s (read + write, median of 10)\n", info.limits.name,
            info.limits.sms, copy_rate / 1e12);
 

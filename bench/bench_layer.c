@@ -21,16 +21,27 @@
  *               poly-w1, poly-w8 (the polymorphic kernel's grid capped at
  *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES)
  *
+ * --kernel v2: the layer's polymorphic kernel holds Hopper kernel v2 entries
+ * (kernels/moe_poly_v2.cuh); "alone" is then each entry's standalone v2
+ * kernel (moe_v2.cuh, grid min(tiles, SMs)); the v1 layer of the same plan
+ * is timed beside it as ramp-v1 (its batch-size graph); vllm stays the
+ * vLLM-style layer on the v1 kernel. A plan entry v2 cannot run
+ * (persistent, grouped, split-K) is replaced by its plain form for the v2
+ * layer (another stage count where that would repeat an entry), printed;
+ * the plan's coefficients are kept. No poly-sm / -w1 / -w8 rows for v2 (its
+ * grid is one wave at most).
+ *
  * Loads: batches of --tokens (default 64..4096) tokens routed over all E
  * experts, uniformly and Zipf-skewed (moe_data.h), seen by GPU 0 of the
  * plan's layout. Every timing: L2 evicted by a 512 MiB write, then the
  * launch or replay between two events; median of --reps.
  *
- * Writes OUTDIR/layer-<model>-<layout>.csv and .md, and (--loads-json) the
+ * Writes OUTDIR/layer-<model>-<layout>.csv (-v2.csv with --kernel v2), and (--loads-json) the
  * per-expert counts of every load for bench/peer_torch.py.
  */
 #include "internal.h"
 #include "moe_poly.h"
+#include "moe_v2.h"
 #include "select_cpu.h"
 
 #include "../tests/moe_data.h"
@@ -54,12 +65,15 @@
 static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
+    "                   [--kernel v1|v2]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
     "the dataset's uniform batches, group-and-pad + v1 kernel), and every menu\n"
     "entry inside and outside the polymorphic kernel. GPU 0 of the plan's\n"
-    "layout; uniform and Zipf-skewed routings. Needs a GPU.\n";
+    "layout; uniform and Zipf-skewed routings. Needs a GPU.\n"
+    "--kernel v2: the layer on the Hopper kernel v2 (entries alone: v2), with\n"
+    "the v1 layer of the same plan timed beside it (ramp-v1).\n";
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -150,8 +164,8 @@ static void probe_placement(ramp_gpu *gpu, ramp_stream st, int sms) {
 }
 
 typedef struct {
-    void *k; /* ramp_moe_kernel or ramp_moe_poly */
-    int poly;
+    void *k; /* ramp_moe_kernel, ramp_moe_v2_kernel or ramp_moe_poly */
+    int poly, v2;
     ramp_moe_params p;
     ramp_devptr choice, sched; /* the polymorphic kernel's */
 } kernel_call;
@@ -159,6 +173,7 @@ typedef struct {
 static ramp_status launch_call(void *arg, ramp_stream st) {
     kernel_call *c = arg;
     return c->poly ? ramp_moe_poly_launch(c->k, &c->p, c->choice, c->sched, st)
+           : c->v2 ? ramp_moe_v2_launch(c->k, &c->p, st)
                    : ramp_moe_kernel_launch(c->k, &c->p, st);
 }
 
@@ -166,14 +181,48 @@ static ramp_status launch_call(void *arg, ramp_stream st) {
 typedef struct {
     ramp_moe_variant v;
     const ramp_poly_desc *poly;
+    int v2;
 } cjob;
 static void *compile_one(void *arg) {
     cjob *j = arg;
     ramp_jit_result *r = NULL;
     if (j->poly) ramp_moe_poly_compile(j->poly, &r);
+    else if (j->v2) ramp_moe_v2_compile(&j->v, &r);
     else ramp_moe_v1_compile(&j->v, &r);
     ramp_jit_result_free(r);
     return NULL;
+}
+
+/* The v2 layer's menu: each entry v2 cannot run replaced by its plain form
+ * (persistent and grouped off, split-K 1), with another stage count of the
+ * configuration space (2..4) where that would repeat an entry. */
+static void v2_menu_of(ramp_plan *p) {
+    for (int i = 0; i < p->count; i++) {
+        ramp_moe_variant v;
+        memset(&v, 0, sizeof v);
+        v.cfg = p->configs[i];
+        v.geom = p->geom;
+        if (ramp_moe_v2_check(&v) == RAMP_OK) continue;
+        char was[64], now[64];
+        ramp_config_name(&p->configs[i], was, sizeof was);
+        ramp_config c = p->configs[i];
+        c.persistent = 0;
+        c.grouped = 0;
+        c.splitk = 1;
+        const int tries[4] = {c.stages, 4, 3, 2};
+        int ok = 0;
+        for (int t = 0; t < 4 && !ok; t++) {
+            c.stages = tries[t];
+            v.cfg = c;
+            ok = ramp_moe_v2_check(&v) == RAMP_OK;
+            for (int j = 0; ok && j < p->count; j++)
+                ok = j == i || !ramp_config_equal(&c, &p->configs[j]);
+        }
+        if (!ok) DIE("menu entry %d (%s): no plain configuration kernel v2 runs in its place", i, was);
+        p->configs[i] = c;
+        ramp_config_name(&c, now, sizeof now);
+        printf("v2 layer: menu entry %d %s -> %s\n", i, was, now);
+    }
 }
 
 /* A vLLM-style layer for one configuration: group-only selection + v1. */
@@ -189,6 +238,7 @@ int main(int argc, char **argv) {
     const char *tokens_arg = "64,128,256,512,1024,2048,4096";
     int reps = 30;
     unsigned long long seed = 1;
+    ramp_kernel_version kernel = RAMP_KERNEL_V1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -206,7 +256,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--loads-json")) loads_json = v;
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else {
+        else if (!strcmp(a, "--kernel")) {
+            if (ramp_kernel_version_parse(v, &kernel) != RAMP_OK) {
+                fprintf(stderr, "bench_layer: --kernel %s: v1 or v2\n%s", v, USAGE);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
             return 2;
         }
@@ -243,6 +298,9 @@ int main(int argc, char **argv) {
     TRY(ramp_policy_fit(RAMP_POLICY_VLLM, ds, NULL, NULL, &table));
     const ramp_geometry g = plan.geom;
     const int EL = g.experts, E = model.experts, k = g.topk, d = g.hidden, h = g.inter;
+    const int is2 = kernel == RAMP_KERNEL_V2;
+    const ramp_plan plan1 = plan; /* the v1 layer's menu, as read */
+    if (is2) v2_menu_of(&plan);
 
 
     /* every configuration any path may run: the menu, and the table's picks
@@ -263,14 +321,26 @@ int main(int argc, char **argv) {
     ramp_poly_desc pd;
     memset(&pd, 0, sizeof pd);
     pd.geom = g;
+    pd.kernel = kernel;
     pd.count = plan.count;
     memcpy(pd.cfgs, plan.configs, sizeof(ramp_config) * (size_t)plan.count);
+    ramp_poly_desc pd1 = pd; /* --kernel v2: the v1 layer's kernel */
+    pd1.kernel = RAMP_KERNEL_V1;
+    memcpy(pd1.cfgs, plan1.configs, sizeof(ramp_config) * (size_t)plan1.count);
     {
-        cjob jobs[65];
-        pthread_t th[65];
+        cjob jobs[65 + 1 + RAMP_MENU_MAX];
+        pthread_t th[65 + 1 + RAMP_MENU_MAX];
         int nj = 0;
-        jobs[nj].poly = &pd;
-        nj++;
+        memset(jobs, 0, sizeof jobs);
+        jobs[nj++].poly = &pd;
+        if (is2) {
+            jobs[nj++].poly = &pd1;
+            for (int i = 0; i < plan.count; i++, nj++) {
+                jobs[nj].v.cfg = plan.configs[i];
+                jobs[nj].v.geom = g;
+                jobs[nj].v2 = 1;
+            }
+        }
         for (int i = 0; i < ncfg; i++) {
             memset(&jobs[nj], 0, sizeof jobs[nj]);
             jobs[nj].v.cfg = cfgs[i];
@@ -278,7 +348,8 @@ int main(int argc, char **argv) {
             jobs[nj].v.geom = g;
             nj++;
         }
-        printf("compiling the polymorphic kernel and %d configurations...\n", ncfg);
+        printf("compiling the polymorphic kernel%s and %d configurations%s...\n",
+               is2 ? "s (v2 and v1)" : "", ncfg, is2 ? " (v1), the menu's v2 kernels" : "");
         fflush(stdout);
         for (int i = 0; i < nj; i++) pthread_create(&th[i], NULL, compile_one, &jobs[i]);
         for (int i = 0; i < nj; i++) pthread_join(th[i], NULL);
@@ -329,10 +400,16 @@ int main(int argc, char **argv) {
     ld.experts = E;
     ld.local_experts = EL;
     ld.max_tokens = max_tokens;
-    ramp_layer *L = NULL, *Ls = NULL; /* PDL (default) and serial launch */
+    ld.kernel = kernel;
+    ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
+    if (is2) {
+        ld.serial_launch = 0;
+        ld.kernel = RAMP_KERNEL_V1;
+        TRY(ramp_layer_create(T.gpu, &plan1, &ld, &L1));
+    }
     ramp_layer_info info;
     TRY(ramp_layer_get_info(L, &info));
     if (info.warning[0]) printf("warning: %s\n", info.warning);
@@ -352,8 +429,12 @@ int main(int argc, char **argv) {
     sd.nentries = plan.count;
     for (int i = 0; i < plan.count; i++)
         TRY(ramp_select_entry_from_plan(&plan, i, &sd.entries[i]));
-    ramp_select_result *twin = NULL, *grp = NULL;
+    ramp_select_result *twin = NULL, *grp = NULL, *twin1 = NULL;
     TRY(ramp_select_result_create(&sd, &twin));
+    ramp_select_desc sd1 = sd; /* the v1 layer's twin (--kernel v2) */
+    for (int i = 0; i < plan1.count; i++)
+        TRY(ramp_select_entry_from_plan(&plan1, i, &sd1.entries[i]));
+    TRY(ramp_select_result_create(&sd1, &twin1));
     /* a one-entry descriptor with rows 1 bounds every grouping's size */
     ramp_select_desc one = sd;
     one.nentries = 1;
@@ -384,6 +465,11 @@ int main(int argc, char **argv) {
         ramp_moe_variant v = {cfgs[i], g, 0};
         TRY(ramp_moe_kernel_create(T.gpu, &v, &alone[i]));
     }
+    ramp_moe_v2_kernel *alone2[RAMP_MENU_MAX] = {0}; /* --kernel v2: the menu's v2 kernels */
+    for (int i = 0; is2 && i < plan.count; i++) {
+        ramp_moe_variant v = {plan.configs[i], g, 0};
+        TRY(ramp_moe_v2_create(T.gpu, &v, &alone2[i]));
+    }
     ramp_moe_poly *poly = NULL; /* the forced-entry copy of the layer's kernel */
     TRY(ramp_moe_poly_create(T.gpu, &pd, (int64_t)max_tokens * k, &poly));
 
@@ -408,7 +494,8 @@ int main(int argc, char **argv) {
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    snprintf(path, sizeof path, "%s/layer-%s-%s.csv", outdir, plan.model, plan.layout);
+    snprintf(path, sizeof path, "%s/layer-%s-%s%s.csv", outdir, plan.model, plan.layout,
+             is2 ? "-v2" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d gpu=\"%s\" sms=%d driver=%d date=%s\n",
@@ -483,6 +570,19 @@ int main(int argc, char **argv) {
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
             ramp_graph_free(G);
             ramp_graph_free(Gs);
+            stat3 s_v1 = {0, 0, 0}; /* --kernel v2: the v1 layer, same plan, same graph kind */
+            int chosen1 = -1;
+            if (is2) {
+                TRY(ramp_select_cpu(&sd1, Mt, b.ids, twin1));
+                chosen1 = twin1->meta[RAMP_SELECT_META_CHOSEN];
+                ramp_graph *G1 = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_layer_run(L1, &iob, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &G1));
+                s_v1 = time_it(&T, replay, G1);
+                ROW("ramp-v1", chosen1, &plan1.configs[chosen1], s_v1);
+                ramp_graph_free(G1);
+            }
             /* every entry, forced in the polymorphic kernel and alone */
             stat3 s_alone_chosen = {0, 0, 0};
             for (int i = 0; i < plan.count; i++) {
@@ -507,7 +607,8 @@ int main(int argc, char **argv) {
                 c.p.num_tiles = ntiles; c.p.out = out;
                 c.choice = choice;
                 c.p.ws = ws; c.p.ws_count = cnt; c.p.num_tokens = Mt;
-                c.k = alone[i];
+                c.k = is2 ? (void *)alone2[i] : (void *)alone[i];
+                c.v2 = is2;
                 c.p.max_tiles = tiles > 0 ? tiles : 1;
                 stat3 s_alone = time_it(&T, launch_call, &c);
                 /* alone with the grid sized for the batch's bound, like
@@ -519,6 +620,7 @@ int main(int argc, char **argv) {
                 stat3 s_alone_cap = time_it(&T, launch_call, &c);
                 c.k = poly;
                 c.poly = 1;
+                c.v2 = 0;
                 c.sched = sched; /* the polymorphic kernel's tile scheduler */
                 c.p.max_tiles = (int)info.select.max_tiles;
                 stat3 s_poly = time_it(&T, launch_call, &c);
@@ -529,7 +631,7 @@ int main(int argc, char **argv) {
                 const unsigned wave = (unsigned)(gi.limits.sms * info.blocks_per_sm);
                 const unsigned caps[3] = {(unsigned)gi.limits.sms, wave, 8 * wave};
                 static const char *const cap_names[3] = {"poly-sm", "poly-w1", "poly-w8"};
-                for (int gc = 0; gc < 3; gc++) {
+                for (int gc = 0; gc < (is2 ? 0 : 3); gc++) {
                     ramp_moe_poly_set_grid(poly, caps[gc]);
                     stat3 sg = time_it(&T, launch_call, &c);
                     ROW(cap_names[gc], i, &plan.configs[i], sg);
@@ -588,6 +690,12 @@ int main(int argc, char **argv) {
             printf("%-6d %-8s %6d %6d  %-24s %9.2f %9.2f %9.2f %+9.2f  %-24s %9.2f %6.2fx\n", Mt,
                    rname, pairs, active, cn, s_ramp.med, s_serial.med, s_alone_chosen.med,
                    s_ramp.med - s_alone_chosen.med, vn, s_vllm.med, s_vllm.med / s_ramp.med);
+            if (is2) {
+                char c1[64];
+                ramp_config_name(&plan1.configs[chosen1], c1, sizeof c1);
+                printf("       v1 layer (%s): %.2f us, v1 / v2 layer %.2fx\n", c1, s_v1.med,
+                       s_v1.med / s_ramp.med);
+            }
             fflush(stdout);
             moe_batch_free(&b);
         }
@@ -612,7 +720,10 @@ int main(int argc, char **argv) {
     }
     printf("wrote %s\n", path);
     ramp_select_result_free(twin);
+    ramp_select_result_free(twin1);
     ramp_select_result_free(grp);
+    for (int i = 0; i < RAMP_MENU_MAX; i++) ramp_moe_v2_free(alone2[i]);
+    ramp_layer_free(L1);
     free(counts);
     for (int i = 0; i < nvp; i++) {
         ramp_graph_free(vp[i].g);

@@ -402,6 +402,33 @@ ramp_status ramp_config_space(const ramp_geometry *g,
                               const ramp_device_limits *lim,
                               ramp_config **out, int *count);
 
+/* The fused kernel a dataset's times or a plan's choice are for: v1
+ * (kernels/moe_v1.cuh, the whole space above) or the Hopper kernel v2
+ * (kernels/moe_v2.cuh), which runs FP8 layers only, plain launch, no grouped
+ * order, no split-K, d a multiple of 256 (src/moe_v2.h). Datasets and plans
+ * record it (metadata / JSON "kernel", written only when not v1). */
+typedef enum { RAMP_KERNEL_V1 = 0, RAMP_KERNEL_V2 = 1 } ramp_kernel_version;
+
+/* "v1", "v2"; "?" out of range. */
+const char *ramp_kernel_version_name(ramp_kernel_version k);
+/* "v1" or "v2"; RAMP_ERR_NOT_FOUND naming the text otherwise. */
+ramp_status ramp_kernel_version_parse(const char *text, ramp_kernel_version *out);
+/* RAMP_OK when kernel k runs configuration c on geometry g, else
+ * RAMP_ERR_UNSUPPORTED saying why (RAMP_ERR_INVALID_ARGUMENT: bad k). */
+ramp_status ramp_kernel_version_check(ramp_kernel_version k, const ramp_config *c,
+                                      const ramp_geometry *g);
+/* Kernel k's configuration space on g: v1's is ramp_config_space; v2's is
+ * the part of it that v2 runs (for Qwen3-30B EP8 60 of 180, DeepSeek-V3 EP8
+ * 90 of 378), in ramp_config_space's order; *out malloc'd (free()). */
+ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
+                                  const ramp_device_limits *lim,
+                                  ramp_config **out, int *count);
+/* Occupancy class (blocks per SM) of configuration c under kernel k: v1's
+ * estimate (ramp_config_resources); v2: 1, its grid is min(tiles, SMs)
+ * blocks striding over the tiles. 0 if it cannot run. */
+int ramp_config_occupancy(ramp_kernel_version k, const ramp_config *c,
+                          const ramp_geometry *g, const ramp_device_limits *lim);
+
 /* ======================================================================
  * 6. Timing datasets
  *
@@ -446,6 +473,10 @@ typedef struct {
                                 "contiguous", "balanced" or
                                 "balanced:<source>" (metadata "placement",
                                 written when not empty) */
+    int kernel;              /* ramp_kernel_version the times are of
+                                (metadata "kernel", written when not v1);
+                                a v2 dataset holds only configurations v2
+                                runs (checked on write and read) */
 } ramp_timing;
 
 /* 1 when a dataset's placement text says balanced ("balanced" or
@@ -476,6 +507,11 @@ ramp_status ramp_timing_create_space(const ramp_model *m, const char *layout,
                                      const ramp_geometry *g,
                                      const ramp_device_limits *lim,
                                      ramp_timing **out);
+/* The same over kernel k's space (ramp_config_space_for), t->kernel = k. */
+ramp_status ramp_timing_create_space_for(ramp_kernel_version k, const ramp_model *m,
+                                         const char *layout, const ramp_geometry *g,
+                                         const ramp_device_limits *lim,
+                                         ramp_timing **out);
 
 /* [src/loadset.c] Adds the per-GPU loads of a trace's records to a dataset (times NaN, to be
  * filled by `ramp bench` on a GPU or by the simulator). Every `stride`-th
@@ -524,7 +560,8 @@ ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *l
  * atomically. Running the sweep again on that file resumes it.
  *
  * Backends:
- *  GPU  the fused kernel v1 (kernels/moe_v1.cuh) on one GPU. Weights: random
+ *  GPU  the fused kernel of the dataset (t->kernel: v1, kernels/moe_v1.cuh,
+ *       or v2, kernels/moe_v2.cuh, with the same method) on one GPU. Weights: random
  *       FP8 e4m3 with 128x128 block scales (BF16 when geom.bf16) for the
  *       dataset's max_experts local experts, made and uploaded once. Router
  *       output, per load (the same for every configuration): P = the load's
@@ -543,7 +580,8 @@ ramp_status ramp_sim_fill(const ramp_sim_params *sp, const ramp_device_limits *l
  *       are discarded and the median of `repeats` is the time. EP16/EP32
  *       loads are replayed on the one GPU (no token exchange), as the paper.
  *       The measured occupancy (ptxas) replaces each configuration's
- *       blocks_per_sm estimate, and the device's SM count the dataset's sms.
+ *       blocks_per_sm estimate (v2: stays 1, its grid is at most one block
+ *       per SM), and the device's SM count the dataset's sms.
  *  SIM  ramp_sim_time with ramp_sim_fill's noise (the same numbers for the
  *       same sim params), device "simulated": for tests and dry runs.
  *  CUSTOM  callbacks (ramp_bench_ops): tests, other kernels.
@@ -644,6 +682,12 @@ ramp_status ramp_bench_resume(ramp_timing *t, const char *path,
  * that order, distinct), their times copied. */
 ramp_status ramp_timing_select_configs(const ramp_timing *t, const int *idx,
                                        int n, ramp_timing **out);
+/* A dataset of t's loads for kernel k: t's configurations that k runs (in
+ * t's order), each with k's occupancy class, t->kernel = k; *dropped says
+ * how many were left out. Refused (RAMP_ERR_INVALID_ARGUMENT, saying why)
+ * when t holds measured times of another kernel, or k runs none of them. */
+ramp_status ramp_timing_select_kernel(const ramp_timing *t, ramp_kernel_version k,
+                                      ramp_timing **out, int *dropped);
 
 /* ======================================================================
  * 7. Cost model (paper Section 3.1, Equations 1-3)
@@ -1115,8 +1159,9 @@ typedef struct {
     double spearman_median, pick_err_median;
 } ramp_eval_transfer;
 
-/* target: index into ts; datasets of the target's model are not used.
- * RAMP_ERR_NOT_FOUND if no dataset of another model exists. */
+/* target: index into ts; datasets of the target's model, or of another
+ * kernel (ramp_timing.kernel), are not used. RAMP_ERR_NOT_FOUND if no
+ * dataset of another model and the same kernel exists. */
 ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
                                    int min_tokens, ramp_eval_transfer *out);
 /* One row per transfer, with the same layout's in-model (held-out domain)
@@ -1179,6 +1224,9 @@ typedef struct {
                                          written before the fit chose it */
     int checksum;                     /* set by the reader: 1 if the file
                                          carried a checksum and it matched */
+    int kernel;                       /* ramp_kernel_version the plan was fit
+                                         for (JSON "kernel", written when not
+                                         v1); every entry one it runs */
 } ramp_plan;
 
 /* A plan from a dataset's menu and an EQ3 model fit on the same dataset's
@@ -1555,13 +1603,27 @@ typedef struct {
                                selection kernel ends (0, the default: with
                                programmatic dependent launch, its blocks
                                start while the selection runs) */
+    int kernel;             /* ramp_kernel_version of the polymorphic
+                               kernel's entries: RAMP_KERNEL_V1 (0, the
+                               default; kernels/moe_v1.cuh, every
+                               configuration) or RAMP_KERNEL_V2 (the Hopper
+                               kernel, kernels/moe_poly_v2.cuh: FP8 layers
+                               with FP8 hidden states, plain launches, no
+                               grouped order, no split-K, 2..6 stages; a menu
+                               entry it cannot run fails creation, naming
+                               the entry). Independent of the plan's kernel
+                               (ramp_plan.kernel, what its times were
+                               measured on): when they differ the layer
+                               runs and ramp_layer_info.warning says so. */
 } ramp_layer_desc;
 
 /* Checks the plan (ramp_plan_validate) and the descriptor against it,
  * compiles (or reads from the cache) and loads both kernels, and allocates
- * every buffer a call needs. Errors say which field disagrees: weight
- * shapes or precision that do not match the plan's geometry, EL above the
- * plan's, k > E, a menu too large for one kernel. A device whose SM count
+ * every buffer a call needs (kernel v2: and builds the weights' tensor maps
+ * once, so w13 and w2 must not move while the layer lives). Errors say
+ * which field disagrees: weight shapes or precision that do not match the
+ * plan's geometry, EL above the plan's, k > E, a menu too large for one
+ * kernel, a menu entry kernel v2 cannot run. A device whose SM count
  * differs from the plan's is not an error (the layer runs; the choice was
  * tuned elsewhere): ramp_layer_info says so. */
 ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan,
@@ -1597,6 +1659,8 @@ typedef struct {
     long long smem_bytes;     /* dynamic shared memory (largest entry) */
     int registers;            /* per thread (the most any entry needs) */
     int blocks_per_sm;        /* its occupancy */
+    int kernel;               /* ramp_kernel_version of its entries (v2:
+                                 384 threads, grid at most one block per SM) */
     unsigned grid;            /* blocks per launch (largest entry's bound) */
     int plan_sms, device_sms; /* differ: the choice was tuned on another GPU */
     char warning[160];        /* empty, or what differs from the plan */

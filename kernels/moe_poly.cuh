@@ -57,6 +57,8 @@
  *     are scheduled while the selection kernel still runs and wait at
  *     griddepcontrol.wait for its outputs; without it that is a no-op.
  * The register budget is the kernel's: the most any entry needs.
+ * A menu of Hopper kernel v2 entries has its own prelude, moe_poly_v2.cuh
+ * (same contract; v1 and v2 entries are not mixed in one kernel).
  */
 #ifndef RAMP_MOE_POLY_CUH
 #define RAMP_MOE_POLY_CUH

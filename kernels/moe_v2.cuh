@@ -65,6 +65,14 @@
 #ifndef RAMP_MV2_PIPE
 #define RAMP_MV2_PIPE RAMP_MV2_PIPE_DEFAULT
 #endif
+/* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
+ * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
+ * roles, v2_producer_role and v2_consumer_role (the kernel below calls the
+ * same functions; V2_ROLE says why they are inlined), and the V2_* macros
+ * are undefined at the end so that the next entry can define its own. */
+#ifndef RAMP_V2_BODY_ONLY
+#define RAMP_V2_BODY_ONLY 0
+#endif
 #if RAMP_INTER % RAMP_WIDTH != 0 || RAMP_HIDDEN % RAMP_MV2_CHUNK != 0
 #error "w must divide h, and d must be a multiple of 256"
 #endif
@@ -117,11 +125,7 @@
 #error "d / 128 must be even (d is a multiple of 256)"
 #endif
 
-/* The two weight tensor maps (see moe_v2_params.h). */
-typedef struct {
-    hop_tensormap w13; /* [E * 2h][d], box 128 B x 128 rows */
-    hop_tensormap w2;  /* [E * d][h], box 128 B x 128 rows */
-} ramp_moe_v2_maps;
+/* The two weight tensor maps: ramp_moe_v2_maps, moe_v2_params.h. */
 
 static __device__ __forceinline__ void v2_red(float *p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
@@ -599,6 +603,104 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt
 /* Named barrier 2 over the whole block: tile boundaries. */
 #define V2_BLOCK_SYNC() HOP_BAR_SYNC(2, RAMP_MV2_THREADS)
 
+/* The roles, inlined into the kernel. In a polymorphic kernel
+ * (RAMP_V2_BODY_ONLY) RAMP_V2_ROLE_CALLS = 1 makes each role of each entry a
+ * separate function instead, as v1's bodies are (moe_v1.cuh: inlined side
+ * by side, v1 entries shared one register allocation and spilled); but a
+ * call with wgmma behind it makes ptxas 13.0 serialise every wgmma of the
+ * kernel ("(C7510) Potential Performance Loss: wgmma.mma_async
+ * instructions are serialized due to wgmma pipeline crossing function
+ * boundary at a function call", 2026-11-30), so the default inlines them:
+ * each role's budget is fixed by setmaxnreg anyway, and test_moe_poly
+ * checks that no menu spills. The parameters are references to the
+ * kernel's __grid_constant__ parameters (no copy to the stack). */
+#ifndef RAMP_V2_ROLE_CALLS
+#define RAMP_V2_ROLE_CALLS 0
+#endif
+#if RAMP_V2_BODY_ONLY && RAMP_V2_ROLE_CALLS
+#define V2_ROLE __noinline__
+#else
+#define V2_ROLE __forceinline__
+#endif
+
+/* The block's first tile's expert and token slot (thread < RAMP_ROWS),
+ * loaded early (one global latency before the first weights are requested,
+ * not three); -1 past max_tiles * h/w. */
+static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm, int *e_first,
+                                                     int *sl_first) {
+    if ((int)blockIdx.x < prm.max_tiles * V2_SLICES) {
+        const int r0 = blockIdx.x / V2_SLICES;
+        *e_first = ((const int *)prm.tile_expert)[r0];
+        if (threadIdx.x < RAMP_ROWS)
+            *sl_first = ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
+    }
+}
+
+/* Thread 0: the ring's barriers and the maps' prefetch. */
+static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps) {
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    for (int s = 0; s < V2_S; s++) {
+        hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
+        hop_mbar_init(empty + 8 * s, 256);    /* every consumer thread */
+    }
+    hop_mbar_init_fence();
+    hop_tma_prefetch_map(&maps.w13);
+    hop_tma_prefetch_map(&maps.w2);
+}
+
+/* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < total
+ * and stage counts (it), so the ring's phases agree. Per tile: the
+ * producer's thread 0 starts the first stages' weights (v2_producer_head:
+ * they need only the expert); block barrier (the previous tile is done with
+ * tok, rw, the intermediate); the producer stores the tile's slots, loaded
+ * before the barrier; barrier (published); consumer 0 loads the router
+ * weights; then the ring. Called after setmaxnreg, by warpgroup 0 ... */
+static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
+                                                const ramp_moe_v2_maps &maps, unsigned char *sm,
+                                                int total, int e_first, int sl_first) {
+    int *tok = (int *)(sm + V2_LAYOUT.tok);
+    int it = 0;
+    for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
+        int r, slice;
+        const int e = v2_tile(prm, tt, &r, &slice, e_first);
+        if (e < 0) continue;
+        int sl = -1;
+        if (threadIdx.x < RAMP_ROWS) {
+            sl = tt == (int)blockIdx.x
+                     ? sl_first
+                     : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
+            if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
+        }
+        v2_producer_head(maps, sm, e, slice, it);
+        V2_BLOCK_SYNC();
+        if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
+        V2_BLOCK_SYNC();
+        v2_producer(prm, maps, sm, e, slice, it);
+    }
+    /* no thread leaves with its copies in flight (their arrivals) */
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/* ... and by warpgroups 1 and 2 (wg = 1, 2). */
+static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsigned char *sm,
+                                                int total, int e_first, int wg) {
+    int *tok = (int *)(sm + V2_LAYOUT.tok);
+    float *rw = (float *)(sm + V2_LAYOUT.rw);
+    int it = 0;
+    for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
+        int r, slice;
+        if (v2_tile(prm, tt, &r, &slice, e_first) < 0) continue;
+        V2_BLOCK_SYNC();
+        V2_BLOCK_SYNC();
+        /* the router weights, read first at the end of the first up pass
+         * (v2_act_quant's extra barrier): off the producer's path */
+        const int n = threadIdx.x - 128;
+        if (n < V2_N) rw[n] = tok[n] >= 0 ? ((const float *)prm.topk_weights)[tok[n]] : 0.f;
+        v2_consumer(prm, sm, wg - 1, it);
+    }
+}
+
+#if !RAMP_V2_BODY_ONLY
 extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)
 ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps maps) {
     extern __shared__ __align__(1024) unsigned char v2_dyn[];
@@ -606,15 +708,9 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     unsigned char *sm = v2_dyn + (((a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - a);
 
     /* The first tile's expert and token slots are loaded beside num_tiles
-     * (one global latency before the first weights are requested, not
-     * three): they are in bounds, blockIdx.x < max_tiles * h/w. */
+     * (they are in bounds: blockIdx.x < max_tiles * h/w). */
     int e_first = -1, sl_first = -1;
-    if ((int)blockIdx.x < prm.max_tiles * V2_SLICES) {
-        const int r0 = blockIdx.x / V2_SLICES;
-        e_first = ((const int *)prm.tile_expert)[r0];
-        if (threadIdx.x < RAMP_ROWS)
-            sl_first = ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
-    }
+    v2_first_tile(prm, &e_first, &sl_first);
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
@@ -623,61 +719,46 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     const int total = rtiles * V2_SLICES;
     if ((int)blockIdx.x >= total) return;
 
-    if (threadIdx.x == 0) {
-        const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-        for (int s = 0; s < V2_S; s++) {
-            hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
-            hop_mbar_init(empty + 8 * s, 256);    /* every consumer thread */
-        }
-        hop_mbar_init_fence();
-        hop_tma_prefetch_map(&maps.w13);
-        hop_tma_prefetch_map(&maps.w2);
-    }
+    if (threadIdx.x == 0) v2_init(sm, maps);
     __syncthreads();
 
-    /* Both roles walk the same tiles and stage counts (it), so the ring's
-     * phases agree. Per tile: the producer's thread 0 starts the first
-     * stages' weights (v2_producer_head: they need only the expert); block
-     * barrier (the previous tile is done with tok, rw, the intermediate); the
-     * producer stores the tile's slots, loaded before the barrier; barrier
-     * (published); consumer 0 loads the router weights; then the ring. */
-    int *tok = (int *)(sm + V2_LAYOUT.tok);
-    float *rw = (float *)(sm + V2_LAYOUT.rw);
-    int it = 0;
     const int wg = hop_warpgroup();
     if (wg == 0) {
         HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);
-        for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
-            int r, slice;
-            const int e = v2_tile(prm, tt, &r, &slice, e_first);
-            if (e < 0) continue;
-            int sl = -1;
-            if (threadIdx.x < RAMP_ROWS) {
-                sl = tt == (int)blockIdx.x
-                         ? sl_first
-                         : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
-                if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
-            }
-            v2_producer_head(maps, sm, e, slice, it);
-            V2_BLOCK_SYNC();
-            if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
-            V2_BLOCK_SYNC();
-            v2_producer(prm, maps, sm, e, slice, it);
-        }
-        /* no thread leaves with its copies in flight (their arrivals) */
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        v2_producer_role(prm, maps, sm, total, e_first, sl_first);
     } else {
         HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);
-        for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
-            int r, slice;
-            if (v2_tile(prm, tt, &r, &slice, e_first) < 0) continue;
-            V2_BLOCK_SYNC();
-            V2_BLOCK_SYNC();
-            /* the router weights, read first at the end of the first up pass
-             * (v2_act_quant's extra barrier): off the producer's path */
-            const int n = threadIdx.x - 128;
-            if (n < V2_N) rw[n] = tok[n] >= 0 ? ((const float *)prm.topk_weights)[tok[n]] : 0.f;
-            v2_consumer(prm, sm, wg - 1, it);
-        }
+        v2_consumer_role(prm, sm, total, e_first, wg);
     }
 }
+#else
+/* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
+ * roles above; the macros are undefined so that the next entry (its own
+ * namespace) can define its own. */
+enum { v2_slices = V2_SLICES }; /* work tiles per row tile */
+#undef V2_N
+#undef V2_ACC
+#undef V2_TPT
+#undef V2_MMA
+#undef V2_PASSES
+#undef V2_KBLK
+#undef V2_CHUNKS
+#undef V2_DKB
+#undef V2_SLICES
+#undef V2_S
+#undef V2_LAYOUT
+#undef V2_ITILE
+#undef V2_PIPE
+#undef V2_PIPE_UP
+#undef V2_PIPE_DN
+#undef V2_PGU
+#undef V2_NDS
+#undef V2_PGD
+#undef V2_CONSUMER_SYNC
+#undef V2_TOKEN
+#undef V2_TIDX
+#undef V2_NST
+#undef V2_HEAD
+#undef V2_BLOCK_SYNC
+#undef V2_ROLE
+#endif

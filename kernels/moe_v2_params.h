@@ -81,4 +81,16 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     return l;
 }
 
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#include "hopper.cuh"
+/* The kernel's second parameter, device side (src/moe_v2.h has the host's,
+ * of CUtensorMap): defined here, behind this header's guard, so that a
+ * polymorphic kernel including moe_v2.cuh once per entry in a namespace
+ * (moe_poly_v2.cuh) has one type for every entry. */
+typedef struct {
+    hop_tensormap w13; /* [E * 2h][d], box 128 B x 128 rows */
+    hop_tensormap w2;  /* [E * d][h], box 128 B x 128 rows */
+} ramp_moe_v2_maps;
+#endif
+
 #endif /* RAMP_MOE_V2_PARAMS_H */

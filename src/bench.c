@@ -1,17 +1,20 @@
 /*
  * bench.c - timing sweeps (`ramp bench`): fills the missing times of a timing
  * dataset by timing every configuration on every per-GPU load, with the
- * fused MoE kernel v1 on a GPU (L2 flushed before each run, CUDA events,
- * median of repeated runs) or with the analytic simulator (tests, dry runs),
- * or with callbacks. A sweep works in chunks: it stops cleanly before a
- * deadline, checkpoints its file atomically, and a later call on the same
- * file resumes it, so a long sweep survives a lost machine. The method of
+ * fused MoE kernel the dataset is for (t->kernel: v1, kernels/moe_v1.cuh, or
+ * the Hopper kernel v2, kernels/moe_v2.cuh) on a GPU (L2 flushed before each
+ * run, CUDA events, median of repeated runs; one method for both kernels)
+ * or with the analytic simulator (tests, dry runs), or with callbacks. A
+ * sweep works in chunks: it stops cleanly before a deadline, checkpoints its
+ * file atomically, and a later call on the same file resumes it, so a long
+ * sweep survives a lost machine; one file holds one kernel's times. The method of
  * the GPU backend is bench/bench_moe.c's, moved here. Public API: ramp.h 6a.
  */
 #include "bench.h"
 
 #include "fp8.h"
 #include "moe_gpu.h"
+#include "moe_v2.h"
 
 #include <errno.h>
 #include <math.h>
@@ -153,13 +156,14 @@ ramp_status ramp_bench_route(uint64_t seed, int64_t load_index, int topk,
 ramp_status ramp_bench_check(const ramp_timing *t) {
     RAMP_CHECK(t, RAMP_ERR_INVALID_ARGUMENT, "ramp_bench_check: NULL dataset");
     for (int c = 0; c < t->nconfigs; c++) {
-        ramp_moe_variant v = {t->configs[c], t->geom, 0};
-        ramp_status s = ramp_moe_v1_check(&v);
+        ramp_status s = ramp_kernel_version_check((ramp_kernel_version)t->kernel,
+                                                  &t->configs[c], &t->geom);
         if (s != RAMP_OK)
             return with_context(s, "dataset configuration %d on its geometry (E=%d k=%d h=%d "
-                                "d=%d%s): the kernel cannot run it", c, t->geom.experts,
+                                "d=%d%s): kernel %s cannot run it", c, t->geom.experts,
                                 t->geom.topk, t->geom.inter, t->geom.hidden,
-                                t->geom.bf16 ? " bf16" : "");
+                                t->geom.bf16 ? " bf16" : "",
+                                ramp_kernel_version_name((ramp_kernel_version)t->kernel));
     }
     return RAMP_OK;
 }
@@ -310,6 +314,7 @@ static ramp_status custom_create(const ramp_bench_options *o, bench_backend **ou
 
 typedef struct {
     ramp_moe_variant v; /* persistent 0: plain and persistent share a binary */
+    int kernel;         /* ramp_kernel_version to compile */
     ramp_jit_result *r;
     ramp_status s;
     char msg[1024];
@@ -323,6 +328,7 @@ typedef struct {
     ramp_stream st;
     ramp_gpu_info info;
     int X, k, h, d, bf16;
+    int kernel;      /* ramp_kernel_version: t->kernel */
     int64_t *M;      /* [nloads] tokens of each load */
     int64_t Mmax;
     ramp_devptr w13, w2, w13s, w2s, x, xs, tw, out, sorted, texp, ntiles, flush, ws, wsc;
@@ -331,8 +337,9 @@ typedef struct {
     int nev;
     double *samples;
     int32_t *ids, *scratch;
-    /* the configuration being timed */
+    /* the configuration being timed: K (v1) or K2 (v2) */
     ramp_moe_kernel *K;
+    ramp_moe_v2_kernel *K2;
     ramp_select_desc desc;
     ramp_select_result *sel;
     ramp_moe_variant v;
@@ -356,7 +363,8 @@ static void *gpu_compile_worker(void *arg) {
         if (i < 0) return NULL;
         bench_cjob *j = &g->jobs[i];
         ramp_jit_result *r = NULL;
-        ramp_status s = ramp_moe_v1_compile(&j->v, &r);
+        ramp_status s = j->kernel == RAMP_KERNEL_V2 ? ramp_moe_v2_compile(&j->v, &r)
+                                                    : ramp_moe_v1_compile(&j->v, &r);
         pthread_mutex_lock(&g->mu);
         j->r = r;
         j->s = s;
@@ -388,6 +396,7 @@ static void gpu_destroy(bench_backend *b) {
     free(g->jobs);
     free(g->job_of);
     ramp_moe_kernel_free(g->K);
+    ramp_moe_v2_free(g->K2);
     ramp_select_result_free(g->sel);
     if (g->gpu) {
         if (g->st) ramp_stream_sync(g->gpu, g->st);
@@ -541,6 +550,7 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
     g->h = t->geom.inter;
     g->d = t->geom.hidden;
     g->bf16 = t->geom.bf16;
+    g->kernel = t->kernel;
     RAMP_CHECK(g->X <= BENCH_MAX_LOCAL && g->X + g->k <= BENCH_MAX_EXPERT_IDS,
                RAMP_ERR_UNSUPPORTED, "%d local experts with top-%d: the selection twin takes "
                "at most %d local experts and %d expert ids", g->X, g->k, BENCH_MAX_LOCAL,
@@ -574,6 +584,10 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
         if (a > ws) ws = a;
         if (cnt > wsc) wsc = cnt;
     }
+
+    /* v2 loads the first tile's expert and slots before it reads num_tiles
+     * (moe_v2.cuh), also on an empty load: keep a tile of slots in bounds. */
+    if (max_slots < 64) max_slots = 64;
 
     /* Data: fresh random weights and tokens (never zeros). */
     ramp_rng r;
@@ -622,7 +636,10 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
         int j;
         for (j = 0; j < g->njobs; j++)
             if (ramp_config_equal(&g->jobs[j].v.cfg, &v.cfg)) break;
-        if (j == g->njobs) g->jobs[g->njobs++].v = v;
+        if (j == g->njobs) {
+            g->jobs[g->njobs].v = v;
+            g->jobs[g->njobs++].kernel = g->kernel;
+        }
         g->job_of[c] = j;
     }
     RAMP_CHECK(pthread_mutex_init(&g->mu, NULL) == 0, RAMP_ERR_INTERNAL, "pthread_mutex_init failed");
@@ -679,10 +696,19 @@ static ramp_status gpu_begin(bench_backend *b, ramp_timing *t, int c, double unt
     RAMP_CHECK(job->s == RAMP_OK, job->s, "compiling configuration %s failed: %s", name,
                job->msg);
     g->v = (ramp_moe_variant){t->configs[c], t->geom, 0};
-    ramp_status s = ramp_moe_kernel_create_from(g->gpu, &g->v, job->r, &g->K);
-    if (s != RAMP_OK) return with_context(s, "configuration %s", name);
-    /* The compiler's occupancy replaces the estimate. */
-    t->blocks_per_sm[c] = ramp_moe_kernel_resources(g->K)->blocks_per_sm;
+    if (g->kernel == RAMP_KERNEL_V2) {
+        /* v2 launches at most one block per SM (the blocks stride over the
+         * tiles), whatever the compiler's occupancy: its class stays 1. The
+         * create refuses a compile that cannot run (spills, no fit). */
+        ramp_status s = ramp_moe_v2_create_from(g->gpu, &g->v, job->r, &g->K2);
+        if (s != RAMP_OK) return with_context(s, "kernel v2, configuration %s", name);
+        t->blocks_per_sm[c] = 1;
+    } else {
+        ramp_status s = ramp_moe_kernel_create_from(g->gpu, &g->v, job->r, &g->K);
+        if (s != RAMP_OK) return with_context(s, "configuration %s", name);
+        /* The compiler's occupancy replaces the estimate. */
+        t->blocks_per_sm[c] = ramp_moe_kernel_resources(g->K)->blocks_per_sm;
+    }
     memset(&g->desc, 0, sizeof g->desc);
     g->desc.experts = g->X + g->k;
     g->desc.topk = g->k;
@@ -700,6 +726,8 @@ static void gpu_end(bench_backend *b, const ramp_timing *t, int c) {
     gpu_backend *g = (gpu_backend *)b;
     ramp_moe_kernel_free(g->K);
     g->K = NULL;
+    ramp_moe_v2_free(g->K2);
+    g->K2 = NULL;
     ramp_select_result_free(g->sel);
     g->sel = NULL;
 }
@@ -752,7 +780,8 @@ static ramp_status gpu_time(bench_backend *b, const ramp_timing *t, int c, int64
         RAMP_TRY(ramp_gpu_fill32_async(g->gpu, g->flush, (uint32_t)r * 2654435761u,
                                        g->flush_bytes / 4, g->st));
         RAMP_TRY(ramp_event_record(g->ev[2 * r], g->st));
-        RAMP_TRY(ramp_moe_kernel_launch(g->K, &p, g->st));
+        RAMP_TRY(g->K2 ? ramp_moe_v2_launch(g->K2, &p, g->st)
+                       : ramp_moe_kernel_launch(g->K, &p, g->st));
         RAMP_TRY(ramp_event_record(g->ev[2 * r + 1], g->st));
     }
     for (int r = 0; r < runs; r++) {
@@ -938,6 +967,10 @@ static ramp_status same_cells(const ramp_timing *t, const ramp_timing *o, const 
     const char *pt = t->placement[0] ? t->placement : "contiguous";
     const char *po = o->placement[0] ? o->placement : "contiguous";
     DIFF(strcmp(pt, po), "placement '%s', the sweep's '%s'", path, po, pt);
+    DIFF(t->kernel != o->kernel, "its times are of kernel %s, the sweep's kernel %s (one "
+         "dataset, one kernel: write the sweep to another file)", path,
+         ramp_kernel_version_name((ramp_kernel_version)o->kernel),
+         ramp_kernel_version_name((ramp_kernel_version)t->kernel));
     DIFF(t->nconfigs != o->nconfigs, "%d configurations, the sweep %d", path, o->nconfigs,
          t->nconfigs);
     for (int c = 0; c < t->nconfigs; c++) {
@@ -1037,6 +1070,53 @@ ramp_status ramp_timing_select_configs(const ramp_timing *t, const int *idx, int
     memcpy(o->command, t->command, sizeof o->command);
     memcpy(o->date, t->date, sizeof o->date);
     memcpy(o->placement, t->placement, sizeof o->placement);
+    o->kernel = t->kernel;
+    *out = o;
+    return RAMP_OK;
+}
+
+ramp_status ramp_timing_select_kernel(const ramp_timing *t, ramp_kernel_version k,
+                                      ramp_timing **out, int *dropped) {
+    RAMP_CHECK(t && out && dropped, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_timing_select_kernel: NULL argument");
+    RAMP_CHECK(k == RAMP_KERNEL_V1 || k == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "kernel = %d: not v1 (0) or v2 (1)", (int)k);
+    const char *kn = ramp_kernel_version_name(k);
+    const char *tn = ramp_kernel_version_name((ramp_kernel_version)t->kernel);
+    int64_t filled = count_filled(t);
+    RAMP_CHECK(filled == 0 || t->kernel == (int)k, RAMP_ERR_INVALID_ARGUMENT,
+               "the dataset holds %lld times of kernel %s; kernel %s must not add times to it "
+               "(one dataset, one kernel: start from loads with no times, e.g. `ramp dataset "
+               "build --kernel %s`)", (long long)filled, tn, kn, kn);
+    RAMP_CHECK(k != RAMP_KERNEL_V2 || !t->geom.bf16, RAMP_ERR_INVALID_ARGUMENT,
+               "the dataset is BF16 (%s %s); kernel v2 runs FP8 layers only", t->model,
+               t->layout);
+    int *idx = ramp_calloc((size_t)t->nconfigs, sizeof *idx);
+    if (!idx) return RAMP_ERR_OUT_OF_MEMORY;
+    int n = 0;
+    for (int c = 0; c < t->nconfigs; c++)
+        if (ramp_kernel_version_check(k, &t->configs[c], &t->geom) == RAMP_OK) idx[n++] = c;
+    ramp_status s = RAMP_OK;
+    if (n == 0)
+        s = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                           "kernel %s runs none of the dataset's %d configurations (%s %s, "
+                           "h = %d, d = %d)", kn, t->nconfigs, t->model, t->layout,
+                           t->geom.inter, t->geom.hidden);
+    ramp_timing *o = NULL;
+    if (s == RAMP_OK) s = ramp_timing_select_configs(t, idx, n, &o);
+    free(idx);
+    if (s != RAMP_OK) return s;
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    lim.sms = t->sms;
+    for (int c = 0; c < o->nconfigs; c++) {
+        int occ = ramp_config_occupancy(k, &o->configs[c], &o->geom, &lim);
+        /* A configuration the estimate rejects but the kernel's check allows
+         * keeps the dataset's class (>= 1, as the format wants). */
+        if (occ >= 1 && k != (ramp_kernel_version)t->kernel) o->blocks_per_sm[c] = occ;
+    }
+    o->kernel = (int)k;
+    *dropped = t->nconfigs - n;
     *out = o;
     return RAMP_OK;
 }

@@ -19,8 +19,14 @@
  * OLMoE and Qwen3-30B on EP8 (tests/test_moe_compile.c checks them on every
  * CI run); the GPU runtime reports the exact count of a compiled kernel
  * (ramp_moe_v1_resources, measured = 1).
+ *
+ * Kernel v2 (kernels/moe_v2.cuh) runs a part of this space (plain launch,
+ * no grouped order, no split-K, FP8): ramp_config_space_for filters the
+ * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
+ * holds only configurations v2 can time.
  */
 #include "internal.h"
+#include "moe_v2.h" /* ramp_moe_v1_check, ramp_moe_v2_check: what each kernel runs */
 
 #include "../kernels/moe_v1_params.h"
 
@@ -206,6 +212,77 @@ ramp_status ramp_config_space(const ramp_geometry *g,
         ramp_status s = ramp_config_resources(&list[i], g, lim, &r);
         if (s != RAMP_OK) { free(list); return s; }
         if (r.valid) list[n++] = list[i];
+    }
+    *out = list;
+    *count = n;
+    return RAMP_OK;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+const char *ramp_kernel_version_name(ramp_kernel_version k) {
+    switch (k) {
+    case RAMP_KERNEL_V1: return "v1";
+    case RAMP_KERNEL_V2: return "v2";
+    }
+    return "?";
+}
+
+ramp_status ramp_kernel_version_parse(const char *text, ramp_kernel_version *out) {
+    RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_kernel_version_parse: NULL argument");
+    if (strcmp(text, "v1") == 0) *out = RAMP_KERNEL_V1;
+    else if (strcmp(text, "v2") == 0) *out = RAMP_KERNEL_V2;
+    else RAMP_FAIL(RAMP_ERR_NOT_FOUND, "unknown kernel '%.32s' (expected v1 or v2)", text);
+    return RAMP_OK;
+}
+
+ramp_status ramp_kernel_version_check(ramp_kernel_version k, const ramp_config *c,
+                                      const ramp_geometry *g) {
+    RAMP_CHECK(c && g, RAMP_ERR_INVALID_ARGUMENT, "ramp_kernel_version_check: NULL argument");
+    ramp_moe_variant v;
+    memset(&v, 0, sizeof v);
+    v.cfg = *c;
+    v.geom = *g;
+    switch (k) {
+    case RAMP_KERNEL_V1: return ramp_moe_v1_check(&v);
+    case RAMP_KERNEL_V2: return ramp_moe_v2_check(&v);
+    }
+    RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT, "kernel = %d: not v1 (0) or v2 (1)", (int)k);
+}
+
+int ramp_config_occupancy(ramp_kernel_version k, const ramp_config *c,
+                          const ramp_geometry *g, const ramp_device_limits *lim) {
+    if (!c || !g || !lim) return 0;
+    ramp_resources r;
+    if (ramp_config_resources(c, g, lim, &r) != RAMP_OK || !r.valid) return 0;
+    if (k == RAMP_KERNEL_V1) return r.blocks_per_sm;
+    if (k != RAMP_KERNEL_V2 || ramp_kernel_version_check(k, c, g) != RAMP_OK) return 0;
+    return 1;
+}
+
+ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
+                                  const ramp_device_limits *lim, ramp_config **out,
+                                  int *count) {
+    RAMP_CHECK(g && lim && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(k == RAMP_KERNEL_V1 || k == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "kernel = %d: not v1 (0) or v2 (1)", (int)k);
+    RAMP_CHECK(k != RAMP_KERNEL_V2 || !g->bf16, RAMP_ERR_UNSUPPORTED,
+               "kernel v2 runs FP8 layers only; this geometry is BF16");
+    ramp_config *list = NULL;
+    int total = 0, n = 0;
+    RAMP_TRY(ramp_config_space(g, lim, &list, &total));
+    for (int i = 0; i < total; i++)
+        if (ramp_kernel_version_check(k, &list[i], g) == RAMP_OK) list[n++] = list[i];
+    if (n == 0 && total > 0) {
+        char name[64];
+        ramp_kernel_version_check(k, &list[0], g);
+        char why[256];
+        snprintf(why, sizeof why, "%s", ramp_last_error());
+        ramp_config_name(&list[0], name, sizeof name);
+        free(list);
+        RAMP_FAIL(RAMP_ERR_UNSUPPORTED, "kernel %s runs none of the %d configurations of this "
+                  "geometry (E=%d k=%d h=%d d=%d); the first, %s: %s", ramp_kernel_version_name(k),
+                  total, g->experts, g->topk, g->inter, g->hidden, name, why);
     }
     *out = list;
     *count = n;

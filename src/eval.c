@@ -601,7 +601,8 @@ ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int targ
     if (!train) return RAMP_ERR_OUT_OF_MEMORY;
     size_t used = 0;
     for (int k = 0; k < n; k++) {
-        if (!ts[k] || strcmp(ts[k]->model, t->model) == 0) continue;
+        /* Another model's times of the same kernel only. */
+        if (!ts[k] || strcmp(ts[k]->model, t->model) == 0 || ts[k]->kernel != t->kernel) continue;
         train[out->ntrain++] = ts[k];
         out->train_loads += ts[k]->nloads;
         int w = snprintf(out->trained_on + used, sizeof out->trained_on - used, "%s%s %s",
@@ -610,8 +611,9 @@ ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int targ
     }
     if (out->ntrain == 0) {
         free(train);
-        RAMP_FAIL(RAMP_ERR_NOT_FOUND, "transfer to %s %s: no dataset of another model", t->model,
-                  t->layout);
+        RAMP_FAIL(RAMP_ERR_NOT_FOUND, "transfer to %s %s: no dataset of another model and "
+                  "kernel %s", t->model, t->layout,
+                  ramp_kernel_version_name((ramp_kernel_version)t->kernel));
     }
     ramp_costmodel *m = NULL;
     ramp_status st = ramp_costmodel_fit_transfer(train, out->ntrain, t, &m);

@@ -3,7 +3,10 @@
  * served by the selection kernel (select_gpu.c) and the polymorphic kernel
  * (moe_poly.c). Everything that can disagree with the plan is checked at
  * creation, and every buffer is allocated there, so a call only queues two
- * launches and can be captured in a CUDA graph.
+ * launches and can be captured in a CUDA graph. The polymorphic kernel's
+ * entries are v1's (the default) or the Hopper kernel v2's
+ * (ramp_layer_desc.kernel; kernels/moe_poly_v2.cuh), whose weight tensor
+ * maps are built here, once.
  */
 #include "moe_poly.h"
 #include "select_cpu.h"
@@ -81,6 +84,9 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: FP8 weights need w13_scale and w2_scale");
     RAMP_CHECK((int64_t)d->max_tokens * g->topk <= INT_MAX / 2, RAMP_ERR_INVALID_ARGUMENT,
                "layer: max_tokens %d x k %d is too many pairs", d->max_tokens, g->topk);
+    RAMP_CHECK(d->kernel == RAMP_KERNEL_V1 || d->kernel == RAMP_KERNEL_V2,
+               RAMP_ERR_INVALID_ARGUMENT, "layer: kernel = %d is not RAMP_KERNEL_V1 (%d) or "
+               "RAMP_KERNEL_V2 (%d)", d->kernel, RAMP_KERNEL_V1, RAMP_KERNEL_V2);
     return RAMP_OK;
 }
 
@@ -114,6 +120,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.geom = plan->geom;
     pd.geom.experts = d->local_experts;
     pd.xbf16 = d->hidden_bf16;
+    pd.kernel = d->kernel;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 
@@ -131,6 +138,8 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
                            (long long)L->sdev.max_tiles);
     if (s == RAMP_OK)
         s = ramp_moe_poly_create(gpu, &pd, (int64_t)d->max_tokens * plan->geom.topk, &L->poly);
+    /* v2: the weights' tensor maps, once (the weights do not move) */
+    if (s == RAMP_OK) s = ramp_moe_poly_set_weights(L->poly, d->w13, d->w2);
     if (s == RAMP_OK) {
         int mt = (int)L->sdev.max_tiles;
         size_t wsb = ramp_moe_poly_ws_bytes(L->poly, mt);
@@ -161,6 +170,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     in->smem_bytes = smem;
     in->registers = res->regs_per_thread;
     in->blocks_per_sm = res->blocks_per_sm;
+    in->kernel = d->kernel;
     in->grid = ramp_moe_poly_grid(L->poly);
     in->plan_sms = plan->sms;
     in->device_sms = gi.limits.sms;
@@ -168,6 +178,13 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
         snprintf(in->warning, sizeof in->warning,
                  "plan tuned on %d SMs (%s), this GPU has %d: choices may be off", plan->sms,
                  plan->device, gi.limits.sms);
+    if (plan->kernel != d->kernel) {
+        size_t n = strlen(in->warning);
+        snprintf(in->warning + n, sizeof in->warning - n,
+                 "%splan fit on kernel %s times, the layer runs %s: choices may be off",
+                 n ? "; " : "", ramp_kernel_version_name((ramp_kernel_version)plan->kernel),
+                 ramp_kernel_version_name((ramp_kernel_version)d->kernel));
+    }
     in->select = L->sdev;
     *out = L;
     return RAMP_OK;

@@ -48,23 +48,27 @@ ramp_status ramp_timing_add_trace(ramp_timing *t, const ramp_trace *trace,
     return s;
 }
 
+ramp_status ramp_timing_create_space_for(ramp_kernel_version k, const ramp_model *m,
+                                         const char *layout, const ramp_geometry *g,
+                                         const ramp_device_limits *lim,
+                                         ramp_timing **out) {
+    RAMP_CHECK(m && layout && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    ramp_config *space = NULL;
+    int n = 0;
+    RAMP_TRY(ramp_config_space_for(k, g, lim, &space, &n));
+    int *occ = ramp_calloc((size_t)n, sizeof *occ);
+    ramp_status s = occ ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < n && s == RAMP_OK; i++) occ[i] = ramp_config_occupancy(k, &space[i], g, lim);
+    if (s == RAMP_OK) s = ramp_timing_create(m->name, layout, g, lim->sms, space, occ, n, out);
+    if (s == RAMP_OK) (*out)->kernel = (int)k;
+    free(space);
+    free(occ);
+    return s;
+}
+
 ramp_status ramp_timing_create_space(const ramp_model *m, const char *layout,
                                      const ramp_geometry *g,
                                      const ramp_device_limits *lim,
                                      ramp_timing **out) {
-    RAMP_CHECK(m && layout && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
-    ramp_config *space = NULL;
-    int n = 0;
-    RAMP_TRY(ramp_config_space(g, lim, &space, &n));
-    int *occ = ramp_calloc((size_t)n, sizeof *occ);
-    ramp_status s = occ ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
-    for (int i = 0; i < n && s == RAMP_OK; i++) {
-        ramp_resources r;
-        s = ramp_config_resources(&space[i], g, lim, &r);
-        occ[i] = r.blocks_per_sm;
-    }
-    if (s == RAMP_OK) s = ramp_timing_create(m->name, layout, g, lim->sms, space, occ, n, out);
-    free(space);
-    free(occ);
-    return s;
+    return ramp_timing_create_space_for(RAMP_KERNEL_V1, m, layout, g, lim, out);
 }

@@ -1,7 +1,11 @@
 /*
  * moe_poly.h - host glue of the polymorphic fused MoE kernel
  * (kernels/moe_poly.cuh): one kernel holding a menu of v1 configurations
- * that runs the entry whose index is in device memory.
+ * that runs the entry whose index is in device memory; or, with kernel =
+ * RAMP_KERNEL_V2, a menu of Hopper kernel v2 configurations
+ * (kernels/moe_poly_v2.cuh: 384 threads, the weights' tensor maps as a
+ * second parameter, grid of at most one block per SM striding over the
+ * tiles). The functions below serve both; where they differ, it says so.
  */
 #ifndef RAMP_MOE_POLY_H
 #define RAMP_MOE_POLY_H
@@ -9,24 +13,28 @@
 #include "moe_gpu.h"
 
 /* A menu compiled into one kernel: configurations in menu order, the layer's
- * per-GPU geometry (experts = local experts) and input kind. */
+ * per-GPU geometry (experts = local experts) and input kind, and which
+ * kernel the entries are (ramp_kernel_version; 0 = RAMP_KERNEL_V1). */
 typedef struct {
     ramp_geometry geom;
     int xbf16;
     int count;
     ramp_config cfgs[RAMP_MENU_MAX];
+    int kernel;
 } ramp_poly_desc;
 
-/* Each entry supported by v1 (ramp_moe_v1_check), 1..RAMP_MENU_MAX entries,
- * no entry repeated: RAMP_ERR_INVALID_ARGUMENT / UNSUPPORTED saying which. */
+/* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
+ * v2 refuses persistent, grouped, split-K, BF16, stages outside 2..6, ...),
+ * 1..RAMP_MENU_MAX entries, no entry repeated: RAMP_ERR_INVALID_ARGUMENT /
+ * UNSUPPORTED saying which entry and why. */
 ramp_status ramp_moe_poly_check(const ramp_poly_desc *d);
 
 /* The generated translation unit (malloc'd, NUL-terminated) and its -D
  * options; see moe_poly.cuh for its shape. */
 ramp_status ramp_moe_poly_source(const ramp_poly_desc *d, char **source);
 
-/* Block threads (the widest entry) and dynamic shared memory (the largest
- * entry's layout). */
+/* Block threads (the widest entry; v2: 384) and dynamic shared memory (the
+ * largest entry's layout). */
 void ramp_moe_poly_shape(const ramp_poly_desc *d, int *threads, long long *smem);
 
 /* Compiles (or reads from the JIT cache). */
@@ -44,10 +52,19 @@ void ramp_moe_poly_free(ramp_moe_poly *k);
 
 /* Resources of the polymorphic kernel (measured = 1). */
 const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k);
+/* The kernel's name in the module and the ptxas report: "ramp_moe_poly"
+ * (v1 entries) or "ramp_moe_poly_v2". */
+const char *ramp_moe_poly_kernel_name(const ramp_poly_desc *d);
+/* v2: builds the weights' tensor maps (tensormap.c) for w13 [EL * 2h][d] and
+ * w2 [EL * d][h] once (a layer calls it at creation); a launch with other
+ * addresses rebuilds them first. Needs the GPU's context current (every
+ * libramp GPU call binds it). v1: nothing to do, RAMP_OK. */
+ramp_status ramp_moe_poly_set_weights(ramp_moe_poly *k, ramp_devptr w13, ramp_devptr w2);
 /* Grid of a launch: the most blocks any entry can use for p->num_tokens
  * tokens (the capacity's at most: full grid), capped at RAMP_POLY_WAVES
  * waves of sms * blocks per SM; past the cap, blocks take further tiles
- * from the tile counter. The cap is there because a surplus block still
+ * from the tile counter. v2: capped at one wave (sms; one block per SM),
+ * blocks stride over the tiles. The cap is there because a surplus block still
  * costs a launch and a read of the choice (measured: about 2 ns of the
  * whole GPU's time per block, so the 263,168 blocks that DeepSeek-V3 EP8 at
  * 4,096 tokens would need cost 0.5 ms). ramp_moe_poly_grid: at capacity. */
@@ -64,7 +81,7 @@ size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 
 /* Queues one launch: choice (device i32) picks the entry; sched (device,
  * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
- * tile scheduler's.
+ * tile scheduler's (v2 does not use it, but takes it: one contract).
  * p->max_tiles is the capacity of sorted_ids / tile_expert in row tiles of
  * the SMALLEST entry's rows (the selection kernel's max_tiles); p->num_tokens
  * sizes the grid. */

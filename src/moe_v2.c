@@ -221,7 +221,15 @@ void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
 /* The maps of W13 [E * 2h][d] and W2 [E * d][h]: boxes of 128 bytes x 128
  * rows (two per 32 KB stage). */
 static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_u64 w2) {
-    const ramp_geometry *g = &k->v.geom;
+    ramp_status s = ramp_moe_v2_maps_build(&k->v.geom, w13, w2, &k->maps);
+    k->map_w13 = s == RAMP_OK ? w13 : 0;
+    k->map_w2 = s == RAMP_OK ? w2 : 0;
+    return s;
+}
+
+ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
+                                   ramp_moe_v2_maps *out) {
+    RAMP_CHECK(g && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     ramp_tmap_2d t;
     memset(&t, 0, sizeof t);
     t.elem_bytes = 1;
@@ -231,15 +239,12 @@ static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_
     t.rows = (uint64_t)g->experts * 2 * g->inter;
     t.cols = (uint64_t)g->hidden;
     t.row_stride = (uint64_t)g->hidden;
-    RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.w13));
+    RAMP_TRY(ramp_tmap_2d_encode(&t, &out->w13));
     t.base = w2;
     t.rows = (uint64_t)g->experts * g->hidden;
     t.cols = (uint64_t)g->inter;
     t.row_stride = (uint64_t)g->inter;
-    ramp_status s = ramp_tmap_2d_encode(&t, &k->maps.w2);
-    k->map_w13 = s == RAMP_OK ? w13 : 0;
-    k->map_w2 = s == RAMP_OK ? w2 : 0;
-    return s;
+    return ramp_tmap_2d_encode(&t, &out->w2);
 }
 
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,

@@ -68,6 +68,14 @@ unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles);
  * make every block run several tiles. */
 void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks);
 
+/* The kernel's second parameter for the weights of geometry g (experts =
+ * local experts): W13 [E * 2h][d] and W2 [E * d][h] at w13 and w2, boxes of
+ * 128 B x 128 rows, 128-byte swizzle. out must be 64-byte aligned (a
+ * CUtensorMap on the stack or in a struct is; malloc'd memory may not be).
+ * Needs the GPU's context current, as ramp_moe_v2_launch. */
+ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
+                                   ramp_moe_v2_maps *out);
+
 /* Queues one launch. The weight tensor maps are (re)built on the host when
  * p->w13 or p->w2 differ from the previous launch's (a map holds the
  * address), so a captured graph keeps the maps of its capture. ws/ws_count

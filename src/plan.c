@@ -12,6 +12,10 @@
  * a plan without it (older files) uses sms * occupancy. A plan carries a
  * SHA-256 "checksum" of its canonical content (plan_canonical below), so a
  * corrupted plan in data/ is refused rather than served.
+ *
+ * A plan fit on a kernel v2 dataset says so ("kernel": "v2", absent for v1,
+ * in the checksum only when present, so v1 plans hash as before); every
+ * entry of such a plan is a configuration v2 runs on the plan's geometry.
  */
 #include "eval.h"
 #include "safetensors.h"
@@ -45,6 +49,8 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
                "bf16 0 or 1)", g->experts, g->topk, g->inter, g->hidden, g->bf16);
     RAMP_CHECK(p->count >= 1 && p->count <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "plan: %d menu entries (need 1..%d)", p->count, RAMP_MENU_MAX);
+    RAMP_CHECK(p->kernel == RAMP_KERNEL_V1 || p->kernel == RAMP_KERNEL_V2,
+               RAMP_ERR_INVALID_ARGUMENT, "plan: kernel = %d is not v1 (0) or v2 (1)", p->kernel);
     for (int i = 0; i < p->count; i++) {
         char name[64];
         ramp_config back;
@@ -57,6 +63,15 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
             RAMP_CHECK(!ramp_config_equal(&p->configs[i], &p->configs[j]),
                        RAMP_ERR_INVALID_ARGUMENT, "plan: menu entries %d and %d are both %s", j,
                        i, name);
+        if (p->kernel != RAMP_KERNEL_V1 &&
+            ramp_kernel_version_check((ramp_kernel_version)p->kernel, &p->configs[i],
+                                      &p->geom) != RAMP_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", ramp_last_error());
+            RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT, "plan: menu entry %d (%s) is not a "
+                      "configuration kernel %s runs: %s", i, name,
+                      ramp_kernel_version_name((ramp_kernel_version)p->kernel), why);
+        }
         for (int k = 0; k < RAMP_COST_TERMS; k++)
             RAMP_CHECK(isfinite(p->theta[i][k]) && p->theta[i][k] >= 0,
                        RAMP_ERR_INVALID_ARGUMENT,
@@ -79,7 +94,8 @@ int ramp_plan_slots(const ramp_plan *p, int i) {
 /* The canonical content the checksum covers, one line per field, doubles
  * as %.17g (which round-trips), slots as stored (0 when absent):
  *   ramp-plan 1 / libramp L / model M / layout L / device D / sms N /
- *   geometry E K H D B / occupancy O / entry CONFIG T0 T1 T2 T3 SLOTS ...
+ *   geometry E K H D B / occupancy O / [kernel K, only when not v1] /
+ *   entry CONFIG T0 T1 T2 T3 SLOTS ...
  * (each followed by '\n'). Returns malloc'd text or NULL. */
 static char *plan_canonical(const ramp_plan *p) {
     size_t cap = 1024 + (size_t)p->count * 256, n = 0;
@@ -91,6 +107,9 @@ static char *plan_canonical(const ramp_plan *p) {
                           PLAN_FORMAT, PLAN_VERSION, p->libramp, p->model, p->layout, p->device,
                           p->sms, p->geom.experts, p->geom.topk, p->geom.inter, p->geom.hidden,
                           p->geom.bf16, p->blocks_per_sm);
+    if (p->kernel != RAMP_KERNEL_V1 && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "kernel %s\n",
+                              ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     for (int i = 0; i < p->count && n < cap; i++) {
         char name[64];
         ramp_config_name(&p->configs[i], name, sizeof name);
@@ -134,6 +153,7 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
     p.geom = t->geom;
     p.sms = t->sms;
     p.blocks_per_sm = menu->blocks_per_sm;
+    p.kernel = t->kernel;
     p.count = menu->count;
     for (int i = 0; i < menu->count; i++) {
         int c = menu->config[i];
@@ -191,6 +211,9 @@ ramp_status ramp_plan_write(const ramp_plan *p, const char *path) {
     ok = ok && cJSON_AddNumberToObject(g, "hidden", p->geom.hidden);
     ok = ok && cJSON_AddNumberToObject(g, "bf16", p->geom.bf16);
     ok = ok && cJSON_AddNumberToObject(root, "occupancy", p->blocks_per_sm);
+    if (p->kernel != RAMP_KERNEL_V1)
+        ok = ok && cJSON_AddStringToObject(root, "kernel",
+                                           ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     cJSON *terms = ok ? cJSON_CreateStringArray(TERM_NAMES, RAMP_COST_TERMS) : NULL;
     ok = ok && terms && cJSON_AddItemToObject(root, "cost_terms", terms);
     cJSON *menu = ok ? cJSON_AddArrayToObject(root, "menu") : NULL;
@@ -283,7 +306,7 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
     if (!cJSON_IsObject(root)) FMT_FAIL("plan %s: the top level must be a JSON object", label);
     static const char *const KEYS[] = {"format", "version", "libramp", "model", "layout",
                                        "device", "sms", "geometry", "occupancy",
-                                       "cost_terms", "menu", "checksum"};
+                                       "kernel", "cost_terms", "menu", "checksum"};
     RAMP_TRY(check_keys(root, KEYS, (int)(sizeof KEYS / sizeof KEYS[0]), "", label));
     char fmt[32];
     RAMP_TRY(get_str(root, "format", label, fmt, sizeof fmt, 1));
@@ -303,6 +326,14 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
     RAMP_TRY(get_str(root, "device", label, p->device, sizeof p->device, 0));
     RAMP_TRY(get_int(root, "sms", "", label, 1, 100000, &p->sms));
     RAMP_TRY(get_int(root, "occupancy", "", label, 1, 1024, &p->blocks_per_sm));
+    char kernel[16];
+    RAMP_TRY(get_str(root, "kernel", label, kernel, sizeof kernel, 0));
+    ramp_kernel_version kv = RAMP_KERNEL_V1; /* absent: v1 */
+    if (cJSON_GetObjectItemCaseSensitive(root, "kernel") &&
+        ramp_kernel_version_parse(kernel, &kv) != RAMP_OK)
+        FMT_FAIL("plan %s: \"kernel\" is \"%s\", expected \"v1\" or \"v2\" (absent: v1)", label,
+                 kernel);
+    p->kernel = (int)kv;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "geometry");
     if (!cJSON_IsObject(g)) FMT_FAIL("plan %s: \"geometry\" must be an object", label);
     static const char *const GKEYS[] = {"experts", "topk", "inter", "hidden", "bf16"};
@@ -392,6 +423,14 @@ ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
         size_t off = end && text && end >= text ? (size_t)(end - text) : 0;
         FMT_FAIL("plan %s: not valid JSON (near byte %zu)", lab, off);
     }
+    /* Only white space may follow the object: a byte turned into '}' must
+     * not cut the plan short (dropping the checksum after it). */
+    for (const char *q = end ? end : text + size; q && q < text + size; q++)
+        if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
+            cJSON_Delete(root);
+            FMT_FAIL("plan %s: not valid JSON: bytes after the top-level object (at byte %zu)",
+                     lab, (size_t)(q - text));
+        }
     ramp_plan p;
     memset(&p, 0, sizeof p);
     ramp_status st = parse_root(root, lab, &p);

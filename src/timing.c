@@ -256,6 +256,25 @@ ramp_status ramp_timing_add_load(ramp_timing *t, int32_t batch, int32_t gpu,
     return RAMP_OK;
 }
 
+/* The kernel is v1 or v2, and a v2 dataset holds only configurations v2
+ * runs on its geometry (so every cell of it can be a measured time). */
+static ramp_status check_kernel(ramp_status status, const char *where,
+                                const ramp_timing *t) {
+    RAMP_CHECK(t->kernel == RAMP_KERNEL_V1 || t->kernel == RAMP_KERNEL_V2, status,
+               "%s: kernel = %d is not v1 (0) or v2 (1)", where, t->kernel);
+    if (t->kernel == RAMP_KERNEL_V1) return RAMP_OK;
+    for (int c = 0; c < t->nconfigs; c++) {
+        if (ramp_kernel_version_check((ramp_kernel_version)t->kernel, &t->configs[c],
+                                      &t->geom) == RAMP_OK)
+            continue;
+        char name[96], why[512];
+        snprintf(why, sizeof why, "%s", ramp_last_error());
+        RAMP_FAIL(status, "%s: kernel v2 dataset: configuration %d (%s) is not one v2 runs "
+                  "(%s)", where, c, ramp_config_name(&t->configs[c], name, sizeof name), why);
+    }
+    return RAMP_OK;
+}
+
 /* Checks the whole dataset. time_status: status for a bad time (NUMERIC
  * before writing: the caller filled them; FORMAT after reading). */
 static ramp_status timing_check(ramp_status status, ramp_status time_status,
@@ -289,6 +308,7 @@ static ramp_status timing_check(ramp_status status, ramp_status time_status,
                where, t->nconfigs, TIMING_MAX_CONFIGS);
     RAMP_TRY(check_configs(status, where, t->configs, t->blocks_per_sm,
                            t->nconfigs));
+    RAMP_TRY(check_kernel(status, where, t));
     RAMP_CHECK(t->ndomains >= 0 && t->ndomains <= TIMING_MAX_DOMAINS &&
                    (t->ndomains == 0 || t->domains),
                status, "%s: ndomains = %d outside [0, %d] or no array", where,
@@ -391,6 +411,9 @@ static ramp_status timing_writer(const ramp_timing *t, const char *where,
          (s = ramp_st_writer_meta(w, "command", t->command)) ||
          (s = ramp_st_writer_meta(w, "date", t->date)) ||
          (t->placement[0] && (s = ramp_st_writer_meta(w, "placement", t->placement))) ||
+         (t->kernel != RAMP_KERNEL_V1 &&
+          (s = ramp_st_writer_meta(w, "kernel",
+                                   ramp_kernel_version_name((ramp_kernel_version)t->kernel)))) ||
          (s = ramp_st_writer_add(w, "loads", RAMP_ST_I32, 2, shape_lx,
                                  t->loads)) ||
          (s = ramp_st_writer_add(w, "nexp", RAMP_ST_I32, 1, &L, t->nexp)) ||
@@ -526,7 +549,7 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
     static const char *const known[] = {"format", "version", "model", "layout", "experts",
                                         "topk", "inter", "hidden", "bf16", "sms", "configs",
                                         "blocks_per_sm", "domains", "device", "command",
-                                        "date", "placement", RAMP_ST_CHECKSUM_KEY};
+                                        "date", "placement", "kernel", RAMP_ST_CHECKSUM_KEY};
     for (int i = 0; i < ramp_st_meta_count(f); i++) {
         const char *k = ramp_st_meta_key(f, i);
         int ok = 0;
@@ -558,6 +581,12 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
                                  sizeof t->command));
     RAMP_TRY(ramp_st_meta_string(f, "date", 0, t->date, sizeof t->date));
     RAMP_TRY(ramp_st_meta_string(f, "placement", 0, t->placement, sizeof t->placement));
+    const char *kernel = ramp_st_meta(f, "kernel"); /* absent: v1 */
+    ramp_kernel_version kv = RAMP_KERNEL_V1;
+    RAMP_CHECK(!kernel || ramp_kernel_version_parse(kernel, &kv) == RAMP_OK, RAMP_ERR_FORMAT,
+               "%s: __metadata__ 'kernel' = '%.32s' is not v1 or v2 (the key is absent for v1)",
+               L, kernel ? kernel : "");
+    t->kernel = (int)kv;
     int64_t v[6];
     RAMP_TRY(ramp_st_meta_int(f, "experts", 1, TIMING_MAX_DIM, &v[0]));
     RAMP_TRY(ramp_st_meta_int(f, "topk", 1, TIMING_MAX_DIM, &v[1]));

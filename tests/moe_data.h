@@ -229,7 +229,7 @@ static inline int moe_batch_make(ramp_rng *r, int shape, int tokens, int topk, i
     if (shape == MOE_SINGLE_TOKEN) tokens = 1;
     b->tokens = tokens; b->topk = topk; b->hidden = hidden;
     size_t n = (size_t)tokens * hidden;
-    b->x_bf16 = malloc((n ? n : 1) * 2);
+    b->x_bf16 = calloc(n ? n : 1, 2); /* calloc: GCC's -Wmaybe-uninitialized below */
     b->x = malloc(n ? n : 1);
     b->x_scale = malloc(((size_t)tokens * (hidden / 128) + 1) * sizeof(float));
     b->ids = malloc(((size_t)tokens * topk + 1) * sizeof(int32_t));

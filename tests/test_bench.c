@@ -785,6 +785,100 @@ static void test_errors(void) {
     ramp_timing_free(t);
 }
 
+/* Kernel v2 sweeps: ramp_timing_select_kernel keeps exactly the plain,
+ * ungrouped, split-K-1 configurations in order (the rest counted), a v2
+ * sweep fills every cell and its file says v2, resuming it as a v1 sweep is
+ * refused, and so are another kernel's times, BF16 and (in the sweep's
+ * check) a configuration v2 does not run. */
+static void test_kernel_sweep(void) {
+    char path[600];
+    path_of(path, sizeof path, "v2.safetensors");
+    ramp_timing *t = make_dataset(40, 12);
+    if (!t) return;
+    ramp_timing *k2 = NULL;
+    int dropped = -1;
+    CHECK_OK(ramp_timing_select_kernel(t, RAMP_KERNEL_V2, &k2, &dropped));
+    if (!k2) {
+        ramp_timing_free(t);
+        return;
+    }
+    int want_dropped = 0, j = 0, *kept = calloc((size_t)t->nconfigs, sizeof *kept);
+    for (int c = 0; c < t->nconfigs; c++) {
+        const ramp_config *x = &t->configs[c];
+        if (x->persistent || x->grouped || x->splitk != 1) {
+            want_dropped++;
+            continue;
+        }
+        CHECK(j < k2->nconfigs && ramp_config_equal(x, &k2->configs[j]));
+        CHECK_EQ_INT(k2->blocks_per_sm[j], 1);
+        if (kept) kept[j] = c;
+        j++;
+    }
+    CHECK(want_dropped > 0 && j > 0); /* 40 of Qwen3's 180: both kinds */
+    CHECK_EQ_INT(dropped, want_dropped);
+    CHECK_EQ_INT(k2->nconfigs, j);
+    CHECK_EQ_INT(k2->kernel, RAMP_KERNEL_V2);
+    CHECK_EQ_INT(k2->nloads, t->nloads);
+    CHECK(memcmp(k2->loads, t->loads, (size_t)(t->nloads * t->max_experts) * 4) == 0);
+
+    ramp_bench_options o;
+    ramp_bench_report rep;
+    ramp_bench_defaults(&o);
+    o.backend = RAMP_BENCH_SIM;
+    o.checkpoint_seconds = 0;
+    CHECK_OK(ramp_bench_run(k2, path, &o, &rep));
+    CHECK(rep.complete);
+    ramp_timing *back = NULL;
+    CHECK_OK(ramp_timing_read(path, 0, &back)); /* no NaN allowed */
+    if (back) CHECK_EQ_INT(back->kernel, RAMP_KERNEL_V2);
+    ramp_timing_free(back);
+
+    /* The same loads and configurations as a v1 sweep: refused. */
+    ramp_timing *v1 = NULL;
+    if (kept) CHECK_OK(ramp_timing_select_configs(t, kept, j, &v1));
+    int64_t taken = 0;
+    if (v1) {
+        CHECK_EQ_INT(v1->kernel, RAMP_KERNEL_V1);
+        CHECK_ERR(ramp_bench_resume(v1, path, &taken), RAMP_ERR_FORMAT);
+        CHECK(strstr(ramp_last_error(), "kernel v2") && strstr(ramp_last_error(), "kernel v1"));
+        v1->kernel = RAMP_KERNEL_V2; /* the same sweep under v2: resumes */
+        CHECK_OK(ramp_bench_resume(v1, path, &taken));
+        CHECK_EQ_INT(taken, k2->nloads * k2->nconfigs);
+    }
+    ramp_timing_free(v1);
+    free(kept);
+
+    /* Times of one kernel never move to another; the same kernel keeps them. */
+    ramp_timing *x = NULL;
+    CHECK_ERR(ramp_timing_select_kernel(k2, RAMP_KERNEL_V1, &x, &dropped),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "kernel v2") != NULL);
+    CHECK_OK(ramp_timing_select_kernel(k2, RAMP_KERNEL_V2, &x, &dropped));
+    if (x) {
+        CHECK_EQ_INT(dropped, 0);
+        CHECK_EQ_INT(filled_of(x), x->nloads * x->nconfigs);
+    }
+    ramp_timing_free(x);
+    x = NULL;
+    CHECK_ERR(ramp_timing_select_kernel(t, (ramp_kernel_version)5, &x, &dropped),
+              RAMP_ERR_INVALID_ARGUMENT);
+    t->geom.bf16 = 1;
+    CHECK_ERR(ramp_timing_select_kernel(t, RAMP_KERNEL_V2, &x, &dropped),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "FP8") != NULL && x == NULL);
+    t->geom.bf16 = 0;
+
+    /* The sweep's check: a v2 dataset (in memory) with a persistent one. */
+    t->kernel = RAMP_KERNEL_V2;
+    remove(path);
+    CHECK_ERR(ramp_bench_run(t, path, &o, &rep), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "kernel v2") != NULL);
+    CHECK(!file_exists(path));
+    ramp_timing_free(k2);
+    ramp_timing_free(t);
+    CHECK_EQ_INT(tmp_files(), 0);
+}
+
 int main(void) {
     ramp_rng_seed(&rng, check_seed());
     snprintf(tmpdir, sizeof tmpdir, "%s/test_bench.%ld", check_tmpdir(), (long)getpid());
@@ -795,6 +889,7 @@ int main(void) {
     test_deadline();
     test_killed();
     test_errors();
+    test_kernel_sweep();
     rmdir(tmpdir);
     return check_finish("test_bench");
 }

@@ -25,7 +25,17 @@
  * kernel adds into, and NaN-pattern guard rows past the batch).
  * Environment (for compute-sanitizer runs): RAMP_LAYER_ROUTINGS (replays in
  * part 2), RAMP_LAYER_KINDS (comma list of fp8,fp8x16,bf16 for part 1),
- * RAMP_LAYER_SHAPES (1-4: the first routings of part 1).
+ * RAMP_LAYER_SHAPES (1-4: the first routings of part 1), RAMP_LAYER_ENTRIES
+ * (comma list of menu indices forced in part 1; default all six).
+ *
+ * RAMP_LAYER_KERNEL=v2: the same with the Hopper kernel v2's polymorphic
+ * kernel (kernels/moe_poly_v2.cuh; ramp_layer_desc.kernel): a menu of six
+ * v2 entries (N = 8 .. 64, both widths, 2-4 stages), FP8 only (v2 runs no
+ * BF16), each entry forced on every routing both with the default grid and
+ * with 7 blocks (every block then runs several tiles through its ring), the
+ * captured-graph replays, and, in part 3, the refusals of menus v2 cannot
+ * run. Against the tensor-core bound (ramp_moe_reference_tc, as
+ * test_gpu_moe_v2.c: the FP8 tensor core's accumulator is not exact f32).
  * Exit 77 without a GPU.
  */
 #include "check.h"
@@ -41,10 +51,23 @@
 #define INTER 768
 #define HIDDEN 2048
 
-static const char *const MENU[] = {"r4.w128.s4",          "r8.w256.s3",
-                                   "r16.w256.s4.persist", "r32.w256.s2",
-                                   "r64.w128.s3.persist.grp", "r8.w256.s2.k2"};
+static const char *const MENU_V1[] = {"r4.w128.s4",          "r8.w256.s3",
+                                      "r16.w256.s4.persist", "r32.w256.s2",
+                                      "r64.w128.s3.persist.grp", "r8.w256.s2.k2"};
+static const char *const MENU_V2[] = {"r4.w128.s4",  "r8.w256.s3", "r16.w256.s4",
+                                      "r32.w256.s2", "r64.w128.s3", "r8.w128.s2"};
 #define NMENU 6
+/* RAMP_LAYER_KERNEL: which polymorphic kernel every part runs */
+static int g_kernel = RAMP_KERNEL_V1;
+static const char *const *MENU = MENU_V1;
+static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
+static int g_nentries = NMENU;
+
+/* The CPU reference; for v2 with the tensor core's accumulator bound. */
+static ramp_status reference(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
+                             float *ref, float *bnd) {
+    return ramp_moe_reference_tc(L, B, threads, g_kernel == RAMP_KERNEL_V2, ref, bnd);
+}
 
 typedef struct {
     ramp_gpu *gpu;
@@ -196,6 +219,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     memset(&pd, 0, sizeof pd);
     pd.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, bf16};
     pd.xbf16 = xbf16;
+    pd.kernel = g_kernel;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
@@ -212,15 +236,18 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     ramp_select_desc d0 = one_entry_desc(&pd.cfgs[0], max_tokens);
     int64_t max_slots = 0, max_tiles = 0;
     if (s == RAMP_OK) s = ramp_select_capacity(&d0, &max_slots, &max_tiles);
-    size_t cb = 0;
+    size_t cb = 0, wsb = 0;
     if (s == RAMP_OK) {
         cb = ramp_moe_poly_counter_bytes(K, (int)max_tiles);
+        wsb = ramp_moe_poly_ws_bytes(K, (int)max_tiles);
+        cb = cb ? cb : 4; /* v2: no split-K, nothing to hold */
+        wsb = wsb ? wsb : 4;
         s = ramp_gpu_alloc(C->gpu, (size_t)max_slots * 4 * 2, &sorted);
     }
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, (size_t)max_tiles * 4, &texp);
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, 4, &ntiles);
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, 4, &choice);
-    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, ramp_moe_poly_ws_bytes(K, (int)max_tiles), &ws);
+    if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, wsb, &ws);
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, cb, &cnt);
     if (s == RAMP_OK) s = ramp_gpu_fill32_async(C->gpu, cnt, 0, cb / 4, C->st);
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, RAMP_POLY_SCHED_BYTES, &sched);
@@ -230,6 +257,8 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     CHECK_OK(s);
     int runs = 0, viol = 0;
     double worst = 0;
+    /* v2: each entry also with a grid of 7 blocks, several tiles each */
+    const int grids = g_kernel == RAMP_KERNEL_V2 ? 2 : 1;
     for (int shape = 0; s == RAMP_OK && shape < nshapes; shape++) {
         moe_batch b;
         if (moe_batch_make(&C->rng, shape, max_tokens, TOPK, E_ALL, E_LOC, HIDDEN, &b)) {
@@ -238,8 +267,10 @@ static void test_entries(ctx *C, int kind, int nshapes) {
         }
         ramp_moe_layer L = moe_layer_of(&W.w);
         ramp_moe_batch rb = kind == 0 ? moe_batch_fp8(&b) : moe_batch_bf16(&b);
-        s = ramp_moe_reference(&L, &rb, C->threads, ref, bnd);
-        for (int e = 0; s == RAMP_OK && e < NMENU; e++) {
+        s = reference(&L, &rb, C->threads, ref, bnd);
+        for (int run = 0; s == RAMP_OK && run < NMENU * grids; run++) {
+            const int e = run % NMENU, capped = run >= NMENU;
+            if (!g_entries[e]) continue;
             ramp_select_desc d = one_entry_desc(&pd.cfgs[e], max_tokens);
             ramp_select_result_free(sel);
             sel = NULL;
@@ -264,12 +295,14 @@ static void test_entries(ctx *C, int kind, int nshapes) {
             p.out = B.out; p.ws = ws; p.ws_count = cnt;
             p.num_tokens = b.tokens;
             p.max_tiles = (int)max_tiles;
+            ramp_moe_poly_set_grid(K, capped ? 7 : 0);
             if (s == RAMP_OK) s = ramp_moe_poly_launch(K, &p, choice, sched, C->st);
             if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
             if (s != RAMP_OK) break;
             char label[96];
-            snprintf(label, sizeof label, "poly %s entry %d %s %s", kinds[kind], e, MENU[e],
-                     moe_shape_name(shape));
+            snprintf(label, sizeof label, "poly%s %s entry %d %s %s%s",
+                     g_kernel == RAMP_KERNEL_V2 ? " v2" : "", kinds[kind], e, MENU[e],
+                     moe_shape_name(shape), capped ? " grid 7" : "");
             int v = check_output(C, &B, b.tokens, ref, bnd, label, &worst);
             if (pd.cfgs[e].splitk > 1) { /* counters back at zero */
                 int32_t *h = malloc(cb);
@@ -291,12 +324,14 @@ static void test_entries(ctx *C, int kind, int nshapes) {
         moe_batch_free(&b);
     }
     CHECK_OK(s);
+    if (K) ramp_moe_poly_set_grid(K, 0);
     CHECK_EQ_INT(viol, 0);
-    CHECK_EQ_INT(runs, nshapes * NMENU);
+    CHECK_EQ_INT(runs, nshapes * g_nentries * grids);
     const ramp_resources *res = K ? ramp_moe_poly_resources(K) : NULL;
-    printf("polymorphic %s: %d runs (6 entries x %d routings), %d violations, worst "
+    printf("polymorphic%s %s: %d runs (%d entries x %d routings%s), %d violations, worst "
            "error/bound %.3f; kernel %d registers, %lld B shared, %d block(s)/SM, grid %u\n",
-           kinds[kind], runs, nshapes, viol, worst, res ? res->regs_per_thread : 0,
+           g_kernel == RAMP_KERNEL_V2 ? " v2" : "", kinds[kind], runs, g_nentries, nshapes,
+           grids > 1 ? " x 2 grids" : "", viol, worst, res ? res->regs_per_thread : 0,
            res ? (long long)res->smem_bytes : 0, res ? res->blocks_per_sm : 0,
            K ? ramp_moe_poly_grid(K) : 0);
     ramp_select_result_free(sel);
@@ -321,6 +356,7 @@ static ramp_plan make_plan(int sms) {
     snprintf(p.device, sizeof p.device, "test");
     snprintf(p.libramp, sizeof p.libramp, "%s", RAMP_VERSION_STRING);
     p.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, 0};
+    p.kernel = g_kernel; /* fit on this kernel's times, as far as the test cares */
     p.sms = sms;
     p.blocks_per_sm = 1;
     p.count = NMENU;
@@ -345,6 +381,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.experts = E_ALL;
     d.local_experts = E_LOC;
     d.max_tokens = max_tokens;
+    d.kernel = g_kernel;
     return d;
 }
 
@@ -405,7 +442,7 @@ static void test_layer_graph(ctx *C, int routings) {
             for (int j = 0; j < b.tokens * TOPK; j += 7) b.ids[j] = j % 2 ? -1 : E_ALL + j;
         ramp_moe_layer RL = moe_layer_of(&W.w);
         ramp_moe_batch rb = moe_batch_fp8(&b);
-        s = ramp_moe_reference(&RL, &rb, C->threads, ref, bnd);
+        s = reference(&RL, &rb, C->threads, ref, bnd);
         if (s == RAMP_OK) s = ramp_select_cpu(&sd, b.tokens, b.ids, twin);
         if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
         if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
@@ -443,9 +480,9 @@ static void test_layer_graph(ctx *C, int routings) {
     int distinct = 0;
     for (int i = 0; i < NMENU; i++) distinct += hist[i] > 0;
     if (routings >= 200) CHECK(distinct >= 3); /* the choice follows the routing */
-    printf("layer in one captured graph: %d routings replayed, %d meta/slot mismatches with the "
-           "CPU twin, %d output violations, worst error/bound %.3f; choices:", done, meta_bad,
-           viol, worst);
+    printf("layer%s in one captured graph: %d routings replayed, %d meta/slot mismatches with "
+           "the CPU twin, %d output violations, worst error/bound %.3f; choices:",
+           g_kernel == RAMP_KERNEL_V2 ? " (kernel v2)" : "", done, meta_bad, viol, worst);
     for (int i = 0; i < NMENU; i++) printf(" %s=%d", MENU[i], hist[i]);
     printf("\n");
     ramp_graph_free(G);
@@ -494,7 +531,31 @@ static void test_bad_input(ctx *C) {
     bad.theta[2][1] = -1;
     d = layer_desc(&W, 64);
     CHECK_ERR(ramp_layer_create(C->gpu, &bad, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    d.kernel = 5;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(L == NULL);
+    if (g_kernel == RAMP_KERNEL_V2) {
+        /* a v1 plan whose menu holds what v2 cannot run: refused, naming
+         * the entry (persistent, grouped, split-K) */
+        ramp_plan v1plan = plan;
+        v1plan.kernel = RAMP_KERNEL_V1;
+        for (int i = 0; i < NMENU; i++) ramp_config_parse(MENU_V1[i], &v1plan.configs[i]);
+        d = layer_desc(&W, 64);
+        CHECK_ERR(ramp_layer_create(C->gpu, &v1plan, &d, &L), RAMP_ERR_UNSUPPORTED);
+        CHECK(strstr(ramp_last_error(), "menu entry 2") != NULL);
+        /* BF16 weights and a BF16 plan: v2 runs FP8 only */
+        ramp_plan bplan = plan;
+        bplan.kernel = RAMP_KERNEL_V1;
+        bplan.geom.bf16 = 1;
+        d = layer_desc(&W, 64);
+        d.bf16 = 1;
+        CHECK_ERR(ramp_layer_create(C->gpu, &bplan, &d, &L), RAMP_ERR_UNSUPPORTED);
+        /* FP8 with BF16 hidden states: not in v2 yet */
+        d = layer_desc(&W, 64);
+        d.hidden_bf16 = 1;
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_UNSUPPORTED);
+        CHECK(L == NULL);
+    }
 
     /* a good layer: run-time checks before any launch */
     dev_weights RW;
@@ -518,6 +579,8 @@ static void test_bad_input(ctx *C) {
         CHECK_OK(ramp_layer_get_info(L, &info));
         CHECK_EQ_INT(info.entries, NMENU);
         CHECK_EQ_INT(info.warning[0], 0);
+        CHECK_EQ_INT(info.kernel, g_kernel);
+        if (g_kernel == RAMP_KERNEL_V2) CHECK_EQ_INT(info.threads, 384);
         ramp_layer_free(L);
         L = NULL;
     }
@@ -547,6 +610,36 @@ int main(void) {
     if (C.threads < 1) C.threads = 1;
     const char *r_env = getenv("RAMP_LAYER_ROUTINGS");
     int routings = r_env && atoi(r_env) > 0 ? atoi(r_env) : 1000;
+    const char *kern_env = getenv("RAMP_LAYER_KERNEL");
+    if (kern_env && *kern_env) {
+        ramp_kernel_version kv;
+        if (ramp_kernel_version_parse(kern_env, &kv) != RAMP_OK) {
+            fprintf(stderr, "test_gpu_layer: RAMP_LAYER_KERNEL=%s: %s\n", kern_env,
+                    ramp_last_error());
+            return 2;
+        }
+        g_kernel = kv;
+        MENU = kv == RAMP_KERNEL_V2 ? MENU_V2 : MENU_V1;
+    }
+    const char *ent_env = getenv("RAMP_LAYER_ENTRIES");
+    if (ent_env && *ent_env) {
+        memset(g_entries, 0, sizeof g_entries);
+        g_nentries = 0;
+        for (const char *q = ent_env; *q;) {
+            char *end;
+            long i = strtol(q, &end, 10);
+            if (end == q || i < 0 || i >= NMENU) {
+                fprintf(stderr, "test_gpu_layer: RAMP_LAYER_ENTRIES=%s: indices 0..%d\n",
+                        ent_env, NMENU - 1);
+                return 2;
+            }
+            g_nentries += !g_entries[i];
+            g_entries[i] = 1;
+            q = *end == ',' ? end + 1 : end;
+        }
+    }
+    printf("test_gpu_layer: polymorphic kernel %s\n",
+           ramp_kernel_version_name((ramp_kernel_version)g_kernel));
     CHECK_OK(ramp_gpu_open(0, &C.gpu));
     if (!C.gpu) return check_finish("test_gpu_layer");
     CHECK_OK(ramp_stream_create(C.gpu, &C.st));
@@ -560,6 +653,11 @@ int main(void) {
         for (const char *p = k_env; p && (p = strstr(p, kinds[kind])); p++)
             on |= (p == k_env || p[-1] == ',') && (p[strlen(kinds[kind])] == ',' ||
                                                     p[strlen(kinds[kind])] == 0);
+        if (on && g_kernel == RAMP_KERNEL_V2 && kind > 0) {
+            printf("polymorphic v2 %s: skipped (v2 runs FP8 with FP8 hidden states only)\n",
+                   kinds[kind]);
+            on = 0;
+        }
         if (on) test_entries(&C, kind, nshapes);
     }
     test_layer_graph(&C, routings);

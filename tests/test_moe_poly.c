@@ -6,9 +6,23 @@
  * bad menus are refused before any compile. Prints Table 12 (registers and
  * shared memory per entry alone and of the polymorphic kernel). Exit 77
  * without NVRTC.
+ *
+ * The same for menus of Hopper kernel v2 entries (kernels/moe_poly_v2.cuh),
+ * Qwen3-30B EP8 and DeepSeek-V3 EP8: the generated unit (one namespace per
+ * entry, setup / producer / consumer cases in menu order), the shape (384
+ * threads, the largest v2 layout), and ptxas's report of ramp_moe_poly_v2:
+ * no spills, no stack, no static shared memory, exactly RAMP_MV2_REGS
+ * registers at entry (setmaxnreg's arithmetic), no ptxas warning (C7508:
+ * setmaxnreg ignored) and none of the info lines saying that wgmma are
+ * serialised or a wait injected (C7514, C7517; as test_moe_v2_compile);
+ * and the refusals (persistent, grouped, split-K, BF16, BF16 input,
+ * stages outside 2..6, a width not dividing h), each naming the entry.
+ * RAMP_MOE_POLY_CUBIN_DIR=dir writes the v2 kernels' cubins there
+ * (poly-v2-<model>.cubin; tools/gpu-check step layer_v2 disassembles them).
  */
 #include "check.h"
 #include "moe_poly.h"
+#include "moe_v2_util.h"
 
 /* A menu that mixes every axis the dispatcher must handle: 128- and
  * 256-thread entries, one n-tile to eight, plain, persistent, grouped and
@@ -143,9 +157,184 @@ static int test_compile(int bf16, int xbf16, const char *kind) {
     return 0;
 }
 
+/* ------------------------------------------------------------ v2 menus */
+
+/* Menus of six v2 entries: every wgmma N (8 .. 64), both (all three)
+ * widths, 2-4 stages (the configuration space's). */
+static const char *const MENU_V2_QWEN[] = {"r4.w128.s4",  "r8.w128.s3",  "r16.w256.s4",
+                                           "r24.w256.s3", "r32.w256.s4", "r64.w128.s2"};
+static const char *const MENU_V2_DSV3[] = {"r4.w128.s4",  "r8.w256.s4",  "r16.w512.s3",
+                                           "r32.w512.s4", "r48.w256.s4", "r64.w512.s4"};
+
+static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
+    ramp_poly_desc d;
+    memset(&d, 0, sizeof d);
+    CHECK_OK(mv2_geometry(model, &d.geom));
+    d.kernel = RAMP_KERNEL_V2;
+    d.count = 6;
+    for (int i = 0; i < d.count; i++) CHECK_OK(ramp_config_parse(menu[i], &d.cfgs[i]));
+    return d;
+}
+
+static void test_v2_source_and_shape(void) {
+    ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    char *src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#include \"moe_v2.cuh\""), d.count);
+    CHECK_EQ_INT(count_of(src, "moe_v1.cuh"), 0);
+    CHECK_EQ_INT(count_of(src, "#include \"moe_poly_v2.cuh\""), 1);
+    /* three switches of one case per entry, in menu order, the role split
+     * between the first and the second */
+    static const char *const cases[3] = {"RAMP_POLY_V2_SETUP(", "RAMP_POLY_V2_PRODUCER(",
+                                         "RAMP_POLY_V2_CONSUMER("};
+    const char *prev = strstr(src, "RAMP_POLY_V2_BEGIN");
+    CHECK(prev != NULL);
+    for (int p = 0; p < 3 && prev; p++)
+        for (int i = 0; i < d.count; i++) {
+            char cs[96];
+            snprintf(cs, sizeof cs, "%s%d, ramp_poly_e%d)", cases[p], i, i);
+            const char *q = strstr(src, cs);
+            CHECK(q && q > prev);
+            if (q) prev = q;
+        }
+    CHECK(strstr(src, "RAMP_POLY_V2_PRODUCERS") < strstr(src, "RAMP_POLY_V2_PRODUCER(0"));
+    CHECK(strstr(src, "RAMP_POLY_V2_END") > strstr(src, "RAMP_POLY_V2_CONSUMER(5"));
+    free(src);
+    int threads;
+    long long smem, want = 0;
+    ramp_moe_poly_shape(&d, &threads, &smem);
+    for (int i = 0; i < d.count; i++) {
+        ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
+        long long t = ramp_moe_v2_layout_for(&v).total;
+        want = t > want ? t : want;
+    }
+    CHECK_EQ_INT(threads, RAMP_MV2_THREADS);
+    CHECK_EQ_INT(smem, want);
+    CHECK(strcmp(ramp_moe_poly_kernel_name(&d), "ramp_moe_poly_v2") == 0);
+}
+
+/* Entry 3 changed to c (or the layer's kind: every entry) must be refused
+ * as UNSUPPORTED, naming the first entry v2 cannot run. */
+static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
+    const char *want = bf16 || xbf16 ? "menu entry 0" : "menu entry 3";
+    ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    d.cfgs[3] = c;
+    d.geom.bf16 = bf16;
+    d.xbf16 = xbf16;
+    ramp_status s = ramp_moe_poly_check(&d);
+    CHECK_EQ_INT(s, RAMP_ERR_UNSUPPORTED);
+    const char *e = ramp_last_error();
+    if (s != RAMP_ERR_UNSUPPORTED || !strstr(e, want)) {
+        fprintf(stderr, "v2 menu with %s: %s\n", how, e);
+        check_failures += s == RAMP_ERR_UNSUPPORTED;
+    }
+    char *src = (char *)1;
+    CHECK(ramp_moe_poly_source(&d, &src) != RAMP_OK);
+    CHECK(src == (char *)1);
+}
+
+static void test_v2_refusals(void) {
+    ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    CHECK_OK(ramp_moe_poly_check(&d));
+    const ramp_config base = d.cfgs[3];
+    ramp_config c = base;
+    c.persistent = 1;
+    refuse_v2("a persistent entry", c, 0, 0);
+    c = base;
+    c.grouped = 1;
+    refuse_v2("a grouped entry", c, 0, 0);
+    c = base;
+    c.splitk = 2;
+    refuse_v2("a split-K entry", c, 0, 0);
+    c = base;
+    c.stages = 7;
+    refuse_v2("7 stages", c, 0, 0);
+    c = base;
+    c.stages = 1;
+    refuse_v2("1 stage", c, 0, 0);
+    c = base;
+    c.width = 512; /* does not divide h = 768 */
+    refuse_v2("width 512", c, 0, 0);
+    c = base;
+    c.rows = 40; /* wgmma N = 40: no instance */
+    refuse_v2("40 rows", c, 0, 0);
+    refuse_v2("BF16 weights", base, 1, 0);
+    refuse_v2("BF16 input", base, 0, 1);
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    d.kernel = 7;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    d.cfgs[4] = d.cfgs[2];
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+}
+
+/* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
+ * each entry's; prints Table 12 for it. */
+static int test_v2_compile(const char *model, const char *const *menu) {
+    ramp_poly_desc d = v2_menu(model, menu);
+    ramp_jit_result *r = NULL;
+    ramp_status s = ramp_moe_poly_compile(&d, &r);
+    if (s == RAMP_ERR_NO_GPU) return 77;
+    CHECK_OK(s);
+    if (s != RAMP_OK) {
+        fprintf(stderr, "%s\n", ramp_last_error());
+        return 1;
+    }
+    const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_poly_v2");
+    CHECK(k != NULL);
+    int threads;
+    long long smem;
+    ramp_moe_poly_shape(&d, &threads, &smem);
+    printf("Table 12 (v2, %s EP8): entry, registers, shared memory (B)\n", model);
+    for (int i = 0; i < d.count; i++) {
+        ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
+        ramp_jit_result *one = NULL;
+        CHECK_OK(ramp_moe_v2_compile(&v, &one));
+        const ramp_kernel_report *o = one ? ramp_jit_kernel(one, "ramp_moe_v2") : NULL;
+        if (o) printf("  %-22s %4d %7lld\n", menu[i], o->registers, ramp_moe_v2_layout_for(&v).total);
+        ramp_jit_result_free(one);
+    }
+    if (k) {
+        int warnings = r->ptxas_warnings;
+        if (r->log && (strstr(r->log, "Potential Performance Loss") || strstr(r->log, "is injected")))
+            warnings++;
+        printf("  %-22s %4d %7lld  (spills %d/%d B, stack %d B, static smem %d B, %d ptxas "
+               "warning(s)%s)\n",
+               "polymorphic v2", k->registers, smem, k->spill_store_bytes, k->spill_load_bytes,
+               k->stack_bytes, k->smem_bytes, warnings, r->from_cache ? ", cached" : "");
+        if (warnings) fprintf(stderr, "%.4000s\n", r->log ? r->log : "");
+        CHECK_EQ_INT(warnings, 0);
+        CHECK_EQ_INT(k->spill_store_bytes, 0);
+        CHECK_EQ_INT(k->spill_load_bytes, 0);
+        CHECK_EQ_INT(k->stack_bytes, 0);
+        CHECK_EQ_INT(k->smem_bytes, 0);
+        CHECK_EQ_INT(k->registers, RAMP_MV2_REGS);
+        ramp_device_limits lim;
+        ramp_device_limits_h200(&lim);
+        ramp_resources res;
+        CHECK_OK(ramp_resources_from_report(k, threads, (int)smem, &lim, &res));
+        CHECK(res.valid && res.blocks_per_sm == 1);
+        CHECK(smem <= 232448);
+    }
+    const char *dir = getenv("RAMP_MOE_POLY_CUBIN_DIR");
+    if (dir && *dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/poly-v2-%s.cubin", dir, model);
+        FILE *f = fopen(path, "wb");
+        int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
+        if (f) ok &= fclose(f) == 0;
+        CHECK(ok);
+    }
+    ramp_jit_result_free(r);
+    return 0;
+}
+
 int main(void) {
     test_source_and_shape();
     test_bad_menus();
+    test_v2_source_and_shape();
+    test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
     if (rc == 77) {
         printf("test_moe_poly: NVRTC not available, compile checks skipped\n");
@@ -153,5 +342,7 @@ int main(void) {
     }
     test_compile(0, 1, "FP8, BF16 input");
     test_compile(1, 0, "BF16");
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN);
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3);
     return check_finish("test_moe_poly");
 }

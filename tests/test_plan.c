@@ -296,6 +296,74 @@ int main(void) {
         CHECK_ERR(ramp_plan_read(path, &back), RAMP_ERR_FORMAT);
         free(good);
     }
+    /* The kernel: a v1 plan has no "kernel" key (its canonical text, and so
+     * its checksum, are those of every plan before the key existed); a v2
+     * plan says "v2", reads back exactly, and the checksum covers it; an
+     * unknown value, or an entry v2 does not run, is refused. */
+    {
+        CHECK_OK(ramp_plan_write(&plan, path));
+        size_t n1 = 0;
+        char *v1 = slurp(path, &n1);
+        CHECK(v1 && strstr(v1, "\"kernel\"") == NULL);
+        free(v1);
+        ramp_plan p2 = plan;
+        p2.kernel = RAMP_KERNEL_V2;
+        static const int rows[6] = {2, 8, 16, 24, 48, 64};
+        for (int i = 0; i < p2.count; i++)
+            p2.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1};
+        CHECK_OK(ramp_plan_write(&p2, path));
+        size_t n2 = 0;
+        char *v2 = slurp(path, &n2);
+        CHECK(v2 && strstr(v2, "\"kernel\":\t\"v2\"") != NULL);
+        ramp_plan b2;
+        memset(&b2, 0, sizeof b2);
+        CHECK_OK(ramp_plan_read(path, &b2));
+        CHECK_EQ_INT(b2.kernel, RAMP_KERNEL_V2);
+        p2.checksum = 1;
+        CHECK(memcmp(&p2, &b2, sizeof p2) == 0);
+        p2.checksum = 0;
+        if (v2) {
+            char *v3 = replace(v2, "\"kernel\":\t\"v2\"", "\"kernel\":\t\"v3\"");
+            if (v3) expect_bad(v3, "kernel");
+            free(v3);
+            v3 = replace(v2, "\"kernel\":\t\"v2\"", "\"kernel\":\t2");
+            if (v3) expect_bad(v3, "kernel");
+            free(v3);
+            /* the key dropped: the checksum (which covers it) no longer matches */
+            v3 = replace(v2, "\"kernel\":\t\"v2\",", "");
+            if (v3) expect_bad(v3, "checksum mismatch");
+            free(v3);
+        }
+        free(v2);
+        ramp_plan bad2 = p2;
+        bad2.configs[0].persistent = 1;
+        CHECK_ERR(ramp_plan_write(&bad2, path), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "kernel v2") != NULL);
+        bad2 = p2;
+        bad2.kernel = 3;
+        CHECK_ERR(ramp_plan_validate(&bad2), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "kernel = 3") != NULL);
+        /* ramp_plan_make takes the dataset's kernel */
+        t->kernel = RAMP_KERNEL_V2;
+        m->rows[menu.config[2]] = 1; /* fit again (it was cleared above) */
+        ramp_plan p3;
+        memset(&p3, 0, sizeof p3);
+        int persist = 0;
+        for (int i = 0; i < menu.count; i++) persist |= t->configs[menu.config[i]].persistent;
+        if (persist) { /* the synthetic menu's persistent entries: not v2's */
+            CHECK_ERR(ramp_plan_make(t, &menu, m, &p3), RAMP_ERR_INVALID_ARGUMENT);
+            CHECK(strstr(ramp_last_error(), "kernel v2") != NULL);
+        }
+        ramp_menu plain = menu; /* the synthetic space's plain ones: 0, 2, ... */
+        plain.count = 0;
+        for (int c = 0; c < t->nconfigs && plain.count < 6; c++)
+            if (!t->configs[c].persistent && t->blocks_per_sm[c] == menu.blocks_per_sm)
+                plain.config[plain.count++] = c;
+        CHECK_OK(ramp_plan_make(t, &plain, m, &p3));
+        CHECK_EQ_INT(p3.kernel, RAMP_KERNEL_V2);
+        t->kernel = RAMP_KERNEL_V1;
+        remove(path);
+    }
     ramp_costmodel_free(m);
     ramp_timing_free(t);
     return check_finish("test_plan");

@@ -571,9 +571,207 @@ static void test_placement(void) {
     remove(path);
 }
 
+/* The kernel key (metadata "kernel"): a v2 dataset reads back as v2, a v1
+ * one has no key (older files and their checksums unchanged); an unknown
+ * value is refused on reading, and a v2 dataset must hold only
+ * configurations v2 runs (FP8, plain launch, no grouped order, no split-K,
+ * d a multiple of 256), on writing and on reading. */
+static int header_has(const void *bytes, size_t size, const char *needle) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = (n << 8) | ((const uint8_t *)bytes)[i];
+    if (size < 8 || n > size - 8) return 0;
+    char *h = malloc(n + 1);
+    if (!h) return 0;
+    memcpy(h, (const char *)bytes + 8, n);
+    h[n] = 0;
+    int found = strstr(h, needle) != NULL;
+    free(h);
+    return found;
+}
+
+static ramp_timing *small_dataset(const ramp_geometry *g, const char *const *names, int n) {
+    ramp_config cfg[4];
+    int bps[4] = {1, 1, 1, 1};
+    for (int i = 0; i < n; i++) CHECK_OK(ramp_config_parse(names[i], &cfg[i]));
+    ramp_timing *t = NULL;
+    CHECK_OK(ramp_timing_create("m", "EP4", g, 132, cfg, bps, n, &t));
+    if (!t) return NULL;
+    int d = ramp_timing_domain_index(t, "chat");
+    int32_t l0[4] = {3, 1, 0, 2}, l1[2] = {7, 7};
+    CHECK_OK(ramp_timing_add_load(t, 0, 0, d, 6, 4, l0, NULL));
+    CHECK_OK(ramp_timing_add_load(t, 0, 1, d, 6, 2, l1, NULL));
+    for (int i = 0; i < 2 * n; i++) t->times_us[i] = (float)(1.0 + ramp_rng_uniform(&rng) * 100);
+    return t;
+}
+
+static void test_kernel(void) {
+    ramp_geometry g = {.experts = 4, .topk = 2, .inter = 256, .hidden = 1024, .bf16 = 0};
+    static const char *const plain[2] = {"r8.w128.s3", "r32.w256.s2"};
+    ramp_timing *t = small_dataset(&g, plain, 2);
+    if (!t) return;
+    void *bytes = NULL;
+    size_t size = 0;
+    /* v1 (the default of ramp_timing_create): no key */
+    CHECK_EQ_INT(t->kernel, RAMP_KERNEL_V1);
+    CHECK_OK(ramp_timing_write_memory(t, &bytes, &size));
+    CHECK(bytes && !header_has(bytes, size, "\"kernel\""));
+    free(bytes);
+    /* v2: written, read back with every value */
+    t->kernel = RAMP_KERNEL_V2;
+    CHECK_OK(ramp_timing_write_memory(t, &bytes, &size));
+    CHECK(bytes && header_has(bytes, size, "\"kernel\":\"v2\""));
+    ramp_timing *back = NULL;
+    CHECK_OK(ramp_timing_read_memory(bytes, size, "v2", 0, &back));
+    if (back) {
+        CHECK_EQ_INT(back->kernel, RAMP_KERNEL_V2);
+        CHECK_EQ_INT(back->nconfigs, 2);
+        CHECK(back->checksum == 1);
+        for (int i = 0; i < 4; i++) CHECK(back->times_us[i] == t->times_us[i]);
+    }
+    ramp_timing_free(back);
+    /* unknown values refused on reading, naming the key and the value */
+    static const char *const bad[4] = {"v3", "", "V2", "v2 "};
+    for (int i = 0; i < 4; i++) {
+        st_edit ed = {0};
+        ed.set_key = "kernel";
+        ed.set_value = bad[i];
+        size_t n = 0;
+        void *b = st_rebuild(bytes, size, &ed, &n);
+        CHECK(b != NULL);
+        if (b) expect_format(b, n, 0, "'kernel'", __LINE__);
+        if (b && bad[i][0]) CHECK(strstr(ramp_last_error(), bad[i]) != NULL);
+        free(b);
+    }
+    /* "v1" said explicitly reads as v1; the key removed reads as v1 */
+    static const char *const as_v1[2] = {"v1", NULL};
+    for (int i = 0; i < 2; i++) {
+        st_edit ed = {0};
+        ed.set_key = "kernel";
+        ed.set_value = as_v1[i];
+        size_t n = 0;
+        void *b = st_rebuild(bytes, size, &ed, &n);
+        back = NULL;
+        if (b) CHECK_OK(ramp_timing_read_memory(b, n, "v1", 0, &back));
+        if (back) CHECK_EQ_INT(back->kernel, RAMP_KERNEL_V1);
+        ramp_timing_free(back);
+        free(b);
+    }
+    free(bytes);
+    ramp_timing_free(t);
+
+    /* A v2 dataset with a configuration v2 does not run: refused on writing
+     * (naming it) and, made by relabelling a v1 file, on reading. */
+    static const char *const mixed[3][2] = {{"r8.w128.s3", "r32.w256.s2.persist"},
+                                            {"r8.w128.s3", "r4.w128.s2.k2"},
+                                            {"r8.w128.s3", "r16.w256.s4.persist.grp"}};
+    for (int i = 0; i < 3; i++) {
+        t = small_dataset(&g, mixed[i], 2);
+        if (!t) continue;
+        t->kernel = RAMP_KERNEL_V2;
+        CHECK_ERR(ramp_timing_write_memory(t, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), mixed[i][1]) && strstr(ramp_last_error(), "v2"));
+        t->kernel = RAMP_KERNEL_V1;
+        bytes = NULL;
+        CHECK_OK(ramp_timing_write_memory(t, &bytes, &size));
+        st_edit ed = {0};
+        ed.set_key = "kernel";
+        ed.set_value = "v2";
+        size_t n = 0;
+        void *b = bytes ? st_rebuild(bytes, size, &ed, &n) : NULL;
+        if (b) expect_format(b, n, 0, mixed[i][1], __LINE__);
+        free(b);
+        free(bytes);
+        ramp_timing_free(t);
+    }
+    /* v2 and BF16, v2 and d not a multiple of 256, a kernel out of range */
+    ramp_geometry gb = g, gd = g;
+    gb.bf16 = 1;
+    gd.hidden = 1152;
+    const ramp_geometry *gs[2] = {&gb, &gd};
+    for (int i = 0; i < 2; i++) {
+        t = small_dataset(gs[i], plain, 2);
+        if (!t) continue;
+        t->kernel = RAMP_KERNEL_V2;
+        CHECK_ERR(ramp_timing_write_memory(t, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), i == 0 ? "FP8" : "1152") != NULL);
+        ramp_timing_free(t);
+    }
+    t = small_dataset(&g, plain, 2);
+    if (t) {
+        t->kernel = 2;
+        CHECK_ERR(ramp_timing_write_memory(t, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "kernel = 2") != NULL);
+        t->kernel = -1;
+        CHECK_ERR(ramp_timing_write_memory(t, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+    }
+    ramp_timing_free(t);
+
+    ramp_kernel_version k = RAMP_KERNEL_V1;
+    CHECK_OK(ramp_kernel_version_parse("v2", &k));
+    CHECK_EQ_INT(k, RAMP_KERNEL_V2);
+    CHECK_ERR(ramp_kernel_version_parse("v3", &k), RAMP_ERR_NOT_FOUND);
+    CHECK(strstr(ramp_last_error(), "v3") != NULL);
+    CHECK(strcmp(ramp_kernel_version_name(RAMP_KERNEL_V1), "v1") == 0 &&
+          strcmp(ramp_kernel_version_name(RAMP_KERNEL_V2), "v2") == 0 &&
+          strcmp(ramp_kernel_version_name((ramp_kernel_version)7), "?") == 0);
+}
+
+/* Kernel v2's space against a count made by hand: the v1 space's plain,
+ * ungrouped, split-K-1 configurations whose width divides h (rows 10 x
+ * stages 3 x widths; the largest, r64.w512.s4, needs 205,376 B of shared
+ * memory, under the 232,448 B a block may have). Qwen3-30B EP8 (h = 768:
+ * widths 128, 256): 60 of 180; DeepSeek-V3 EP8 (h = 2048, d = 7168: all
+ * three widths): 90 of 378 (its split-K ones, rows <= 8, left out too). */
+static void test_kernel_space(void) {
+    static const struct { const char *model; int v1, v2, widths; } want[2] = {
+        {"qwen3-30b", 180, 60, 2}, {"deepseek-v3", 378, 90, 3}};
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    for (int m = 0; m < 2; m++) {
+        ramp_model md;
+        ramp_layout L;
+        ramp_geometry g;
+        CHECK_OK(ramp_model_lookup(want[m].model, &md));
+        CHECK_OK(ramp_layout_parse("EP8", &L));
+        CHECK_OK(ramp_geometry_for(&md, L, &g));
+        g.bf16 = 0;
+        ramp_config *s1 = NULL, *s2 = NULL;
+        int n1 = 0, n2 = 0;
+        CHECK_OK(ramp_config_space_for(RAMP_KERNEL_V1, &g, &lim, &s1, &n1));
+        CHECK_OK(ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &s2, &n2));
+        CHECK_EQ_INT(n1, want[m].v1);
+        CHECK_EQ_INT(n2, want[m].v2);
+        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths);
+        /* exactly v1's plain, ungrouped, split-K-1 configurations, in order */
+        int j = 0;
+        for (int i = 0; i < n1 && s1 && s2; i++) {
+            const ramp_config *c = &s1[i];
+            if (c->persistent || c->grouped || c->splitk != 1) continue;
+            CHECK(j < n2 && ramp_config_equal(c, &s2[j]));
+            j++;
+        }
+        CHECK_EQ_INT(j, n2);
+        ramp_timing *t = NULL;
+        CHECK_OK(ramp_timing_create_space_for(RAMP_KERNEL_V2, &md, "EP8", &g, &lim, &t));
+        if (t) {
+            CHECK_EQ_INT(t->kernel, RAMP_KERNEL_V2);
+            CHECK_EQ_INT(t->nconfigs, want[m].v2);
+            for (int c = 0; c < t->nconfigs; c++) CHECK_EQ_INT(t->blocks_per_sm[c], 1);
+        }
+        ramp_timing_free(t);
+        g.bf16 = 1;
+        CHECK_ERR(ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &s2 /* untouched */, &n2),
+                  RAMP_ERR_UNSUPPORTED);
+        free(s1);
+        free(s2);
+    }
+}
+
 int main(void) {
     ramp_rng_seed(&rng, check_seed());
     test_placement();
+    test_kernel();
+    test_kernel_space();
     test_round_trip();
     test_arguments();
     test_corrupt();

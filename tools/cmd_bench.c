@@ -14,9 +14,9 @@ static const char BENCH_HELP[] =
     "\n"
     "Times every configuration of DATASET (from `ramp dataset build`) on every\n"
     "per-GPU load and writes the times to OUT, a timing dataset. GPU backend: the\n"
-    "fused kernel on one GPU, each load's routing synthesized with exactly its\n"
-    "per-expert counts, L2 flushed before each run, CUDA events, median of the\n"
-    "runs. EP16/EP32 loads are replayed on the one GPU.\n"
+    "fused kernel (v1, or v2 with --kernel v2) on one GPU, each load's routing\n"
+    "synthesized with exactly its per-expert counts, L2 flushed before each run,\n"
+    "CUDA events, median of the runs. EP16/EP32 loads are replayed on the one GPU.\n"
     "\n"
     "Works in chunks: it stops cleanly before --max-seconds, writes OUT every\n"
     "--checkpoint seconds (atomically; only whole measured cells), and exits 3\n"
@@ -26,6 +26,13 @@ static const char BENCH_HELP[] =
     "  -o, --output OUT    the timing dataset to write (and resume from)\n"
     "  --backend B         gpu (default) or sim (the analytic stand-in; NOT a\n"
     "                      measurement, the file says device \"simulated\")\n"
+    "  --kernel K          v1 or v2 (default: DATASET's kernel, v1 unless it was\n"
+    "                      built with `ramp dataset build --kernel v2`). OUT\n"
+    "                      records it. A DATASET of another kernel with no times\n"
+    "                      yet is narrowed to the configurations K runs (v2: FP8\n"
+    "                      only, plain launch, no grouped order, no split-K; the\n"
+    "                      count left out is printed); one with times is refused,\n"
+    "                      and so is resuming an OUT of another kernel\n"
     "  --max-seconds S     stop before S seconds (default 240; 0: no limit)\n"
     "  --checkpoint S      write OUT every S seconds (default 60; 0: at the end)\n"
     "  --repeats N         timed runs per cell, after one warm-up (default 5)\n"
@@ -86,8 +93,9 @@ int cmd_bench(int argc, char **argv) {
         {"repeats", required_argument, 0, 'r'}, {"configs", required_argument, 0, 'c'},
         {"stride", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
         {"gpu", required_argument, 0, 'g'}, {"max-cells", required_argument, 0, 'x'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"kernel", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "bench", *out = NULL, *backend_text = "gpu", *configs = NULL;
+    const char *kernel_text = NULL;
     long stride = 0, repeats = 5, seed = 1, gpu = 0, max_cells = 0;
     double max_seconds = 240, checkpoint = 60;
     /* The command line as given (getopt_long reorders argv), recorded in
@@ -111,6 +119,7 @@ int cmd_bench(int argc, char **argv) {
         case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
         case 'g': if (!cli_int(cmd, "--gpu", optarg, 0, 1024, &gpu)) return 2; break;
         case 'x': if (!cli_int(cmd, "--max-cells", optarg, 0, 1L << 40, &max_cells)) return 2; break;
+        case 'k': kernel_text = optarg; break;
         case 'h': fputs(BENCH_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -121,6 +130,9 @@ int cmd_bench(int argc, char **argv) {
     ramp_bench_defaults(&opt);
     ramp_status s = ramp_bench_backend_parse(backend_text, &opt.backend);
     if (s) return cli_usage_error(cmd, "--backend '%s': expected gpu or sim", backend_text);
+    ramp_kernel_version kernel = RAMP_KERNEL_V1;
+    if (kernel_text && ramp_kernel_version_parse(kernel_text, &kernel))
+        return cli_usage_error(cmd, "--kernel '%s': expected v1 or v2", kernel_text);
     opt.max_seconds = max_seconds;
     opt.checkpoint_seconds = checkpoint;
     opt.repeats = (int)repeats;
@@ -146,14 +158,43 @@ int cmd_bench(int argc, char **argv) {
     } else {
         t = in;
     }
+    if (rc == 0 && kernel_text && t->kernel != (int)kernel) {
+        /* Another kernel's loads: keep the configurations this one runs. */
+        const char *from = ramp_kernel_version_name((ramp_kernel_version)t->kernel);
+        int64_t filled = 0;
+        for (int64_t i = 0; i < t->nloads * t->nconfigs; i++) filled += !isnan(t->times_us[i]);
+        ramp_timing *k = NULL;
+        int dropped = 0;
+        if (filled > 0)
+            rc = cli_usage_error(cmd, "--kernel %s: %s holds %lld times of kernel %s; one dataset "
+                                 "holds one kernel's times (start from loads with no times, e.g. "
+                                 "`ramp dataset build --kernel %s`)", kernel_text, argv[optind],
+                                 (long long)filled, from, kernel_text);
+        else if (t->geom.bf16 && kernel == RAMP_KERNEL_V2)
+            rc = cli_usage_error(cmd, "--kernel v2: %s is a BF16 dataset (%s %s); kernel v2 runs "
+                                 "FP8 layers only", argv[optind], t->model, t->layout);
+        else if ((s = ramp_timing_select_kernel(t, kernel, &k, &dropped)))
+            rc = cli_fail(cmd, s);
+        else if (configs && dropped > 0)
+            rc = cli_usage_error(cmd, "--kernel %s: %d of the configurations named in --configs "
+                                 "are not ones kernel %s runs (v2: plain launch, no .grp, no "
+                                 ".k2, FP8)", kernel_text, dropped, kernel_text);
+        else
+            fprintf(stderr, "kernel %s: %d of %s's %d configurations (kernel %s) kept, %d left out "
+                    "(ones kernel %s does not run)\n", kernel_text, k->nconfigs, argv[optind],
+                    t->nconfigs, from, dropped, kernel_text);
+        ramp_timing_free(t);
+        t = k;
+    }
     int64_t taken = -1;
     if (rc == 0 && (s = ramp_bench_resume(t, out, &taken))) rc = cli_fail(cmd, s);
     if (rc == 0) {
         if (taken >= 0)
             fprintf(stderr, "resuming from %s: %lld of %lld times filled\n", out, (long long)taken,
                     (long long)(t->nloads * t->nconfigs));
-        fprintf(stderr, "timing %lld loads x %d configurations (%s backend)\n", (long long)t->nloads,
-                t->nconfigs, ramp_bench_backend_name(opt.backend));
+        fprintf(stderr, "timing %lld loads x %d configurations (%s backend, kernel %s)\n",
+                (long long)t->nloads, t->nconfigs, ramp_bench_backend_name(opt.backend),
+                ramp_kernel_version_name((ramp_kernel_version)t->kernel));
         opt.progress = cli_progress;
         opt.progress_user = (void *)"timing";
         ramp_bench_report rep;

@@ -20,6 +20,7 @@ static const char BUILD_HELP[] =
     "usage: ramp dataset build --model NAME --layout L -o OUT TRACE...\n"
     "                          [--stride N] [--min-tokens N] [--max-batches N]\n"
     "                          [--balanced-on FILE | --balanced-on-others] [--bf16]\n"
+    "                          [--kernel v1|v2]\n"
     "\n"
     "Takes every N-th record of each trace with at least min-tokens tokens (at\n"
     "most max-batches per trace; without --stride, N spreads them over the\n"
@@ -33,7 +34,11 @@ static const char BUILD_HELP[] =
     "                        paper's Table 8: each domain placed on the expected\n"
     "                        load of the other domains)\n"
     "The same traces and options with and without balancing give the same\n"
-    "batches (same ids and tokens): `ramp eval` pairs them for Table 8.\n";
+    "batches (same ids and tokens): `ramp eval` pairs them for Table 8.\n"
+    "--kernel v2: the space of the Hopper kernel v2 only (FP8, plain launch, no\n"
+    "grouped order, no split-K: Qwen3-30B EP8 60 of v1's 180 configurations),\n"
+    "recorded in the dataset (\"kernel\"), so that `ramp bench` times v2 and every\n"
+    "cell is a measured time. Default v1, the whole space.\n";
 
 static int dataset_build(int argc, char **argv) {
     static const struct option opts[] = {
@@ -41,8 +46,10 @@ static int dataset_build(int argc, char **argv) {
         {"output", required_argument, 0, 'o'}, {"stride", required_argument, 0, 's'},
         {"min-tokens", required_argument, 0, 'n'}, {"max-batches", required_argument, 0, 'x'},
         {"balanced-on", required_argument, 0, 'B'}, {"balanced-on-others", no_argument, 0, 'O'},
-        {"bf16", no_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"bf16", no_argument, 0, 'b'}, {"kernel", required_argument, 0, 'k'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "dataset build", *model = NULL, *layout_text = NULL, *out = NULL, *bal_path = NULL;
+    ramp_kernel_version kernel = RAMP_KERNEL_V1;
     long stride = 0, min_tokens = 0, max_batches = 0;
     int bf16 = 0, others = 0, o;
     optind = 1;
@@ -57,6 +64,10 @@ static int dataset_build(int argc, char **argv) {
         case 'B': bal_path = optarg; break;
         case 'O': others = 1; break;
         case 'b': bf16 = 1; break;
+        case 'k':
+            if (ramp_kernel_version_parse(optarg, &kernel))
+                return cli_usage_error(cmd, "--kernel '%s': expected v1 or v2", optarg);
+            break;
         case 'h': fputs(BUILD_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -64,6 +75,8 @@ static int dataset_build(int argc, char **argv) {
     if (!model || !layout_text || !out) return cli_usage_error(cmd, "--model, --layout and -o are required");
     if (optind >= argc) return cli_usage_error(cmd, "give one or more trace files");
     if (bal_path && others) return cli_usage_error(cmd, "give --balanced-on or --balanced-on-others, not both");
+    if (bf16 && kernel == RAMP_KERNEL_V2)
+        return cli_usage_error(cmd, "--kernel v2 with --bf16: kernel v2 runs FP8 layers only");
     if (others && argc - optind < 2)
         return cli_usage_error(cmd, "--balanced-on-others needs two or more traces (each is placed on the others)");
     ramp_model m;
@@ -80,7 +93,7 @@ static int dataset_build(int argc, char **argv) {
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     ramp_timing *t = NULL;
-    if ((s = ramp_timing_create_space(&m, layout_text, &g, &lim, &t))) return cli_fail(cmd, s);
+    if ((s = ramp_timing_create_space_for(kernel, &m, layout_text, &g, &lim, &t))) return cli_fail(cmd, s);
     const char *bal_base = bal_path ? strrchr(bal_path, '/') : NULL;
     bal_base = bal_base ? bal_base + 1 : bal_path;
     if (others) snprintf(t->placement, sizeof t->placement, "balanced:others");
@@ -139,7 +152,8 @@ static int dataset_build(int argc, char **argv) {
         strftime(t->date, sizeof t->date, "%Y-%m-%d", gmtime(&now));
         snprintf(t->device, sizeof t->device, "none (times not measured yet)");
         if ((s = ramp_timing_write(t, out))) rc = cli_fail(cmd, s);
-        else fprintf(stderr, "wrote %lld loads x %d configurations to %s\n", (long long)t->nloads, t->nconfigs, out);
+        else fprintf(stderr, "wrote %lld loads x %d configurations (kernel %s) to %s\n", (long long)t->nloads,
+                     t->nconfigs, ramp_kernel_version_name(kernel), out);
     }
     ramp_timing_free(t);
     return rc;
@@ -202,6 +216,7 @@ static int dataset_info(int argc, char **argv) {
                t->nconfigs, (long long)filled, (long long)(t->nloads * t->nconfigs));
         for (int d = 0; d < t->ndomains; d++) printf(" %s", t->domains[d]);
         printf("\n  placement: %s\n", t->placement[0] ? t->placement : "not recorded (contiguous)");
+        printf("  kernel: %s\n", ramp_kernel_version_name((ramp_kernel_version)t->kernel));
         printf("  command: %s\n", t->command[0] ? t->command : "(none recorded)");
         printf("  checksum: %s\n", t->checksum ? "sha256, verified" : "none (written before checksums)");
         ramp_timing_free(t);

@@ -17,7 +17,9 @@ static const char FIT_HELP[] =
     "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
     "occupancy class (B blocks/SM, or the best class), and writes the plan the\n"
     "GPU layer serves. --exclude-domain leaves a domain's loads out of the fit\n"
-    "(to keep it held out); --diagnose prints rank correlation and pick error.\n";
+    "(to keep it held out); --diagnose prints rank correlation and pick error.\n"
+    "The plan records the dataset's kernel (\"kernel\": \"v2\" for a kernel v2\n"
+    "dataset; absent for v1).\n";
 
 int cmd_fit(int argc, char **argv) {
     static const struct option opts[] = {
@@ -67,8 +69,9 @@ int cmd_fit(int argc, char **argv) {
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
     if (rc == 0) {
-        printf("%s %s: menu of %d from occupancy class %d (blocks/SM), fit on %lld loads\n", t->model, t->layout,
-               menu.count, menu.blocks_per_sm, (long long)menu.loads);
+        printf("%s %s (kernel %s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads\n", t->model,
+               t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel), menu.count, menu.blocks_per_sm,
+               (long long)menu.loads);
         for (int i = 0; i < menu.count; i++) {
             char name[64];
             const double *th = m->theta + (size_t)menu.config[i] * RAMP_COST_TERMS;
@@ -109,14 +112,16 @@ static const char EVAL_HELP[] =
     "the trace-tuned table and over vLLM's tuning under each placement, and the\n"
     "effect of balancing on the same batches) and Table 11 (TP layouts: every\n"
     "GPU holds every expert). With --out, writes per dataset\n"
-    "DIR/<model>-<layout>[-balanced]/batches.csv, summary.csv,\n"
+    "DIR/<model>-<layout>[-balanced][-v2]/batches.csv, summary.csv,\n"
     "predicted_vs_measured.svg and speedup.svg, and DIR/report.txt (every table\n"
     "printed, as on stdout without --summary). --menu-objective picks the\n"
     "menu greedy's objective: load (the paper's: sum over loads of the best\n"
     "menu time, the default) or layer (sum over batches of the slowest GPU's).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
-    "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n";
+    "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"
+    "The datasets of one call must be of one kernel (v1, or v2 from\n"
+    "`ramp dataset build --kernel v2`): Table 8 and the transfer combine them.\n";
 
 /* --menu-objective load|layer. */
 static int parse_objective(const char *cmd, const char *text, ramp_menu_objective *out) {
@@ -220,18 +225,27 @@ int cmd_eval(int argc, char **argv) {
     for (int i = 0; i < n && rc == 0; i++) {
         ramp_timing *t = NULL;
         ramp_status s = ramp_timing_read(argv[optind + i], 0, &t);
-        if (s == RAMP_OK) {
-            fprintf(stderr, "evaluating %s (%s %s, %lld loads x %d configurations)\n", argv[optind + i], t->model,
-                    t->layout, (long long)t->nloads, t->nconfigs);
-            s = ramp_eval_run(t, &eo, &res[i]);
-        }
         ts[i] = t; /* kept for the transfer */
+        if (s) { rc = cli_fail(cmd, s); break; }
+        /* One kernel per call: Table 8 pairs datasets and the transfer fits
+         * on the others, and neither may mix kernels' times. */
+        if (i > 0 && t->kernel != ts[0]->kernel) {
+            rc = cli_usage_error(cmd, "%s holds kernel %s times, %s kernel %s: evaluate one kernel's datasets per "
+                                 "call", argv[optind + i], ramp_kernel_version_name((ramp_kernel_version)t->kernel),
+                                 argv[optind], ramp_kernel_version_name((ramp_kernel_version)ts[0]->kernel));
+            break;
+        }
+        fprintf(stderr, "evaluating %s (%s %s, kernel %s, %lld loads x %d configurations)\n", argv[optind + i],
+                t->model, t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel), (long long)t->nloads,
+                t->nconfigs);
+        s = ramp_eval_run(t, &eo, &res[i]);
         if (s) { rc = cli_fail(cmd, s); break; }
         if (summary) ramp_eval_print_summary(stdout, res[i]);
         if (outdir) {
             char dir[4096];
-            snprintf(dir, sizeof dir, "%s/%s-%s%s", outdir, res[i]->model, res[i]->layout,
-                     ramp_placement_is_balanced(res[i]->placement) ? "-balanced" : "");
+            snprintf(dir, sizeof dir, "%s/%s-%s%s%s", outdir, res[i]->model, res[i]->layout,
+                     ramp_placement_is_balanced(res[i]->placement) ? "-balanced" : "",
+                     t->kernel == RAMP_KERNEL_V2 ? "-v2" : "");
             if (!make_dir(dir)) rc = cli_usage_error(cmd, "cannot create %s: %s", dir, strerror(errno));
             else if ((s = ramp_eval_write_csv(res[i], dir)) || (s = ramp_eval_write_plots(res[i], dir)))
                 rc = cli_fail(cmd, s);

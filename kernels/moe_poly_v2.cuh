@@ -1,0 +1,132 @@
+/*
+ * moe_poly_v2.cuh - the polymorphic fused MoE kernel with Hopper (v2)
+ * entries (paper Section 3.3, Appendix A.8; issue #5): one kernel holding a
+ * menu of moe_v2.cuh configurations, running the one whose index the
+ * selection kernel wrote to device memory. Same contract as moe_poly.cuh's
+ * v1 kernel (ramp_poly_params, the choice in device memory, the selection's
+ * grouping), plus the weights' tensor maps as a second parameter.
+ *
+ * The host (src/moe_poly.c, kernel v2) generates the translation unit:
+ *
+ *   #include "moe_poly_v2.cuh"              this prelude
+ *   #define RAMP_ROWS 16 ... (entry 0: rows, width, stages)
+ *   namespace ramp_poly_e0 {
+ *   #include "moe_v2.cuh"                   entry 0 with RAMP_V2_BODY_ONLY
+ *   }
+ *   #undef RAMP_ROWS ...
+ *   ... one namespace per entry ...
+ *   RAMP_POLY_V2_BEGIN
+ *   RAMP_POLY_V2_SETUP(0, ramp_poly_e0)     ... one per entry
+ *   RAMP_POLY_V2_PRODUCERS
+ *   RAMP_POLY_V2_PRODUCER(0, ramp_poly_e0)  ...
+ *   RAMP_POLY_V2_CONSUMERS
+ *   RAMP_POLY_V2_CONSUMER(0, ramp_poly_e0)  ...
+ *   RAMP_POLY_V2_END
+ *
+ * with the layer's geometry (RAMP_HIDDEN, RAMP_INTER, RAMP_TOPK,
+ * RAMP_EXPERTS) and v2's options (RAMP_MV2_PF, RAMP_MV2_PIPE) as -D options.
+ *
+ * The kernel, per block (384 threads: every v2 entry's block):
+ *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
+ *      while the selection kernel runs), then the choice and num_tiles;
+ *   2. switch (choice): the entry's tile count (row tiles x slices); a block
+ *      past it, or a choice outside the menu, returns; else its first tile's
+ *      expert and slots are loaded and thread 0 initialises the entry's
+ *      mbarrier ring (its stages, its layout);
+ *   3. __syncthreads, then the role split ABOVE the switch: warpgroup 0
+ *      setmaxnreg.dec and switch (choice) to the entry's producer, the
+ *      others setmaxnreg.inc and switch to its consumer. setmaxnreg has to
+ *      stay in this uniform top-level branch (ptxas ignores it elsewhere,
+ *      warning C7508). The roles are inlined into the switches (moe_v2.cuh's
+ *      V2_ROLE): as separate functions, v1's cure for shared register
+ *      allocation, ptxas 13.0 serialised every wgmma ("pipeline crossing
+ *      function boundary", C7510); inlined, the six-entry menus need 168
+ *      registers, as each entry alone, with no spills. RAMP_V2_ROLE_CALLS=1
+ *      brings the functions back, for experiments.
+ * Launch: block 384, dynamic shared memory = the largest entry's layout
+ * (ramp_moe_v2_layout_of(...).total, its 1024 B of slack included), grid =
+ * min(the most tiles any entry can have for the call's token count, SMs):
+ * blocks stride over the tiles (tt = blockIdx.x + i * gridDim.x), v2's own
+ * scheme, so nothing is left in device memory between launches (pp.sched
+ * and pp.persist_grid are not used; a graph replays as it was captured).
+ * The maps (W13 [E * 2h][d] and W2 [E * d][h], 128 B x 128-row boxes,
+ * 128-byte swizzle) are built once per layer on the host.
+ */
+#ifndef RAMP_MOE_POLY_V2_CUH
+#define RAMP_MOE_POLY_V2_CUH
+
+#include "fp8.cuh"
+#include "hopper.cuh"
+#include "moe_v1_params.h"
+#include "moe_v2_params.h" /* ramp_moe_v2_maps, once for every entry */
+
+#define RAMP_V2_BODY_ONLY 1
+
+#define RAMP_POLY_V2_BEGIN                                                    \
+    extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
+    ramp_moe_poly_v2(const __grid_constant__ ramp_poly_params pp,            \
+                     const __grid_constant__ ramp_moe_v2_maps maps) {        \
+        extern __shared__ __align__(1024) unsigned char ramp_poly_dyn[];     \
+        const unsigned ramp_poly_a = hop_smem(ramp_poly_dyn);                \
+        unsigned char *sm = ramp_poly_dyn +                                  \
+            (((ramp_poly_a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - \
+             ramp_poly_a);                                                   \
+        /* launched with programmatic dependent launch, the blocks start    \
+         * while the selection kernel runs; wait for its outputs here */     \
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");                 \
+        const int choice = *(const volatile int *)pp.choice;                 \
+        int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
+        if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
+        if (rtiles < 0) rtiles = 0;                                          \
+        int total = 0, e_first = -1, sl_first = -1;                          \
+        switch (choice) {
+
+/* The entry's tiles; for a block that has one, its first tile's expert and
+ * slots (in bounds: blockIdx.x < total <= max_tiles * slices) and the
+ * entry's barriers. */
+#define RAMP_POLY_V2_SETUP(index, ns)                                         \
+        case index:                                                           \
+            total = rtiles * ns::v2_slices;                                   \
+            if ((int)blockIdx.x < total) {                                    \
+                ns::v2_first_tile(pp.moe, &e_first, &sl_first);               \
+                if (threadIdx.x == 0) ns::v2_init(sm, maps);                  \
+            }                                                                 \
+            break;
+
+#define RAMP_POLY_V2_PRODUCERS                                                \
+        default:                                                              \
+            break;                                                            \
+        }                                                                     \
+        if ((int)blockIdx.x >= total) return; /* uniform per block */        \
+        __syncthreads();                                                      \
+        const int wg = hop_warpgroup();                                       \
+        if (wg == 0) {                                                        \
+            HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);                       \
+            switch (choice) {
+
+#define RAMP_POLY_V2_PRODUCER(index, ns)                                      \
+            case index:                                                       \
+                ns::v2_producer_role(pp.moe, maps, sm, total, e_first, sl_first); \
+                break;
+
+#define RAMP_POLY_V2_CONSUMERS                                                \
+            default:                                                          \
+                break;                                                        \
+            }                                                                 \
+        } else {                                                              \
+            HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);                       \
+            switch (choice) {
+
+#define RAMP_POLY_V2_CONSUMER(index, ns)                                      \
+            case index:                                                       \
+                ns::v2_consumer_role(pp.moe, sm, total, e_first, wg);         \
+                break;
+
+#define RAMP_POLY_V2_END                                                      \
+            default:                                                          \
+                break;                                                        \
+            }                                                                 \
+        }                                                                     \
+    }
+
+#endif /* RAMP_MOE_POLY_V2_CUH */

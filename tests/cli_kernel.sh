@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Kernel v2 datasets from the command line (no GPU: the sim backend stands in
+# for the timing): `dataset build --kernel v2` keeps v2's space (Qwen3-30B EP8
+# 60 of 180, DeepSeek-V3 EP8 90 of 378) and records it, `dataset info` prints
+# it, `bench --kernel v2` narrows a v1 dataset with no times and counts what
+# it leaves out, refuses another kernel's times, a BF16 dataset and resuming
+# an OUT of the other kernel; `fit` writes the kernel into the plan and
+# `eval` refuses to mix kernels. Every error says what and where. Args: path
+# of the ramp binary, source dir.
+set -u
+source "$(dirname "$0")/lib_cli.sh" "$1"
+
+expect 0 "--kernel K +v1 or v2" -- "$ramp" bench --help
+expect 0 "--kernel v2: the space of the Hopper kernel v2" -- "$ramp" dataset build --help
+expect 0 "\"kernel\": \"v2\"" -- "$ramp" fit --help
+expect 2 "--kernel 'v3': expected v1 or v2" -- "$ramp" bench x -o y --kernel v3
+expect 2 "--kernel 'V2': expected v1 or v2" -- "$ramp" bench x -o y --kernel V2
+expect 2 "--kernel 'v3': expected v1 or v2" -- \
+  "$ramp" dataset build --model qwen3-30b --layout EP8 --kernel v3 -o y x
+expect 2 "--kernel v2 with --bf16: kernel v2 runs FP8 layers only" -- \
+  "$ramp" dataset build --model qwen3-30b --layout EP8 --kernel v2 --bf16 -o y x
+
+for d in chat code; do
+  expect 0 "wrote" -- "$ramp" trace gen --model qwen3-30b --domain $d --steps 20 --layers 1 --seed 5 \
+    -o "$tmp/$d.safetensors"
+done
+expect 0 "wrote" -- "$ramp" trace gen --model deepseek-v3 --domain chat --steps 4 --layers 1 --seed 5 \
+  -o "$tmp/ds.safetensors"
+expect 0 "wrote 8 loads x 90 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
+  --layout EP8 --kernel v2 --max-batches 1 -o "$tmp/ds2.safetensors" "$tmp/ds.safetensors"
+expect 0 "wrote 8 loads x 378 configurations .kernel v1." -- "$ramp" dataset build --model deepseek-v3 \
+  --layout EP8 --max-batches 1 -o "$tmp/ds1.safetensors" "$tmp/ds.safetensors"
+L1=$tmp/l1.safetensors L2=$tmp/l2.safetensors LB=$tmp/lb.safetensors
+expect 0 "wrote 32 loads x 180 configurations .kernel v1." -- "$ramp" dataset build --model qwen3-30b \
+  --layout EP8 --max-batches 2 -o "$L1" "$tmp/chat.safetensors" "$tmp/code.safetensors"
+expect 0 "wrote 32 loads x 60 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+  --layout EP8 --max-batches 2 --kernel v2 -o "$L2" "$tmp/chat.safetensors" "$tmp/code.safetensors"
+expect 0 "kernel: v2" -- "$ramp" dataset info "$L2"
+expect 0 "kernel: v1" -- "$ramp" dataset info "$L1"
+expect 0 "wrote 32 loads x 180" -- "$ramp" dataset build --model qwen3-30b --layout EP8 --max-batches 2 \
+  --bf16 -o "$LB" "$tmp/chat.safetensors" "$tmp/code.safetensors"
+
+# A v2 dataset: bench takes its kernel (no --kernel needed); every cell filled.
+T2=$tmp/t2.safetensors
+expect 3 "timing 32 loads x 60 configurations .sim backend, kernel v2." -- \
+  "$ramp" bench "$L2" -o "$T2" --backend sim --max-cells 100
+expect 0 "1920 of 1920 filled" -- "$ramp" bench "$L2" -o "$T2" --backend sim --kernel v2
+expect 0 "kernel: v2" -- "$ramp" dataset info "$T2"
+# ... resumed as a v1 sweep of the same cells: refused, naming both kernels.
+expect 2 "--kernel v1: .*t2.safetensors holds 1920 times of kernel v2" -- \
+  "$ramp" bench "$T2" -o "$tmp/x.safetensors" --backend sim --kernel v1
+"$ramp" bench "$L2" -o "$tmp/l2v1.safetensors" --backend sim --kernel v1 --max-cells 1 >/dev/null 2>&1
+expect 1 "its times are of kernel v1, the sweep's kernel v2" -- \
+  "$ramp" bench "$L2" -o "$tmp/l2v1.safetensors" --backend sim
+# A v1 dataset with no times, narrowed to v2's 60: the count left out printed.
+T3=$tmp/t3.safetensors
+expect 0 "kernel v2: 60 of .*l1.safetensors's 180 configurations .kernel v1. kept, 120 left out" -- \
+  "$ramp" bench "$L1" -o "$T3" --backend sim --kernel v2
+expect 0 "kernel: v2" -- "$ramp" dataset info "$T3"
+expect 0 "1920 of 1920 times filled" -- "$ramp" dataset info "$T3"
+# ... and a v1 sweep onto that v2 output: refused, the file kept.
+expect 1 "its times are of kernel v2, the sweep's kernel v1" -- \
+  "$ramp" bench "$L1" -o "$T3" --backend sim --stride 3
+expect 0 "kernel: v2" -- "$ramp" dataset info "$T3"
+# --configs naming one v2 does not run.
+expect 2 "--kernel v2: 1 of the configurations named in --configs are not ones kernel v2 runs" -- \
+  "$ramp" bench "$L1" -o "$tmp/c.safetensors" --backend sim --kernel v2 --configs r2.w128.s2,r16.w256.s4.persist
+expect 2 "--kernel v2: .*lb.safetensors is a BF16 dataset .Qwen3-30B-A3B EP8.; kernel v2 runs FP8 layers only" -- \
+  "$ramp" bench "$LB" -o "$tmp/b.safetensors" --backend sim --kernel v2
+[ -e "$tmp/b.safetensors" ] && fail "a refused bench wrote its output"
+# A v1 dataset with times: never relabelled.
+"$ramp" bench "$L1" -o "$tmp/t1.safetensors" --backend sim --stride 9 >/dev/null 2>&1
+expect 2 "holds 640 times of kernel v1" -- \
+  "$ramp" bench "$tmp/t1.safetensors" -o "$tmp/t1b.safetensors" --backend sim --kernel v2
+# A v2 DeepSeek-V3 dataset, narrowed from v1's 378: 90 kept (its split-K ones dropped too).
+expect 3 "90 of .*ds1.safetensors's 378 configurations .kernel v1. kept, 288 left out" -- \
+  "$ramp" bench "$tmp/ds1.safetensors" -o "$tmp/ds.out" --backend sim --kernel v2 --max-cells 1
+
+# fit: the plan says v2; eval runs on v2 and refuses to mix kernels.
+expect 0 "Qwen3-30B-A3B EP8 .kernel v2.: menu of" -- "$ramp" fit "$T2" -o "$tmp/plan2.json"
+grep -qE '"kernel":[[:space:]]*"v2"' "$tmp/plan2.json" || fail "plan2.json lacks \"kernel\": \"v2\""
+"$ramp" bench "$L1" -o "$tmp/t1full.safetensors" --backend sim >/dev/null 2>&1
+expect 0 "kernel v1" -- "$ramp" fit "$tmp/t1full.safetensors" -o "$tmp/plan1.json"
+grep -q '"kernel"' "$tmp/plan1.json" && fail "a v1 plan carries \"kernel\""
+expect 0 "evaluating .*t2.safetensors .Qwen3-30B-A3B EP8, kernel v2" -- \
+  "$ramp" eval "$T2" --summary --out "$tmp/ev"
+[ -d "$tmp/ev/Qwen3-30B-A3B-EP8-v2" ] || fail "eval --out did not write Qwen3-30B-A3B-EP8-v2/"
+expect 2 "t1full.safetensors holds kernel v1 times, .*t2.safetensors kernel v2: evaluate one kernel's datasets per call" -- \
+  "$ramp" eval "$T2" "$tmp/t1full.safetensors" --summary
+
+finish cli_kernel

@@ -749,10 +749,10 @@ typedef struct {
                                its prediction is +INFINITY */
     double *rel_rmse;       /* [nconfigs] fit's RMS relative error (NaN unfit) */
     int *slots;             /* [nconfigs] S_c, tiles per wave of the W term:
-                               EQ3 fits try sms * j for j = blocks_per_sm
-                               down to 1 and keep the lowest rel_rmse (ties
-                               to the larger); else sms * blocks_per_sm.
-                               NULL (a model built by hand): sms * bps */
+                               an EQ3 fit's choice among sms * j, j = 1 ..
+                               blocks_per_sm (ramp_wave_fit below); else
+                               sms * blocks_per_sm. NULL (a model built by
+                               hand): sms * bps */
 } ramp_costmodel;
 
 /* The terms of load `load` under configuration c (EQ3: 1, W, T, A;
@@ -771,13 +771,56 @@ void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
 /* S_c of configuration `config` in a fitted model (0 if out of range). */
 int ramp_costmodel_slots(const ramp_costmodel *m, int config);
 
+/* How an EQ3 fit chooses S_c, the tiles per wave of W = ceil(T / S_c); the
+ * candidates are sms * j for j = 1 .. blocks_per_sm (the form of Equation 3
+ * is the same under all four; bench/results/eval-2026-11-30-gap.md).
+ *   PICKS (default): S_c = sms for every configuration, then a coordinate
+ *     descent over the configurations (at most 3 passes, in index order)
+ *     moves one to a larger candidate only where that strictly lowers the
+ *     training loads' sum of t(pick) / t(best), the picks' regret (pick:
+ *     argmin of the predictions over the fitted runnable configurations,
+ *     ties to the lower index; loads where one of them is unmeasured are
+ *     not counted). v1's time steps at every multiple of the SM count, with
+ *     unequal steps, and the RMS error below weighs the many one-wave loads
+ *     and the tail, not the loads where configurations compete.
+ *   RMSE: the lowest RMS relative error on the training loads, ties to the
+ *     larger (eval-2026-11-30-v2).
+ *   CAPACITY: sms * blocks_per_sm, the paper's wave.
+ *   SMS: sms for every configuration.
+ * intercept_free = 0 (default) adds to each EQ3 fit one row penalising
+ * theta_0: sqrt(1e-6 * rows) * mean(1 / t) * theta_0 = 0 (target 0), which
+ * changes a fit only where theta_0 and the W term are (nearly) collinear,
+ * i.e. every training load is one wave: the fixed cost is then put on W,
+ * so a load of two waves is predicted to cost two, not one. 1: the paper's
+ * plain NNLS. A zeroed struct is the default. */
+typedef enum {
+    RAMP_WAVE_PICKS = 0,
+    RAMP_WAVE_RMSE = 1,
+    RAMP_WAVE_CAPACITY = 2,
+    RAMP_WAVE_SMS = 3
+} ramp_wave_fit;
+
+typedef struct {
+    ramp_wave_fit wave;
+    int intercept_free;
+} ramp_costmodel_fit_options;
+
+/* "picks", "rmse", "capacity", "sms"; "?" out of range. */
+const char *ramp_wave_fit_name(ramp_wave_fit w);
+ramp_status ramp_wave_fit_parse(const char *text, ramp_wave_fit *out);
+
 /* Fits every configuration of t on the loads where mask[i] != 0 (mask NULL:
  * all loads). A configuration's rows are the masked loads with a finite
  * time for it (NaN = not measured is skipped); a time <= 0 or infinite is
  * RAMP_ERR_NUMERIC naming the load and configuration. RAMP_ERR_INVALID_
- * ARGUMENT if no configuration has a single row. */
+ * ARGUMENT if no configuration has a single row. ramp_costmodel_fit uses
+ * the default options; opt NULL is the default too. */
 ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
                                ramp_costmodel_kind kind, ramp_costmodel **out);
+ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
+                                   ramp_costmodel_kind kind,
+                                   const ramp_costmodel_fit_options *opt,
+                                   ramp_costmodel **out);
 void ramp_costmodel_free(ramp_costmodel *m);
 
 /* Transfer to a model never timed (paper Section 4.2: "with the layer's
@@ -946,6 +989,8 @@ typedef struct {
     int aux_buckets;             /* 4: active / max-over-mean / CV axes */
     int cube_buckets;            /* 4: the 3-D table's quartiles */
     int knn_k;                   /* 8 */
+    ramp_costmodel_fit_options fit; /* COSTMODEL, MENU_COSTMODEL: how
+                                       Equation 3 is fit (zero: default) */
 } ramp_policy_options;
 
 void ramp_policy_defaults(ramp_policy_options *o);

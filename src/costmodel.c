@@ -469,14 +469,181 @@ static ramp_status check_timing(const ramp_timing *t) {
     return RAMP_OK;
 }
 
+const char *ramp_wave_fit_name(ramp_wave_fit w) {
+    switch (w) {
+    case RAMP_WAVE_PICKS: return "picks";
+    case RAMP_WAVE_RMSE: return "rmse";
+    case RAMP_WAVE_CAPACITY: return "capacity";
+    case RAMP_WAVE_SMS: return "sms";
+    }
+    return "?";
+}
+
+ramp_status ramp_wave_fit_parse(const char *text, ramp_wave_fit *out) {
+    RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_wave_fit_parse: NULL argument");
+    for (int w = RAMP_WAVE_PICKS; w <= RAMP_WAVE_SMS; w++)
+        if (strcmp(text, ramp_wave_fit_name((ramp_wave_fit)w)) == 0) {
+            *out = (ramp_wave_fit)w;
+            return RAMP_OK;
+        }
+    RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT, "wave fit '%s': expected picks, rmse, capacity or sms",
+              text);
+}
+
+/* Weight of the row that penalises theta_0 (ramp.h: intercept_free). Small
+ * enough to leave an identifiable fit unchanged (on the four H200 datasets
+ * no fit with a varying W moves), large enough to break the tie between
+ * theta_0 and a W term that is 1 on every training load. */
+#define INTERCEPT_PENALTY 1e-6
+
+/* One fit of a configuration's nr rows at wave size S: A and bvec hold
+ * nr + 1 rows of scratch. Writes theta and the RMS relative error over the
+ * nr loads (the penalty row excluded). */
+static ramp_status fit_at(ramp_costmodel_kind kind, const double *tiles, const double *act,
+                          const double *tm, int64_t nr, double S, int sms, int penalise,
+                          double *A, double *bvec, double *theta, double *rms) {
+    double inv = 0;
+    for (int64_t j = 0; j < nr; j++) {
+        double terms[RAMP_COST_TERMS];
+        terms_from(kind, tiles[j], S, sms, act[j], terms);
+        for (int l = 0; l < RAMP_COST_TERMS; l++) A[j * RAMP_COST_TERMS + l] = terms[l] / tm[j];
+        bvec[j] = 1.0;
+        inv += 1.0 / tm[j];
+    }
+    int64_t m = nr;
+    if (penalise) {
+        A[nr * RAMP_COST_TERMS] = sqrt(INTERCEPT_PENALTY * (double)nr) * inv / (double)nr;
+        for (int l = 1; l < RAMP_COST_TERMS; l++) A[nr * RAMP_COST_TERMS + l] = 0;
+        bvec[nr] = 0;
+        m++;
+    }
+    ramp_status st = kind == RAMP_COSTMODEL_EQ3
+                         ? ramp_nnls(A, (int)m, RAMP_COST_TERMS, bvec, theta)
+                         : ramp_ols(A, (int)m, RAMP_COST_TERMS, bvec, theta);
+    if (st != RAMP_OK) return st;
+    double ss = 0;
+    for (int64_t j = 0; j < nr; j++) {
+        double p = 0;
+        for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * theta[l];
+        ss += (p - 1) * (p - 1);
+    }
+    *rms = sqrt(ss / (double)nr);
+    return RAMP_OK;
+}
+
+/* The best two configurations of cl by (prediction, index) on one load. */
+typedef struct { double v1, v2; int i1, i2; } best_two;
+
+/* RAMP_WAVE_PICKS' coordinate descent (ramp.h). pred[(c * maxc + j) * nsel
+ * + k]: configuration c's prediction on selected load k with candidate j;
+ * jsel[c]: the chosen candidate, updated. */
+static ramp_status wave_descent(const ramp_timing *t, const int64_t *sel, int64_t nsel,
+                                const double *pred, int maxc, const int *ncand,
+                                const int64_t *fitrows, int *jsel) {
+    int nc = t->nconfigs, n = 0;
+    int *cl = ramp_calloc((size_t)nc, sizeof *cl);
+    int64_t *ld = ramp_calloc((size_t)(nsel ? nsel : 1), sizeof *ld);
+    double *best = ramp_calloc((size_t)(nsel ? nsel : 1), sizeof *best);
+    best_two *bt = ramp_calloc((size_t)(nsel ? nsel : 1), sizeof *bt);
+    if (!cl || !ld || !best || !bt) {
+        free(cl); free(ld); free(best); free(bt);
+        return RAMP_ERR_OUT_OF_MEMORY;
+    }
+    for (int c = 0; c < nc; c++)
+        if (fitrows[c] > 0 && t->blocks_per_sm[c] >= 1) cl[n++] = c;
+    /* The loads where every candidate is measured, and their best time. */
+    int64_t nl = 0;
+    for (int64_t k = 0; k < nsel && n >= 2; k++) {
+        const float *tm = ramp_times_of(t, sel[k]);
+        double b = INFINITY;
+        int ok = 1;
+        for (int j = 0; j < n && ok; j++) {
+            double v = tm[cl[j]];
+            if (!(isfinite(v) && v > 0)) ok = 0;
+            else if (v < b) b = v;
+        }
+        if (!ok) continue;
+        ld[nl] = k;
+        best[nl++] = b;
+    }
+#define PRED(c, j, k) pred[((size_t)(c) * (size_t)maxc + (size_t)(j)) * (size_t)nsel + (size_t)(k)]
+    double cur = 0;
+    for (int pass = 0; pass < 3 && nl > 0; pass++) {
+        /* The picks under the current choice, and the regret. */
+        cur = 0;
+        for (int64_t l = 0; l < nl; l++) {
+            best_two b = {INFINITY, INFINITY, -1, -1};
+            for (int j = 0; j < n; j++) {
+                int c = cl[j];
+                double v = PRED(c, jsel[c], ld[l]);
+                if (v < b.v1 || b.i1 < 0) { b.v2 = b.v1; b.i2 = b.i1; b.v1 = v; b.i1 = c; }
+                else if (v < b.v2 || b.i2 < 0) { b.v2 = v; b.i2 = c; }
+            }
+            bt[l] = b;
+            cur += (double)ramp_times_of(t, sel[ld[l]])[b.i1] / best[l];
+        }
+        int changed = 0;
+        for (int j = 0; j < n; j++) {
+            int c = cl[j];
+            for (int cj = 0; cj < ncand[c]; cj++) {
+                if (cj == jsel[c]) continue;
+                double sum = 0;
+                for (int64_t l = 0; l < nl; l++) {
+                    const best_two *b = &bt[l];
+                    double ov = b->i1 == c ? b->v2 : b->v1;
+                    int oi = b->i1 == c ? b->i2 : b->i1;
+                    double v = PRED(c, cj, ld[l]);
+                    int pick = v < ov || (v == ov && c < oi) ? c : oi;
+                    sum += (double)ramp_times_of(t, sel[ld[l]])[pick] / best[l];
+                }
+                if (sum < cur * (1.0 - 1e-12)) {
+                    jsel[c] = cj;
+                    changed = 1;
+                    /* Refresh the best two and the regret for the next trial. */
+                    cur = 0;
+                    for (int64_t l = 0; l < nl; l++) {
+                        best_two b = {INFINITY, INFINITY, -1, -1};
+                        for (int i = 0; i < n; i++) {
+                            int d = cl[i];
+                            double v = PRED(d, jsel[d], ld[l]);
+                            if (v < b.v1 || b.i1 < 0) { b.v2 = b.v1; b.i2 = b.i1; b.v1 = v; b.i1 = d; }
+                            else if (v < b.v2 || b.i2 < 0) { b.v2 = v; b.i2 = d; }
+                        }
+                        bt[l] = b;
+                        cur += (double)ramp_times_of(t, sel[ld[l]])[b.i1] / best[l];
+                    }
+                }
+            }
+        }
+        if (!changed) break;
+    }
+#undef PRED
+    free(cl);
+    free(ld);
+    free(best);
+    free(bt);
+    return RAMP_OK;
+}
+
 ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
                                ramp_costmodel_kind kind, ramp_costmodel **out) {
+    return ramp_costmodel_fit_opt(t, mask, kind, NULL, out);
+}
+
+ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
+                                   ramp_costmodel_kind kind,
+                                   const ramp_costmodel_fit_options *opt,
+                                   ramp_costmodel **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_costmodel_fit: out is NULL");
     RAMP_TRY(check_timing(t));
     RAMP_CHECK(kind == RAMP_COSTMODEL_EQ3 || kind == RAMP_COSTMODEL_TILECOUNT,
                RAMP_ERR_INVALID_ARGUMENT, "cost model kind %d unknown", (int)kind);
-    RAMP_CHECK(t->nloads <= INT32_MAX, RAMP_ERR_UNSUPPORTED,
-               "%lld loads: at most 2^31-1 per fit", (long long)t->nloads);
+    ramp_costmodel_fit_options defaults = {RAMP_WAVE_PICKS, 0};
+    const ramp_costmodel_fit_options *o = opt ? opt : &defaults;
+    RAMP_CHECK((int)o->wave >= RAMP_WAVE_PICKS && o->wave <= RAMP_WAVE_SMS,
+               RAMP_ERR_INVALID_ARGUMENT, "wave fit %d unknown", (int)o->wave);
+    RAMP_CHECK(t->nloads <= INT32_MAX - 1, RAMP_ERR_UNSUPPORTED,
+               "%lld loads: at most 2^31-2 per fit", (long long)t->nloads);
     int nc = t->nconfigs, rows[64];
     int nrows = ramp_distinct_rows(t->configs, nc, rows, 64);
     int64_t nsel = 0;
@@ -485,18 +652,37 @@ ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
     RAMP_CHECK(nsel > 0, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_costmodel_fit: the mask selects none of %lld loads",
                (long long)t->nloads);
+    int sms = t->sms > 0 ? t->sms : 1;
+    /* Wave-size candidates per configuration: sms * j, j = 1 .. bps (EQ3;
+     * capped at 64), else the one sms * bps. */
+    int maxc = 1;
+    for (int c = 0; kind == RAMP_COSTMODEL_EQ3 && c < nc; c++) {
+        int b = t->blocks_per_sm[c] > 0 ? t->blocks_per_sm[c] : 1;
+        if (b > maxc) maxc = b > 64 ? 64 : b;
+    }
+    int descent = kind == RAMP_COSTMODEL_EQ3 && o->wave == RAMP_WAVE_PICKS;
+    int penalise = kind == RAMP_COSTMODEL_EQ3 && !o->intercept_free;
 
     ramp_costmodel *m = NULL;
     RAMP_TRY(costmodel_alloc(t, kind, &m));
     /* Per selected load: row tiles at each distinct rows value, then A. */
     int64_t *sel = ramp_calloc((size_t)nsel, sizeof *sel);
     double *rt = ramp_calloc((size_t)nsel * (nrows + 1), sizeof *rt);
-    double *A = ramp_calloc((size_t)nsel * RAMP_COST_TERMS, sizeof *A);
-    double *bvec = ramp_calloc((size_t)nsel, sizeof *bvec);
+    double *A = ramp_calloc((size_t)(nsel + 1) * RAMP_COST_TERMS, sizeof *A);
+    double *bvec = ramp_calloc((size_t)nsel + 1, sizeof *bvec);
     double *tiles = ramp_calloc((size_t)nsel * 3, sizeof *tiles);
     double *act = tiles ? tiles + nsel : NULL, *tm = tiles ? tiles + 2 * nsel : NULL;
+    double *ctheta = ramp_calloc((size_t)nc * maxc * RAMP_COST_TERMS, sizeof *ctheta);
+    double *crms = ramp_calloc((size_t)nc * maxc, sizeof *crms);
+    int *ncand = ramp_calloc((size_t)nc, sizeof *ncand);
+    int *jsel = ramp_calloc((size_t)nc, sizeof *jsel);
+    double *pred = descent ? ramp_calloc((size_t)nc * maxc * (size_t)nsel, sizeof *pred) : NULL;
     ramp_status st = RAMP_OK;
-    if (!sel || !rt || !A || !bvec || !tiles) { st = RAMP_ERR_OUT_OF_MEMORY; goto done; }
+    if (!sel || !rt || !A || !bvec || !tiles || !ctheta || !crms || !ncand || !jsel ||
+        (descent && !pred)) {
+        st = RAMP_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
     int64_t k = 0;
     for (int64_t i = 0; i < t->nloads; i++) {
         if (mask && !mask[i]) continue;
@@ -534,59 +720,66 @@ ramp_status ramp_costmodel_fit(const ramp_timing *t, const uint8_t *mask,
         m->rows[c] = nr;
         m->rel_rmse[c] = NAN;
         if (nr == 0) continue;
-        /* S_c, the tiles per wave: every multiple of the SM count up to the
-         * resident capacity sms * blocks_per_sm is a candidate (a kernel
-         * whose second resident block adds little throughput steps at
-         * sms tiles, not at the capacity); the fit keeps the one with the
-         * lowest RMS relative error on its own loads, ties to the larger.
-         * Only Equation 3 has a wave term. */
+        /* S_c candidates (only Equation 3 has a wave term): sms * j for j
+         * = 1 .. blocks_per_sm; each fit on its own, chosen below. */
         int bps = t->blocks_per_sm[c] > 0 ? t->blocks_per_sm[c] : 1;
-        int sms = t->sms > 0 ? t->sms : 1;
-        int ncand = kind == RAMP_COSTMODEL_EQ3 ? bps : 1;
-        double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
-        double best_err = INFINITY;
-        for (int cj = 0; cj < ncand && st == RAMP_OK; cj++) {
-            int S = sms * (bps - cj);
-            double cand[RAMP_COST_TERMS] = {0};
-            for (int64_t j = 0; j < nr; j++) {
-                double terms[RAMP_COST_TERMS];
-                terms_from(kind, tiles[j], (double)S, t->sms, act[j], terms);
-                for (int l = 0; l < RAMP_COST_TERMS; l++)
-                    A[j * RAMP_COST_TERMS + l] = terms[l] / tm[j];
-                bvec[j] = 1.0;
-            }
-            st = kind == RAMP_COSTMODEL_EQ3
-                     ? ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, cand)
-                     : ramp_ols(A, (int)nr, RAMP_COST_TERMS, bvec, cand);
-            if (st != RAMP_OK) break;
-            double ss = 0;
-            for (int64_t j = 0; j < nr; j++) {
-                double p = 0;
-                for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * cand[l];
-                ss += (p - 1) * (p - 1);
-            }
-            double err = sqrt(ss / (double)nr);
-            /* A smaller wave must fit clearly better, not by rounding. */
-            if (cj == 0 || err < best_err * (1.0 - 1e-9)) {
-                best_err = err;
-                memcpy(th, cand, sizeof cand);
-                m->slots[c] = S;
+        ncand[c] = kind == RAMP_COSTMODEL_EQ3 ? (bps < maxc ? bps : maxc) : 1;
+        for (int cj = 0; cj < ncand[c] && st == RAMP_OK; cj++) {
+            double S = kind == RAMP_COSTMODEL_EQ3 ? (double)sms * (cj + 1) : slots_of(sms, bps);
+            double *th = &ctheta[((size_t)c * maxc + cj) * RAMP_COST_TERMS];
+            st = fit_at(kind, tiles, act, tm, nr, S, t->sms, penalise, A, bvec, th,
+                        &crms[(size_t)c * maxc + cj]);
+            if (st != RAMP_OK || !descent) continue;
+            for (int64_t j = 0; j < nsel; j++) {
+                double terms[RAMP_COST_TERMS], p = 0;
+                terms_from(kind, q * rt[j * (nrows + 1) + slot], S, t->sms,
+                           rt[j * (nrows + 1) + nrows], terms);
+                for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+                pred[((size_t)c * maxc + cj) * (size_t)nsel + (size_t)j] = p;
             }
         }
         if (st != RAMP_OK) break;
-        m->rel_rmse[c] = best_err;
+        const double *e = &crms[(size_t)c * maxc];
+        int last = ncand[c] - 1;
+        switch (kind == RAMP_COSTMODEL_EQ3 ? o->wave : RAMP_WAVE_CAPACITY) {
+        case RAMP_WAVE_RMSE:
+            /* The lowest RMS error; a smaller wave must fit clearly better,
+             * not by rounding. */
+            jsel[c] = last;
+            for (int cj = last - 1; cj >= 0; cj--)
+                if (e[cj] < e[jsel[c]] * (1.0 - 1e-9)) jsel[c] = cj;
+            break;
+        case RAMP_WAVE_CAPACITY: jsel[c] = last; break;
+        case RAMP_WAVE_SMS:
+        case RAMP_WAVE_PICKS: jsel[c] = 0; break;
+        }
         fitted++;
     }
     if (st == RAMP_OK && fitted == 0)
         st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
                             "ramp_costmodel_fit: no configuration has a measured "
                             "time on the %lld selected loads", (long long)nsel);
+    if (st == RAMP_OK && descent)
+        st = wave_descent(t, sel, nsel, pred, maxc, ncand, m->rows, jsel);
+    for (int c = 0; c < nc && st == RAMP_OK; c++) {
+        if (m->rows[c] == 0) continue;
+        memcpy(&m->theta[(size_t)c * RAMP_COST_TERMS],
+               &ctheta[((size_t)c * maxc + jsel[c]) * RAMP_COST_TERMS],
+               RAMP_COST_TERMS * sizeof *ctheta);
+        m->rel_rmse[c] = crms[(size_t)c * maxc + jsel[c]];
+        if (kind == RAMP_COSTMODEL_EQ3) m->slots[c] = sms * (jsel[c] + 1);
+    }
 done:
     free(sel);
     free(rt);
     free(A);
     free(bvec);
     free(tiles);
+    free(ctheta);
+    free(crms);
+    free(ncand);
+    free(jsel);
+    free(pred);
     if (st != RAMP_OK) {
         ramp_costmodel_free(m);
         return st;

@@ -628,10 +628,10 @@ ramp_status ramp_policy_fit(ramp_policy_kind kind, const ramp_timing *t,
         p->base = BASE_MODEL;
         st = set_candidates(p, t, train, o, 0);
         if (st == RAMP_OK)
-            st = ramp_costmodel_fit(t, train,
-                                    kind == RAMP_POLICY_TILECOUNT_OLS ? RAMP_COSTMODEL_TILECOUNT
-                                                                      : RAMP_COSTMODEL_EQ3,
-                                    &p->model);
+            st = ramp_costmodel_fit_opt(t, train,
+                                        kind == RAMP_POLICY_TILECOUNT_OLS ? RAMP_COSTMODEL_TILECOUNT
+                                                                          : RAMP_COSTMODEL_EQ3,
+                                        &o->fit, &p->model);
         if (st == RAMP_OK) {
             /* Only configurations the fit saw can be picked. */
             int n = 0;

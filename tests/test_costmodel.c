@@ -347,6 +347,12 @@ static void test_spearman(ramp_rng *rng) {
 
 /* ---- the fit on synthetic datasets -------------------------------------------- */
 
+/* The fits below recover a truth whose wave is sms * blocks_per_sm (or sms)
+ * exactly: the RMS-error choice of S_c and the plain NNLS of eval v2 (the
+ * default starts every S_c at sms and moves it only for the picks, which a
+ * noiseless capacity-step truth does not always reach: test_fit_wave_picks). */
+static const ramp_costmodel_fit_options RMSE_FIT = {RAMP_WAVE_RMSE, 1};
+
 static void test_fit_recovers_truth(ramp_rng *rng) {
     syn_params sp;
     syn_defaults(&sp);
@@ -356,7 +362,7 @@ static void test_fit_recovers_truth(ramp_rng *rng) {
     if (!t) return;
     /* Noiseless: theta recovered (up to the float rounding of the times). */
     ramp_costmodel *m = NULL;
-    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m));
     if (m) {
         for (int c = 0; c < t->nconfigs; c++) {
             CHECK_EQ_INT(m->rows[c], t->nloads);
@@ -400,7 +406,7 @@ static void test_fit_recovers_truth(ramp_rng *rng) {
     for (int64_t i = 0; i < t->nloads; i++)
         if (!mask[i])
             for (int c = 0; c < t->nconfigs; c++) t->times_us[i * t->nconfigs + c] = 1e30f;
-    CHECK_OK(ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_costmodel_fit_opt(t, mask, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m));
     if (m) {
         double *A = malloc((size_t)nm * 4 * sizeof *A), *one = malloc((size_t)nm * sizeof *one);
         for (int c = 0; c < t->nconfigs; c++) {
@@ -440,7 +446,7 @@ static void test_fit_recovers_truth(ramp_rng *rng) {
 
     /* A configuration never timed (NaN) stays unfit and is never picked. */
     for (int64_t i = 0; i < t->nloads; i++) t->times_us[i * t->nconfigs + 4] = NAN;
-    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m));
     if (m) {
         CHECK_EQ_INT(m->rows[4], 0);
         CHECK(isinf(ramp_costmodel_predict(m, 4, t->nexp[0], t->loads)));
@@ -491,7 +497,7 @@ static void test_fit_wave_size(ramp_rng *rng) {
         CHECK(between > 0);
     }
     ramp_costmodel *m = NULL;
-    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m));
     if (!m) { ramp_timing_free(t); return; }
     for (int c = 0; c < t->nconfigs; c++) {
         CHECK_EQ_INT(m->slots[c], t->sms);
@@ -516,7 +522,7 @@ static void test_fit_wave_size(ramp_rng *rng) {
 
     /* The plan carries S_c: written, read back, used by the CPU pick and in
      * the selection kernel's entries. */
-    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m));
     ramp_menu menu;
     CHECK_OK(ramp_menu_greedy(t, NULL, 6, 2, NULL, &menu));
     ramp_plan plan, back;
@@ -599,6 +605,108 @@ static void test_fit_tilecount(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* A tiny dataset for the two fit choices of eval-2026-11-30-gap.md, every
+ * value by hand. sms = 4, two experts, inter = width = 128 (q = 1).
+ *   A: 2-row tiles (T = n_0/2 + n_1/2), 2 blocks/SM: S_c is 4 or 8. Loads
+ *      (4,0) (6,6) (10,10) (14,14): T = 2, 6, 10, 14; its time steps at 8
+ *      tiles: 10, 10, 20, 20 us (= 10 * ceil(T / 8)).
+ *   B: 16-row tiles (T = active experts <= 2, one wave), 1 block/SM: 16.5
+ *      us on every load.
+ * Best: A, A, B, B. */
+static ramp_timing *tiny_two(void) {
+    ramp_config cfg[2] = {{2, 128, 2, 0, 0, 1}, {16, 128, 2, 0, 0, 1}};
+    int bps[2] = {2, 1};
+    ramp_geometry g = {2, 1, 128, 2048, 0};
+    ramp_timing *t = NULL;
+    CHECK_OK(ramp_timing_create("tiny", "EP2", &g, 4, cfg, bps, 2, &t));
+    if (!t) return NULL;
+    int dom = ramp_timing_domain_index(t, "chat");
+    const int32_t loads[4][2] = {{4, 0}, {6, 6}, {10, 10}, {14, 14}};
+    const float ta[4] = {10, 10, 20, 20};
+    for (int i = 0; i < 4; i++) {
+        int64_t idx;
+        CHECK_OK(ramp_timing_add_load(t, i, 0, dom, loads[i][0] + loads[i][1], 2, loads[i], &idx));
+        t->times_us[idx * 2 + 0] = ta[i];
+        t->times_us[idx * 2 + 1] = 16.5f;
+    }
+    return t;
+}
+
+/* theta_0 and the W term: B's loads are all one wave, so 1 and W are the
+ * same column. The penalised fit (default) puts B's 16.5 us on W: theta_B =
+ * (0, 16.5, 0, 0), so two waves are predicted 2 * 16.5 = 33 us (the plain
+ * NNLS may put it all on theta_0 and predict 16.5: DeepSeek-V3's knowledge
+ * batch in eval-2026-11-30-gap.md). */
+static void test_fit_intercept(void) {
+    ramp_timing *t = tiny_two();
+    if (!t) return;
+    ramp_costmodel *m = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &m));
+    if (m) {
+        CHECK(m->theta[4 + 0] == 0.0);
+        CHECK_NEAR(m->theta[4 + 1], 16.5, 1e-6 * 16.5);
+        CHECK_NEAR(m->theta[4 + 2], 0.0, 1e-9);
+        CHECK_NEAR(m->theta[4 + 3], 0.0, 1e-9);
+        CHECK_EQ_INT(m->slots[1], 4);
+        /* Two waves (T = 2 tiles at S_c = 1): 33 us. */
+        double terms[4];
+        const int32_t ld[2] = {1, 1};
+        ramp_costmodel_terms_slots(RAMP_COSTMODEL_EQ3, &t->configs[1], &t->geom, t->sms, 1, 2, ld,
+                                   terms);
+        CHECK_NEAR(terms[1], 2.0, 0);
+        double p = 0;
+        for (int k = 0; k < 4; k++) p += m->theta[4 + k] * terms[k];
+        CHECK_NEAR(p, 33.0, 1e-6 * 33);
+        ramp_costmodel_free(m);
+    }
+    /* The paper's plain NNLS: the same fit (16.5 on every load), the split
+     * between theta_0 and theta_1 left to the solver. */
+    ramp_costmodel_fit_options free_fit = {RAMP_WAVE_PICKS, 1};
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &free_fit, &m));
+    if (m) {
+        CHECK_NEAR(m->theta[4 + 0] + m->theta[4 + 1], 16.5, 1e-6 * 16.5);
+        ramp_costmodel_free(m);
+    }
+    ramp_timing_free(t);
+}
+
+/* S_c by the picks (default) against the others, on tiny_two. At S_c = 4
+ * A's penalised NNLS is theta = (5.16851581, 3.59551555, 0, 0) (computed by
+ * enumerating the supports): predictions 8.764, 12.360, 15.955, 19.551 us,
+ * so load 2 picks A (20 us) over B (16.5): a mispick. At S_c = 8 the fit is
+ * exact, theta = (0, 10, 0, 0), and every pick is the best. PICKS starts
+ * at 4 and must move A to 8; SMS keeps 4; CAPACITY and RMSE take 8. */
+static void test_fit_wave_picks(void) {
+    ramp_timing *t = tiny_two();
+    if (!t) return;
+    static const struct { ramp_wave_fit w; int slots_a; } cases[] = {
+        {RAMP_WAVE_PICKS, 8}, {RAMP_WAVE_SMS, 4}, {RAMP_WAVE_CAPACITY, 8}, {RAMP_WAVE_RMSE, 8}};
+    for (int k = 0; k < 4; k++) {
+        ramp_costmodel_fit_options fo = {cases[k].w, 0};
+        ramp_costmodel *m = NULL;
+        CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &fo, &m));
+        if (!m) continue;
+        CHECK_EQ_INT(m->slots[0], cases[k].slots_a);
+        CHECK_EQ_INT(m->slots[1], 4);
+        const double want8[4] = {0, 10, 0, 0}, want4[4] = {5.16851581, 3.59551555, 0, 0};
+        const double *w = cases[k].slots_a == 8 ? want8 : want4;
+        for (int j = 0; j < 4; j++) CHECK_NEAR(m->theta[j], w[j], 1e-6 * (1 + w[j]));
+        const int want_pick[4] = {0, 0, cases[k].slots_a == 8 ? 1 : 0, 1};
+        for (int64_t i = 0; i < 4; i++) {
+            int c = -1;
+            CHECK_OK(ramp_costmodel_pick(m, 2, t->loads + i * t->max_experts, NULL, 0, &c));
+            CHECK_EQ_INT(c, want_pick[i]);
+        }
+        ramp_costmodel_free(m);
+    }
+    CHECK_EQ_INT(strcmp(ramp_wave_fit_name(RAMP_WAVE_PICKS), "picks"), 0);
+    ramp_wave_fit w;
+    CHECK_OK(ramp_wave_fit_parse("capacity", &w));
+    CHECK_EQ_INT(w, RAMP_WAVE_CAPACITY);
+    CHECK_ERR(ramp_wave_fit_parse("waves", &w), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_timing_free(t);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -610,5 +718,7 @@ int main(void) {
     test_fit_recovers_truth(&rng);
     test_fit_wave_size(&rng);
     test_fit_tilecount(&rng);
+    test_fit_intercept();
+    test_fit_wave_picks();
     return check_finish("test_costmodel");
 }

@@ -134,6 +134,8 @@ static void test_noiseless(ramp_rng *rng) {
     ramp_eval_options o;
     ramp_eval_defaults(&o);
     o.bootstrap = 200;
+    o.policy.fit.wave = RAMP_WAVE_RMSE; /* the synthetic truth's wave is the capacity */
+    o.policy.fit.intercept_free = 1;
     ramp_eval_result *r = run(t, &o);
     if (!r) { ramp_timing_free(t); return; }
     CHECK_EQ_INT(r->nfolds, 4);

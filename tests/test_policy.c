@@ -136,7 +136,8 @@ static void test_menu(ramp_rng *rng) {
     sp.noise = 0;
     t = syn_dataset(rng, &sp, theta);
     ramp_costmodel *cm = NULL;
-    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3, &cm));
+    ramp_costmodel_fit_options rmse_fit = {RAMP_WAVE_RMSE, 1}; /* the truth's wave: capacity */
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &rmse_fit, &cm));
     if (cm) {
         ramp_menu a, b;
         CHECK_OK(ramp_menu_greedy(t, NULL, 6, 0, NULL, &a));
@@ -414,6 +415,8 @@ static void test_oracle_and_models(ramp_rng *rng) {
     ramp_policy_defaults(&o);
     o.menu = menu.config;
     o.menu_count = menu.count;
+    o.fit.wave = RAMP_WAVE_RMSE; /* the synthetic truth's wave is the capacity */
+    o.fit.intercept_free = 1;
 
     ramp_policy *pol[RAMP_POLICY_COUNT] = {0};
     for (int k = 0; k < RAMP_POLICY_COUNT; k++)

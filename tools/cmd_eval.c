@@ -9,15 +9,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* --wave-fit and --intercept (ramp fit and ramp eval). */
+static int parse_fit_flag(const char *cmd, int o, const char *text, ramp_costmodel_fit_options *fo) {
+    if (o == 'W') {
+        if (ramp_wave_fit_parse(text, &fo->wave) == RAMP_OK) return 1;
+        cli_usage_error(cmd, "--wave-fit %s: expected picks, rmse, capacity or sms", text);
+        return 0;
+    }
+    if (!strcmp(text, "penalised")) fo->intercept_free = 0;
+    else if (!strcmp(text, "free")) fo->intercept_free = 1;
+    else {
+        cli_usage_error(cmd, "--intercept %s: expected penalised or free", text);
+        return 0;
+    }
+    return 1;
+}
+
 static const char FIT_HELP[] =
     "usage: ramp fit DATASET -o PLAN.json [--menu N] [--occupancy B]\n"
     "                [--exclude-domain D]... [--diagnose]\n"
+    "                [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
     "\n"
     "Fits Equation 3's coefficients for every configuration of a timing dataset\n"
     "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
     "occupancy class (B blocks/SM, or the best class), and writes the plan the\n"
     "GPU layer serves. --exclude-domain leaves a domain's loads out of the fit\n"
     "(to keep it held out); --diagnose prints rank correlation and pick error.\n"
+    "--wave-fit and --intercept: how S_c and theta are fit (see `ramp eval\n"
+    "--help`; defaults picks and penalised).\n"
     "The plan records the dataset's kernel (\"kernel\": \"v2\" for a kernel v2\n"
     "dataset; absent for v1).\n";
 
@@ -25,10 +44,12 @@ int cmd_fit(int argc, char **argv) {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"menu", required_argument, 0, 'n'},
         {"occupancy", required_argument, 0, 'b'}, {"exclude-domain", required_argument, 0, 'x'},
-        {"diagnose", no_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"diagnose", no_argument, 0, 'd'}, {"wave-fit", required_argument, 0, 'W'},
+        {"intercept", required_argument, 0, 'I'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "fit", *out = NULL, *exclude[16];
     long menu_size = 6, occupancy = 0;
     int nexclude = 0, diagnose = 0, o;
+    ramp_costmodel_fit_options fo = {RAMP_WAVE_PICKS, 0};
     optind = 1;
     while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (o) {
@@ -40,6 +61,10 @@ int cmd_fit(int argc, char **argv) {
             exclude[nexclude++] = optarg;
             break;
         case 'd': diagnose = 1; break;
+        case 'W':
+        case 'I':
+            if (!parse_fit_flag(cmd, o, optarg, &fo)) return 2;
+            break;
         case 'h': fputs(FIT_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -64,7 +89,7 @@ int cmd_fit(int argc, char **argv) {
     ramp_menu menu;
     ramp_plan plan;
     if (rc == 0 && !mask) rc = cli_usage_error(cmd, "out of memory");
-    if (rc == 0 && (s = ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &m))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_costmodel_fit_opt(t, mask, RAMP_COSTMODEL_EQ3, &fo, &m))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_menu_greedy(t, mask, (int)menu_size, (int)occupancy, NULL, &menu))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
@@ -98,6 +123,7 @@ static const char EVAL_HELP[] =
     "usage: ramp eval DATASET... [--out DIR] [--holdout D] [--menu N]\n"
     "                 [--bootstrap N] [--seed S] [--min-tokens 128] [--summary]\n"
     "                 [--menu-objective load|layer]\n"
+    "                 [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
     "\n"
     "Held-out evaluation: for each traffic domain in turn, every policy that\n"
     "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
@@ -117,6 +143,13 @@ static const char EVAL_HELP[] =
     "printed, as on stdout without --summary). --menu-objective picks the\n"
     "menu greedy's objective: load (the paper's: sum over loads of the best\n"
     "menu time, the default) or layer (sum over batches of the slowest GPU's).\n"
+    "--wave-fit and --intercept choose how RaMP's Equation 3 is fit (its form\n"
+    "is the same): the wave size S_c by the training picks' regret starting\n"
+    "from sms (picks, the default), by the lowest RMS relative error (rmse,\n"
+    "eval-2026-11-30-v2), sms * occupancy (capacity, the paper's) or sms; and\n"
+    "theta_0 penalised by a tiny row so that one-wave training loads put the\n"
+    "fixed cost on the wave term (penalised, the default) or the paper's plain\n"
+    "NNLS (free). `--wave-fit capacity --intercept free` is the paper's fit.\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
     "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"
@@ -189,6 +222,7 @@ int cmd_eval(int argc, char **argv) {
         {"menu", required_argument, 0, 'n'}, {"bootstrap", required_argument, 0, 'B'},
         {"seed", required_argument, 0, 'S'}, {"min-tokens", required_argument, 0, 'm'},
         {"summary", no_argument, 0, 's'}, {"menu-objective", required_argument, 0, 'M'},
+        {"wave-fit", required_argument, 0, 'W'}, {"intercept", required_argument, 0, 'I'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "eval", *outdir = NULL;
     ramp_eval_options eo;
@@ -207,6 +241,10 @@ int cmd_eval(int argc, char **argv) {
         case 's': summary = 1; break;
         case 'M':
             if (!parse_objective(cmd, optarg, &eo.menu_objective)) return 2;
+            break;
+        case 'W':
+        case 'I':
+            if (!parse_fit_flag(cmd, o, optarg, &eo.policy.fit)) return 2;
             break;
         case 'h': fputs(EVAL_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");

@@ -534,6 +534,29 @@ static ramp_status fit_at(ramp_costmodel_kind kind, const double *tiles, const d
 /* The best two configurations of cl by (prediction, index) on one load. */
 typedef struct { double v1, v2; int i1, i2; } best_two;
 
+/* Under the chosen candidates jsel: each load's best two configurations
+ * (bt[l]) and the regret of the picks, sum over loads of the pick's
+ * measured time over the load's best. pred as in wave_descent. */
+static double picks_regret(const ramp_timing *t, const int64_t *sel, int64_t nsel,
+                           const double *pred, int maxc, const int *cl, int n,
+                           const int *jsel, const int64_t *ld, int64_t nl,
+                           const double *best, best_two *bt) {
+    double cur = 0;
+    for (int64_t l = 0; l < nl; l++) {
+        best_two b = {INFINITY, INFINITY, -1, -1};
+        for (int j = 0; j < n; j++) {
+            int c = cl[j];
+            double v = pred[((size_t)c * (size_t)maxc + (size_t)jsel[c]) * (size_t)nsel +
+                            (size_t)ld[l]];
+            if (v < b.v1 || b.i1 < 0) { b.v2 = b.v1; b.i2 = b.i1; b.v1 = v; b.i1 = c; }
+            else if (v < b.v2 || b.i2 < 0) { b.v2 = v; b.i2 = c; }
+        }
+        bt[l] = b;
+        cur += (double)ramp_times_of(t, sel[ld[l]])[b.i1] / best[l];
+    }
+    return cur;
+}
+
 /* RAMP_WAVE_PICKS' coordinate descent (ramp.h). pred[(c * maxc + j) * nsel
  * + k]: configuration c's prediction on selected load k with candidate j;
  * jsel[c]: the chosen candidate, updated. */
@@ -570,18 +593,7 @@ static ramp_status wave_descent(const ramp_timing *t, const int64_t *sel, int64_
     double cur = 0;
     for (int pass = 0; pass < 3 && nl > 0; pass++) {
         /* The picks under the current choice, and the regret. */
-        cur = 0;
-        for (int64_t l = 0; l < nl; l++) {
-            best_two b = {INFINITY, INFINITY, -1, -1};
-            for (int j = 0; j < n; j++) {
-                int c = cl[j];
-                double v = PRED(c, jsel[c], ld[l]);
-                if (v < b.v1 || b.i1 < 0) { b.v2 = b.v1; b.i2 = b.i1; b.v1 = v; b.i1 = c; }
-                else if (v < b.v2 || b.i2 < 0) { b.v2 = v; b.i2 = c; }
-            }
-            bt[l] = b;
-            cur += (double)ramp_times_of(t, sel[ld[l]])[b.i1] / best[l];
-        }
+        cur = picks_regret(t, sel, nsel, pred, maxc, cl, n, jsel, ld, nl, best, bt);
         int changed = 0;
         for (int j = 0; j < n; j++) {
             int c = cl[j];
@@ -600,18 +612,7 @@ static ramp_status wave_descent(const ramp_timing *t, const int64_t *sel, int64_
                     jsel[c] = cj;
                     changed = 1;
                     /* Refresh the best two and the regret for the next trial. */
-                    cur = 0;
-                    for (int64_t l = 0; l < nl; l++) {
-                        best_two b = {INFINITY, INFINITY, -1, -1};
-                        for (int i = 0; i < n; i++) {
-                            int d = cl[i];
-                            double v = PRED(d, jsel[d], ld[l]);
-                            if (v < b.v1 || b.i1 < 0) { b.v2 = b.v1; b.i2 = b.i1; b.v1 = v; b.i1 = d; }
-                            else if (v < b.v2 || b.i2 < 0) { b.v2 = v; b.i2 = d; }
-                        }
-                        bt[l] = b;
-                        cur += (double)ramp_times_of(t, sel[ld[l]])[b.i1] / best[l];
-                    }
+                    cur = picks_regret(t, sel, nsel, pred, maxc, cl, n, jsel, ld, nl, best, bt);
                 }
             }
         }

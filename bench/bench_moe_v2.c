@@ -23,8 +23,10 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3 only; prefetch,
- * diag and pipe as ramp_moe_v2_opts, by default ramp_moe_v2_default_opts)
+ * [.x<pipe>][.t<tiled>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3 only;
+ * prefetch, diag, pipe and tiled as ramp_moe_v2_opts, by default
+ * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
+ * ramp_moe_v2_tile_weights, uploaded beside the row-major ones)
  * times only those v2 programs, no v1, on the loads named in
  * RAMP_MV2_BENCH_LOADS (e.g.
  * "64b,64s,512b,4096b": pairs + b/s for balanced/skewed; default all), checks
@@ -75,6 +77,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'd') x->o.diag = val;
         else if (c == 'g') x->grid = val;
         else if (c == 'x') x->o.pipe = val;
+        else if (c == 't') x->o.tiled = val;
         else return 0;
         p += 2 + used;
     }
@@ -217,7 +220,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                     copy_rate / 1e12, date);
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
-                       "N 16..48, 2 for N <= 48); .gN grid capped at N blocks\n");
+                       "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
+                       "run per TMA box); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|\n");
@@ -393,6 +397,22 @@ int main(int argc, char **argv) {
         TRY(ramp_gpu_upload(T.gpu, w2, W.w2, n2));
         TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
         TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
+        /* the same weights pre-tiled, for .t1 variants of this model */
+        ramp_devptr w13t = 0, w2t = 0;
+        int any_tiled = 0;
+        for (int xi = 0; xi < nx; xi++)
+            any_tiled |= xv[xi].o.tiled && (xv[xi].model < 0 || xv[xi].model == mi);
+        if (any_tiled) {
+            uint8_t *t13 = malloc(n13), *t2 = malloc(n2);
+            if (!t13 || !t2) DIE("out of memory");
+            TRY(ramp_moe_v2_tile_weights(&g, W.w13, W.w2, t13, t2));
+            TRY(ramp_gpu_alloc(T.gpu, n13, &w13t));
+            TRY(ramp_gpu_alloc(T.gpu, n2, &w2t));
+            TRY(ramp_gpu_upload(T.gpu, w13t, t13, n13));
+            TRY(ramp_gpu_upload(T.gpu, w2t, t2, n2));
+            free(t13);
+            free(t2);
+        }
         int maxM = 0;
         for (int li = 0; li < nl; li++)
             if (loads[li].model == models[mi] && loads[li].pairs > maxM) maxM = loads[li].pairs;
@@ -436,7 +456,8 @@ int main(int argc, char **argv) {
                 load *ld = &loads[li];
                 if (ld->model != models[mi] || !ld->selected) continue;
                 ramp_moe_params p;
-                TRY(prepare(&T, ld, &desc, &v, w13, w13s, w2, w2s, &p));
+                TRY(prepare(&T, ld, &desc, &v, x->o.tiled ? w13t : w13, w13s,
+                            x->o.tiled ? w2t : w2, w2s, &p));
                 TRY(time_one(&T, K2, NULL, &p, &ld->tx[xi]));
                 if (mi == 0 && x->o.diag == 0)
                     TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
@@ -514,6 +535,7 @@ int main(int argc, char **argv) {
             free(o); free(o1); free(ref); free(bd);
         }
         ramp_gpu_free(T.gpu, w13); ramp_gpu_free(T.gpu, w2);
+        ramp_gpu_free(T.gpu, w13t); ramp_gpu_free(T.gpu, w2t);
         ramp_gpu_free(T.gpu, w13s); ramp_gpu_free(T.gpu, w2s);
         ramp_gpu_free(T.gpu, T.sorted); ramp_gpu_free(T.gpu, T.texp);
         ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out);

@@ -257,6 +257,24 @@ static __device__ __forceinline__ void hop_tma_prefetch_l2_2d(const hop_tensorma
                  "r"(x), "r"(y)
                  : "memory");
 }
+/* The 4-D forms, for weights stored pre-tiled (moe_v2.md, "Pre-tiled
+ * weights"): coordinates c0 (innermost) .. c3 of the box's first element. */
+static __device__ __forceinline__ void hop_tma_load_4d(unsigned dst, const hop_tensormap *tmap,
+                                                       unsigned bar, int c0, int c1, int c2,
+                                                       int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+        "l"((unsigned long long)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+static __device__ __forceinline__ void hop_tma_prefetch_l2_4d(const hop_tensormap *tmap, int c0,
+                                                              int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                     (unsigned long long)tmap),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
 /* Fetches the tensor map into the TMA unit's cache ahead of the first load. */
 static __device__ __forceinline__ void hop_tma_prefetch_map(const hop_tensormap *tmap) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)tmap) : "memory");

@@ -32,6 +32,14 @@
  * {8, 16, 24, 32, 48, 64}), RAMP_WIDTH (128, 256, 512), RAMP_STAGES (2..6),
  * RAMP_HIDDEN (d, a multiple of 256), RAMP_INTER (h, a multiple of w),
  * RAMP_TOPK, RAMP_EXPERTS.
+ *
+ * RAMP_MV2_TILED = 1 (moe_v2.md, "Pre-tiled weights"): the weights are
+ * stored pre-tiled, W13 as [E * 2h / 128][d / 128][128 rows][128 bytes] and
+ * W2 as [E * d / 128][h / 128][128][128] (ramp_moe_v2_tile_weights packs
+ * them), each box one contiguous 16 KB run; the maps are 4-D (128 bytes,
+ * 128 rows, K blocks, row blocks) with boxes {128, 128, 1, 1}, so a box
+ * lands in shared memory exactly as the 2-D map's box does and only the
+ * coordinates passed to TMA change. Scales are as without it.
  */
 #include "fp8.cuh"
 #include "hopper.cuh"
@@ -64,6 +72,9 @@
 #endif
 #ifndef RAMP_MV2_PIPE
 #define RAMP_MV2_PIPE RAMP_MV2_PIPE_DEFAULT
+#endif
+#ifndef RAMP_MV2_TILED
+#define RAMP_MV2_TILED 0
 #endif
 /* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
  * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
@@ -124,6 +135,18 @@
 #if V2_KBLK % 2
 #error "d / 128 must be even (d is a multiple of 256)"
 #endif
+/* Unit of the TMA coordinates: elements (row-major maps) or 128-row /
+ * 128-byte blocks (pre-tiled). Every box starts on a block: rows e * 2h,
+ * slice * w, p * 128, h (gate / up), e * d, chunk * 256, +128 (down), K at
+ * kb * 128 or slice * w + 128 kk, with h, w, d multiples of 128 (above). */
+#if RAMP_MV2_TILED
+#if RAMP_INTER % 128 || RAMP_HIDDEN % 128
+#error "RAMP_MV2_TILED: h and d must be multiples of 128 (whole blocks)"
+#endif
+#define V2_CU 128
+#else
+#define V2_CU 1
+#endif
 
 /* The two weight tensor maps: ramp_moe_v2_maps, moe_v2_params.h. */
 
@@ -157,9 +180,9 @@ static __device__ __forceinline__ void v2_st_u8(unsigned addr, unsigned v) {
 #define V2_HEAD (V2_NST < V2_S ? V2_NST : V2_S)
 
 /* The weights of tile-local stage st: two boxes of 128 rows x 128 bytes at
- * (x, y0) and (x, y1) of map. Up: gate rows [col, col+128) and up rows
- * [h+col, ...) of W13[e], K block kb. Down: W2[e] rows [256 chunk, +256) x
- * columns [slice*w + 128 kk, +128). */
+ * (x, y0) and (x, y1) of map, in units of V2_CU. Up: gate rows [col,
+ * col+128) and up rows [h+col, ...) of W13[e], K block kb. Down: W2[e] rows
+ * [256 chunk, +256) x columns [slice*w + 128 kk, +128). */
 typedef struct {
     const hop_tensormap *map;
     int x, y0, y1;
@@ -171,17 +194,35 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
     if (st < V2_PASSES * V2_KBLK) {
         const int p = st / V2_KBLK, kb = st % V2_KBLK;
         b.map = &maps.w13;
-        b.x = kb * RAMP_MV2_KB;
-        b.y0 = e * 2 * RAMP_INTER + slice * RAMP_WIDTH + p * 128;
-        b.y1 = b.y0 + RAMP_INTER;
+        b.x = kb * (RAMP_MV2_KB / V2_CU);
+        b.y0 = e * (2 * RAMP_INTER / V2_CU) + slice * (RAMP_WIDTH / V2_CU) + p * (128 / V2_CU);
+        b.y1 = b.y0 + RAMP_INTER / V2_CU;
     } else {
         const int ds = st - V2_PASSES * V2_KBLK;
         b.map = &maps.w2;
-        b.x = slice * RAMP_WIDTH + (ds % V2_DKB) * 128;
-        b.y0 = e * RAMP_HIDDEN + (ds / V2_DKB) * RAMP_MV2_CHUNK;
-        b.y1 = b.y0 + 128;
+        b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (128 / V2_CU);
+        b.y0 = e * (RAMP_HIDDEN / V2_CU) + (ds / V2_DKB) * (RAMP_MV2_CHUNK / V2_CU);
+        b.y1 = b.y0 + 128 / V2_CU;
     }
     return b;
+}
+
+/* One box of map at (x, y) (units of V2_CU) into dst; pre-tiled: the block
+ * (0, 0, x, y) of the 4-D map. */
+static __device__ __forceinline__ void v2_tma_box(unsigned dst, const hop_tensormap *map,
+                                                  unsigned bar, int x, int y) {
+#if RAMP_MV2_TILED
+    hop_tma_load_4d(dst, map, bar, 0, 0, x, y);
+#else
+    hop_tma_load_2d(dst, map, bar, x, y);
+#endif
+}
+static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *map, int x, int y) {
+#if RAMP_MV2_TILED
+    hop_tma_prefetch_l2_4d(map, 0, 0, x, y);
+#else
+    hop_tma_prefetch_l2_2d(map, x, y);
+#endif
 }
 
 /* Thread 0: the weights of tile-local stage st into ring slot s, their
@@ -197,8 +238,8 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
 #else
     const v2_box b = v2_stage_box(maps, st, e, slice);
     hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
-    hop_tma_load_2d(slot, b.map, full, b.x, b.y0);
-    hop_tma_load_2d(slot + RAMP_MV2_A_BYTES / 2, b.map, full, b.x, b.y1);
+    v2_tma_box(slot, b.map, full, b.x, b.y0);
+    v2_tma_box(slot + RAMP_MV2_A_BYTES / 2, b.map, full, b.x, b.y1);
 #endif
 }
 
@@ -207,8 +248,8 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
                                                    int slice) {
 #if RAMP_MV2_DIAG < 3
     const v2_box b = v2_stage_box(maps, st, e, slice);
-    hop_tma_prefetch_l2_2d(b.map, b.x, b.y0);
-    hop_tma_prefetch_l2_2d(b.map, b.x, b.y1);
+    v2_tma_prefetch_box(b.map, b.x, b.y0);
+    v2_tma_prefetch_box(b.map, b.x, b.y1);
 #else
     (void)maps; (void)st; (void)e; (void)slice;
 #endif
@@ -754,6 +795,7 @@ enum { v2_slices = V2_SLICES }; /* work tiles per row tile */
 #undef V2_PGU
 #undef V2_NDS
 #undef V2_PGD
+#undef V2_CU
 #undef V2_CONSUMER_SYNC
 #undef V2_TOKEN
 #undef V2_TIDX

@@ -88,7 +88,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
  * polymorphic kernel including moe_v2.cuh once per entry in a namespace
  * (moe_poly_v2.cuh) has one type for every entry. */
 typedef struct {
-    hop_tensormap w13; /* [E * 2h][d], box 128 B x 128 rows */
+    hop_tensormap w13; /* [E * 2h][d], box 128 B x 128 rows (RAMP_MV2_TILED: 4-D, moe_v2.cuh) */
     hop_tensormap w2;  /* [E * d][h], box 128 B x 128 rows */
 } ramp_moe_v2_maps;
 #endif

@@ -321,7 +321,8 @@ ramp_status ramp_moe_poly_set_weights(ramp_moe_poly *k, ramp_devptr w13, ramp_de
     RAMP_CHECK(k, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     if (!is_v2(&k->d)) return RAMP_OK;
     RAMP_CHECK(w13 && w2, RAMP_ERR_INVALID_ARGUMENT, "v2 polymorphic kernel: w13 or w2 is 0");
-    ramp_status s = ramp_moe_v2_maps_build(&k->d.geom, w13, w2, k->maps);
+    /* row-major weights: the polymorphic kernel has no pre-tiled mode */
+    ramp_status s = ramp_moe_v2_maps_build(&k->d.geom, w13, w2, 0, k->maps);
     k->map_w13 = s == RAMP_OK ? w13 : 0;
     k->map_w2 = s == RAMP_OK ? w2 : 0;
     return s;

@@ -1,7 +1,7 @@
 /*
  * moe_v2.c - host glue of the Hopper fused MoE kernel v2 (moe_v2.h,
- * kernels/moe_v2.cuh): checks, defines, JIT compile, resources, tensor maps
- * and launches.
+ * kernels/moe_v2.cuh): checks, defines, JIT compile, resources, tensor maps,
+ * the pre-tiled weight layout's packer and launches.
  */
 #include "moe_v2.h"
 
@@ -19,6 +19,7 @@ struct ramp_moe_v2_kernel {
     ramp_kernel *kernel;
     ramp_resources res;
     int sms, max_grid;
+    int tiled; /* the program reads pre-tiled weights: 4-D maps */
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
 };
 
@@ -63,7 +64,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0};
     return o;
 }
 
@@ -90,6 +91,8 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
     DEF("RAMP_MV2_PF=%d", o->prefetch);
     if (o->diag) DEF("RAMP_MV2_DIAG=%d", o->diag);
     DEF("RAMP_MV2_PIPE=%d", o->pipe);
+    /* only when set: row-major programs keep their defines and cache keys */
+    if (o->tiled) DEF("RAMP_MV2_TILED=%d", o->tiled);
 #undef DEF
     return n;
 }
@@ -99,17 +102,19 @@ int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const cha
     return defines_opts(v, &o, storage, defs);
 }
 
-static void program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, char *buf,
-                              size_t size) {
+void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                   char *buf, size_t size) {
+    const ramp_moe_v2_opts o = opts_or_default(opts);
     int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-fp8", v->cfg.rows,
-                     v->cfg.width, v->cfg.stages, o->prefetch, o->pipe, v->geom.hidden,
+                     v->cfg.width, v->cfg.stages, o.prefetch, o.pipe, v->geom.hidden,
                      v->geom.inter, v->geom.topk, v->geom.experts);
-    if (o->diag && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-diag%d", o->diag);
+    if (o.diag && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
+    if (o.tiled && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-tiled");
 }
 
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
-    const ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
-    program_name_opts(v, &o, buf, size);
+    ramp_moe_v2_program_name_opts(v, NULL, buf, size);
 }
 
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out) {
@@ -122,16 +127,17 @@ ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = opts_or_default(opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 3 &&
-                   o.pipe >= 0 && o.pipe <= 2,
+                   o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2)", o.prefetch,
-               o.diag, o.pipe);
+               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2), tiled %d (0, 1)",
+               o.prefetch, o.diag, o.pipe, o.tiled);
+    if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
-    program_name_opts(v, &o, name, sizeof name);
+    ramp_moe_v2_program_name_opts(v, &o, name, sizeof name);
     rq.name = name;
     rq.source = "#include \"moe_v2.cuh\"\n";
     rq.defines = defs;
@@ -150,6 +156,12 @@ ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_r
 
 ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
                                     const ramp_jit_result *jit, ramp_moe_v2_kernel **out) {
+    return ramp_moe_v2_create_from_opts(gpu, v, NULL, jit, out);
+}
+
+ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                         const ramp_moe_v2_opts *o, const ramp_jit_result *jit,
+                                         ramp_moe_v2_kernel **out) {
     RAMP_CHECK(gpu && v && jit && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     RAMP_TRY(ramp_moe_v2_check(v));
     ramp_gpu_info info;
@@ -162,6 +174,7 @@ ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
     k->v = *v;
     k->layout = ramp_moe_v2_layout_for(v);
     k->sms = info.limits.sms;
+    k->tiled = opts_or_default(o).tiled;
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
         char name[64];
@@ -190,7 +203,7 @@ ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
     RAMP_CHECK(gpu && v && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     ramp_jit_result *r = NULL;
     RAMP_TRY(ramp_moe_v2_compile_opts(v, o, &r));
-    ramp_status s = ramp_moe_v2_create_from(gpu, v, r, out);
+    ramp_status s = ramp_moe_v2_create_from_opts(gpu, v, o, r, out);
     ramp_jit_result_free(r);
     return s;
 }
@@ -219,17 +232,24 @@ void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
 }
 
 /* The maps of W13 [E * 2h][d] and W2 [E * d][h]: boxes of 128 bytes x 128
- * rows (two per 32 KB stage). */
+ * rows (two per 32 KB stage), row-major or pre-tiled as the program reads. */
 static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_u64 w2) {
-    ramp_status s = ramp_moe_v2_maps_build(&k->v.geom, w13, w2, &k->maps);
+    ramp_status s = ramp_moe_v2_maps_build(&k->v.geom, w13, w2, k->tiled, &k->maps);
     k->map_w13 = s == RAMP_OK ? w13 : 0;
     k->map_w2 = s == RAMP_OK ? w2 : 0;
     return s;
 }
 
 ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
-                                   ramp_moe_v2_maps *out) {
+                                   int tiled, ramp_moe_v2_maps *out) {
     RAMP_CHECK(g && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (tiled) {
+        RAMP_TRY(ramp_moe_v2_tiled_check(g));
+        ramp_tmap_tiled t = {w13, (uint64_t)g->experts * 2 * g->inter, (uint64_t)g->hidden};
+        RAMP_TRY(ramp_tmap_tiled_encode(&t, &out->w13));
+        t = (ramp_tmap_tiled){w2, (uint64_t)g->experts * g->hidden, (uint64_t)g->inter};
+        return ramp_tmap_tiled_encode(&t, &out->w2);
+    }
     ramp_tmap_2d t;
     memset(&t, 0, sizeof t);
     t.elem_bytes = 1;
@@ -245,6 +265,55 @@ ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp
     t.cols = (uint64_t)g->inter;
     t.row_stride = (uint64_t)g->inter;
     return ramp_tmap_2d_encode(&t, &out->w2);
+}
+
+ramp_status ramp_moe_v2_tiled_check(const ramp_geometry *g) {
+    RAMP_CHECK(g, RAMP_ERR_INVALID_ARGUMENT, "NULL geometry");
+    RAMP_CHECK(g->experts >= 1 && g->inter >= 1 && g->hidden >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tiled weights: geometry E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
+    /* W13 boxes start at rows e * 2h + slice * w + 128 p (+ h) and K 128 kb;
+     * W2 boxes at rows e * d + 256 chunk (+ 128) and K slice * w + 128 kk */
+    RAMP_CHECK(g->inter % RAMP_MV2_BOX_ROWS == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 tiled weights: h = %d is not a multiple of %d, so W13's up rows (at h) and "
+               "W2's rows of %d bytes do not fall on 128 x 128-byte blocks", g->inter,
+               RAMP_MV2_BOX_ROWS, g->inter);
+    RAMP_CHECK(g->hidden % RAMP_MV2_BOX_ROWS == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 tiled weights: d = %d is not a multiple of %d, so W2's expert rows (at e * d) "
+               "and W13's rows of %d bytes do not fall on 128 x 128-byte blocks", g->hidden,
+               RAMP_MV2_BOX_ROWS, g->hidden);
+    return RAMP_OK;
+}
+
+ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t cols,
+                                    uint8_t *dst) {
+    enum { B = RAMP_MV2_BOX_ROWS }; /* rows and bytes of a block (RAMP_MV2_KB too) */
+    RAMP_CHECK(src && dst, RAMP_ERR_INVALID_ARGUMENT, "v2 tile: NULL matrix");
+    RAMP_CHECK(src != dst, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tile: source and destination are the same buffer (no in-place packing)");
+    RAMP_CHECK(rows >= B && cols >= B && rows % B == 0 && cols % B == 0,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tile: %llu x %llu bytes; both must be positive multiples of %d",
+               (unsigned long long)rows, (unsigned long long)cols, B);
+    const uint64_t kblocks = cols / B;
+    for (uint64_t row = 0; row < rows; row++) {
+        /* row `row` lands as row row % 128 of each block of row block row / 128 */
+        uint8_t *d = dst + (row / B) * kblocks * B * B + (row % B) * B;
+        const uint8_t *s = src + row * cols;
+        for (uint64_t kb = 0; kb < kblocks; kb++) memcpy(d + kb * B * B, s + kb * B, B);
+    }
+    return RAMP_OK;
+}
+
+ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
+                                     const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled) {
+    RAMP_TRY(ramp_moe_v2_tiled_check(g));
+    RAMP_CHECK(!w13 == !w13_tiled && !w2 == !w2_tiled && (w13 || w2), RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tile weights: give W13 and its destination, W2 and its destination, or both "
+               "pairs");
+    const uint64_t E = (uint64_t)g->experts, h = (uint64_t)g->inter, d = (uint64_t)g->hidden;
+    if (w13) RAMP_TRY(ramp_moe_v2_tile_matrix(w13, E * 2 * h, d, w13_tiled));
+    if (w2) RAMP_TRY(ramp_moe_v2_tile_matrix(w2, E * d, h, w2_tiled));
+    return RAMP_OK;
 }
 
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,

@@ -10,6 +10,10 @@
  * statically over the tiles), no split-K; rows b with
  * ceil8(b) in {8, 16, 24, 32, 48, 64}; width 128, 256, 512 (dividing h);
  * stages 2..6 within the shared memory; d a multiple of 256.
+ *
+ * Weights row-major (W13 [E * 2h][d], W2 [E * d][h]) or, with the option
+ * `tiled`, pre-tiled in 128-row x 128-byte blocks (ramp_moe_v2_tile_weights;
+ * moe_v2.md, "Pre-tiled weights"); block scales the same in both.
  */
 #ifndef RAMP_MOE_V2_H
 #define RAMP_MOE_V2_H
@@ -31,10 +35,11 @@ typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
     int diag;     /* timing diagnostic 0..3 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
+    int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
 } ramp_moe_v2_opts;
 
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
- * RAMP_MV2_PIPE_DEFAULT). */
+ * RAMP_MV2_PIPE_DEFAULT, row-major weights). */
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void);
 
 /* RAMP_ERR_UNSUPPORTED saying why when v2 cannot run the variant. */
@@ -42,6 +47,10 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v);
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v);
 int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs);
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size);
+/* The name (and JIT cache name) of the program with options o (NULL: the
+ * defaults): "-diagN" and "-tiled" appended when set. */
+void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                   char *buf, size_t size);
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out);
 /* The same with options (NULL: the defaults). */
 ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
@@ -55,6 +64,11 @@ typedef struct ramp_moe_v2_kernel ramp_moe_v2_kernel;
 
 ramp_status ramp_moe_v2_create_from(ramp_gpu *gpu, const ramp_moe_variant *v,
                                     const ramp_jit_result *jit, ramp_moe_v2_kernel **out);
+/* The same for a program compiled with options o (NULL: the defaults); the
+ * kernel keeps o.tiled to build its maps for the matching layout. */
+ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
+                                         const ramp_moe_v2_opts *o, const ramp_jit_result *jit,
+                                         ramp_moe_v2_kernel **out);
 ramp_status ramp_moe_v2_create(ramp_gpu *gpu, const ramp_moe_variant *v,
                                ramp_moe_v2_kernel **out);
 ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
@@ -70,11 +84,32 @@ void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks);
 
 /* The kernel's second parameter for the weights of geometry g (experts =
  * local experts): W13 [E * 2h][d] and W2 [E * d][h] at w13 and w2, boxes of
- * 128 B x 128 rows, 128-byte swizzle. out must be 64-byte aligned (a
+ * 128 B x 128 rows, 128-byte swizzle; tiled = 1: the same weights stored
+ * pre-tiled (ramp_moe_v2_tile_weights), 4-D maps with boxes of one block
+ * (tensormap.h's ramp_tmap_tiled). out must be 64-byte aligned (a
  * CUtensorMap on the stack or in a struct is; malloc'd memory may not be).
  * Needs the GPU's context current, as ramp_moe_v2_launch. */
 ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
-                                   ramp_moe_v2_maps *out);
+                                   int tiled, ramp_moe_v2_maps *out);
+
+/* RAMP_ERR_UNSUPPORTED saying which dimension when g's weights cannot be
+ * pre-tiled: every box of the v2 kernel must start on a 128-row x 128-byte
+ * block, so h and d must be multiples of 128 (every built-in model on every
+ * layout ramp_geometry_for accepts is; v2 itself needs d % 256 and w | h). */
+ramp_status ramp_moe_v2_tiled_check(const ramp_geometry *g);
+
+/* Packs the row-major byte matrix src [rows][cols] into dst pre-tiled:
+ * dst[((rb * cols/128 + kb) * 128 + r) * 128 + c] = src[(128 rb + r) * cols
+ * + 128 kb + c], i.e. [rows/128][cols/128][128][128]. rows and cols
+ * multiples of 128; dst (rows * cols bytes) must not overlap src. CPU only. */
+ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t cols,
+                                    uint8_t *dst);
+
+/* The weights of geometry g for the tiled kernel: W13 [E * 2h][d] into
+ * w13_tiled, W2 [E * d][h] into w2_tiled (same sizes as the inputs), after
+ * ramp_moe_v2_tiled_check. Either pair may be NULL to pack one tensor. */
+ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
+                                     const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled);
 
 /* Queues one launch. The weight tensor maps are (re)built on the host when
  * p->w13 or p->w2 differ from the previous launch's (a map holds the

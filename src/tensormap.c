@@ -1,5 +1,6 @@
 /*
- * tensormap.c - 2-D TMA descriptors with the 128-byte swizzle (tensormap.h):
+ * tensormap.c - 2-D and pre-tiled (4-D) TMA descriptors with the 128-byte
+ * swizzle (tensormap.h):
  * the argument rules checked on the CPU with messages that say which one
  * failed, then cuTensorMapEncodeTiled through the dlopen'd driver.
  */
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #define SWIZZLE_SPAN 128 /* bytes: CU_TENSOR_MAP_SWIZZLE_128B */
+#define TILE 128         /* rows and bytes of a pre-tiled block */
 
 ramp_status ramp_tmap_2d_check(const ramp_tmap_2d *t) {
     RAMP_CHECK(t, RAMP_ERR_INVALID_ARGUMENT, "tensor map: NULL description");
@@ -80,6 +82,62 @@ ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out) {
                   (unsigned long long)t->rows, (unsigned long long)t->cols, t->elem_bytes,
                   (unsigned long long)t->base, (unsigned long long)t->row_stride, t->box_rows,
                   t->box_cols, ramp_cu_error_name(r));
+    }
+    return RAMP_OK;
+}
+
+ramp_status ramp_tmap_tiled_check(const ramp_tmap_tiled *t) {
+    RAMP_CHECK(t, RAMP_ERR_INVALID_ARGUMENT, "tiled tensor map: NULL description");
+    RAMP_CHECK(t->base != 0, RAMP_ERR_INVALID_ARGUMENT, "tiled tensor map: base address is 0");
+    RAMP_CHECK(t->base % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: base address 0x%llx is not 16-byte aligned (TMA reads "
+               "from 16-byte aligned addresses only)",
+               (unsigned long long)t->base);
+    RAMP_CHECK(t->rows >= TILE && t->cols >= TILE && t->rows % TILE == 0 && t->cols % TILE == 0,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: %llu x %llu bytes; both must be positive multiples of %d "
+               "(whole 128-row x 128-byte blocks)",
+               (unsigned long long)t->rows, (unsigned long long)t->cols, TILE);
+    RAMP_CHECK(t->rows / TILE <= (1ull << 32) && t->cols / TILE <= (1ull << 32),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: %llu row blocks x %llu K blocks; each must be at most 2^32",
+               (unsigned long long)(t->rows / TILE), (unsigned long long)(t->cols / TILE));
+    /* the outermost stride, one row block: cols / 128 blocks of 16 KB */
+    RAMP_CHECK(t->cols * TILE < (1ull << 40), RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: a row block of %llu B is not below 2^40 (TMA's stride limit)",
+               (unsigned long long)(t->cols * TILE));
+    return RAMP_OK;
+}
+
+ramp_status ramp_tmap_tiled_encode(const ramp_tmap_tiled *t, CUtensorMap *out) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "tiled tensor map: NULL output");
+    RAMP_CHECK((uintptr_t)out % 64 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: output at %p is not 64-byte aligned (the driver's rule)",
+               (void *)out);
+    RAMP_TRY(ramp_tmap_tiled_check(t));
+    const ramp_cuda_api *cu;
+    RAMP_TRY(ramp_cuda_load(&cu));
+    RAMP_CHECK(cu->TensorMapEncodeTiled, RAMP_ERR_UNSUPPORTED,
+               "the CUDA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12.0 or "
+               "newer driver)");
+    /* inner to outer: byte in a block's row, row in the block, K block, row block */
+    const uint64_t dims[4] = {TILE, TILE, t->cols / TILE, t->rows / TILE};
+    const uint64_t strides[3] = {TILE, (uint64_t)TILE * TILE, t->cols * TILE};
+    const uint32_t box[4] = {TILE, TILE, 1, 1};
+    const uint32_t elem_strides[4] = {1, 1, 1, 1};
+    memset(out, 0, sizeof *out);
+    CUresult r = cu->TensorMapEncodeTiled(
+        out, RAMP_CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, (void *)(uintptr_t)t->base, dims, strides,
+        box, elem_strides, RAMP_CU_TENSOR_MAP_INTERLEAVE_NONE, RAMP_CU_TENSOR_MAP_SWIZZLE_128B,
+        RAMP_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, RAMP_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != RAMP_CUDA_SUCCESS) {
+        ramp_cu_fail(r, "cuTensorMapEncodeTiled", __FILE__, __LINE__);
+        RAMP_FAIL(RAMP_ERR_CUDA,
+                  "cuTensorMapEncodeTiled refused the pre-tiled %llu x %llu bytes at 0x%llx "
+                  "(4-D: 128 x 128 x %llu x %llu, box 128 x 128 x 1 x 1, 128-byte swizzle): %s",
+                  (unsigned long long)t->rows, (unsigned long long)t->cols,
+                  (unsigned long long)t->base, (unsigned long long)(t->cols / TILE),
+                  (unsigned long long)(t->rows / TILE), ramp_cu_error_name(r));
     }
     return RAMP_OK;
 }

@@ -2,7 +2,8 @@
  * tensormap.h - TMA descriptors (CUtensorMap) for the Hopper kernel's
  * operands: a 2-D row-major e4m3 or bf16 matrix in device memory, read in
  * boxes of box_rows x box_cols elements into shared memory in the 128-byte
- * swizzle that kernels/hopper.cuh's wgmma descriptors expect.
+ * swizzle that kernels/hopper.cuh's wgmma descriptors expect; or an e4m3
+ * matrix stored pre-tiled in 128 x 128-byte blocks (a 4-D map).
  *
  * The driver's cuTensorMapEncodeTiled answers a bad argument with a bare
  * CUDA_ERROR_INVALID_VALUE; ramp_tmap_2d_check says which rule failed, and
@@ -39,5 +40,23 @@ ramp_status ramp_tmap_2d_check(const ramp_tmap_2d *t);
  * the driver predates CUDA 12.0, RAMP_ERR_CUDA when it refuses the map. The
  * map holds the address: rebuild it when the buffer moves. */
 ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out);
+
+/* A [rows][cols] byte matrix (e4m3 weights) stored pre-tiled in blocks of
+ * 128 rows x 128 bytes: [rows / 128][cols / 128][128][128], each block one
+ * contiguous 16 KB run (moe_v2.md, "Pre-tiled weights"). Its map is 4-D,
+ * inner to outer: byte in the block's row, row in the block, K block, row
+ * block; box {128, 128, 1, 1}, 128-byte swizzle, so a box's shared-memory
+ * image is the 2-D map's box of 128 rows x 128 bytes at the same block. */
+typedef struct {
+    ramp_devptr base;    /* block (0, 0): 16-byte aligned */
+    uint64_t rows, cols; /* of the row-major matrix: multiples of 128 */
+} ramp_tmap_tiled;
+
+/* The rules for this use, checked on the CPU (RAMP_ERR_INVALID_ARGUMENT
+ * naming the field, its value and the rule). */
+ramp_status ramp_tmap_tiled_check(const ramp_tmap_tiled *t);
+
+/* As ramp_tmap_2d_encode, for the pre-tiled layout. */
+ramp_status ramp_tmap_tiled_encode(const ramp_tmap_tiled *t, CUtensorMap *out);
 
 #endif /* RAMP_TENSORMAP_H */

@@ -36,8 +36,11 @@
  * Environment: RAMP_MOE_V2_MODELS (default all five, e.g. qwen3-30b,olmoe), RAMP_MOE_CONFIGS
  * (comma list of configuration names, e.g. r2.w128.s4), RAMP_MOE_TOKENS
  * (tokens per routing), RAMP_MOE_V2_NO_V1=1 (skip the v1 comparison: for
- * sanitizer runs), RAMP_MOE_THREADS (compile and reference threads). Prints
- * one line per configuration and a total. Exit 77 without a GPU.
+ * sanitizer runs), RAMP_MOE_THREADS (compile and reference threads),
+ * RAMP_MOE_V2_TILED=1 (v2 compiled for pre-tiled weights, RAMP_MV2_TILED:
+ * the weights it reads are packed by ramp_moe_v2_tile_weights, v1 keeps a
+ * row-major copy; the same reference, bounds and comparisons). Prints one
+ * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
 #include "moe_data.h"
@@ -64,6 +67,7 @@ static const model_case MODELS[] = {{"qwen3-30b", 64},   {"deepseek-v3", 48},   
 
 typedef struct {
     ramp_moe_variant v;
+    ramp_moe_v2_opts o; /* v2's options */
     int v1; /* 1: the v1 kernel of the same configuration */
     ramp_jit_result *r;
     ramp_status s;
@@ -85,7 +89,7 @@ static void *compile_worker(void *arg) {
         if (i >= ncjobs) return NULL;
         ramp_jit_result *r = NULL;
         ramp_status s = cjobs[i].v1 ? ramp_moe_v1_compile(&cjobs[i].v, &r)
-                                    : ramp_moe_v2_compile(&cjobs[i].v, &r);
+                                    : ramp_moe_v2_compile_opts(&cjobs[i].v, &cjobs[i].o, &r);
         pthread_mutex_lock(&cmu);
         cjobs[i].r = r;
         cjobs[i].s = s;
@@ -134,6 +138,7 @@ typedef struct {
     ramp_rng *rng;
     int d, max_tiles;
     ramp_devptr sorted, texp, ntiles, out, w13, w13s, w2, w2s;
+    ramp_devptr w13_v1, w2_v1; /* v1's row-major weights: w13, w2 unless v2's are tiled */
     float *host_out, *host_v1, *base;
     int plain_bound; /* 1: the plain (v1) bound is the criterion */
 } runner;
@@ -237,6 +242,8 @@ static ramp_status run_check(runner *R, ramp_moe_v2_kernel *k2, ramp_moe_kernel 
     if (!k1) return RAMP_OK;
 
     /* v1 on the same inputs and base */
+    p.w13 = R->w13_v1;
+    p.w2 = R->w2_v1;
     RAMP_TRY(ramp_gpu_upload(R->gpu, R->out, R->base, bytes));
     RAMP_TRY(ramp_moe_kernel_launch(k1, &p, R->st));
     RAMP_TRY(ramp_stream_sync(R->gpu, R->st));
@@ -329,6 +336,9 @@ int main(void) {
     const int tokens_override = tokens_env && atoi(tokens_env) > 0 ? atoi(tokens_env) : 0;
     const int with_v1 = !(nov1_env && atoi(nov1_env) > 0);
     const char *plain_env = getenv("RAMP_MOE_V2_PLAIN_BOUND");
+    const char *tiled_env = getenv("RAMP_MOE_V2_TILED");
+    ramp_moe_v2_opts opts = ramp_moe_v2_default_opts();
+    opts.tiled = tiled_env && atoi(tiled_env) > 0;
 
     runner R;
     memset(&R, 0, sizeof R);
@@ -338,8 +348,9 @@ int main(void) {
     GPU_OK(ramp_stream_create(R.gpu, &R.st));
     ramp_gpu_info info;
     GPU_OK(ramp_gpu_get_info(R.gpu, &info));
-    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu\n", info.limits.name, info.cc_major,
-           info.cc_minor, info.limits.sms, threads, seed);
+    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s\n", info.limits.name,
+           info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
+           opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major");
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);
@@ -367,6 +378,7 @@ int main(void) {
             int k = nvar[mi]++;
             vars[mi][k] = all[i];
             cjobs[ncjobs].v = all[i];
+            cjobs[ncjobs].o = opts;
             job2[mi][k] = ncjobs++;
             job1[mi][k] = -1;
             if (with_v1 && ramp_moe_v1_check(&all[i]) == RAMP_OK) {
@@ -418,8 +430,30 @@ int main(void) {
         GPU_OK(ramp_gpu_alloc(R.gpu, e2, &R.w2));
         GPU_OK(ramp_gpu_alloc(R.gpu, s13, &R.w13s));
         GPU_OK(ramp_gpu_alloc(R.gpu, s2, &R.w2s));
-        GPU_OK(ramp_gpu_upload(R.gpu, R.w13, W.w13, e13));
-        GPU_OK(ramp_gpu_upload(R.gpu, R.w2, W.w2, e2));
+        R.w13_v1 = R.w13;
+        R.w2_v1 = R.w2;
+        if (opts.tiled) {
+            /* v2 reads the packed copy; v1 (if it runs) the row-major one */
+            uint8_t *t13 = malloc(e13), *t2 = malloc(e2);
+            if (!t13 || !t2) {
+                fprintf(stderr, "out of host memory packing %s's weights\n", MODELS[mi].name);
+                return 1;
+            }
+            GPU_OK(ramp_moe_v2_tile_weights(&g, W.w13, W.w2, t13, t2));
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w13, t13, e13));
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w2, t2, e2));
+            free(t13);
+            free(t2);
+            if (with_v1) {
+                GPU_OK(ramp_gpu_alloc(R.gpu, e13, &R.w13_v1));
+                GPU_OK(ramp_gpu_alloc(R.gpu, e2, &R.w2_v1));
+                GPU_OK(ramp_gpu_upload(R.gpu, R.w13_v1, W.w13, e13));
+                GPU_OK(ramp_gpu_upload(R.gpu, R.w2_v1, W.w2, e2));
+            }
+        } else {
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w13, W.w13, e13));
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w2, W.w2, e2));
+        }
         GPU_OK(ramp_gpu_upload(R.gpu, R.w13s, W.w13_scale, s13));
         GPU_OK(ramp_gpu_upload(R.gpu, R.w2s, W.w2_scale, s2));
         for (int s = 0; s < NSHAPES; s++) {
@@ -470,7 +504,7 @@ int main(void) {
             }
             ramp_moe_v2_kernel *K2 = NULL;
             ramp_moe_kernel *K1 = NULL;
-            ramp_status s = ramp_moe_v2_create_from(R.gpu, v, J2->r, &K2);
+            ramp_status s = ramp_moe_v2_create_from_opts(R.gpu, v, &J2->o, J2->r, &K2);
             if (s != RAMP_OK) {
                 fprintf(stderr, "%s %s: %s\n", label, name, ramp_last_error());
                 check_failures++;
@@ -545,6 +579,8 @@ int main(void) {
             ramp_moe_v2_free(K2);
             ramp_moe_kernel_free(K1);
         }
+        if (R.w13_v1 != R.w13) ramp_gpu_free(R.gpu, R.w13_v1);
+        if (R.w2_v1 != R.w2) ramp_gpu_free(R.gpu, R.w2_v1);
         ramp_gpu_free(R.gpu, R.w13); ramp_gpu_free(R.gpu, R.w2);
         ramp_gpu_free(R.gpu, R.w13s); ramp_gpu_free(R.gpu, R.w2s);
         ramp_gpu_free(R.gpu, R.sorted); ramp_gpu_free(R.gpu, R.texp);

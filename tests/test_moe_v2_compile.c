@@ -14,7 +14,10 @@
  *
  * Prints registers and shared memory per configuration. Default (CI): one
  * row count per wgmma N (2, 12, 24, 32, 48, 64) for each width of both
- * models: 30 compiles. RAMP_MOE_V2_COMPILE_ALL=1: all 50.
+ * models: 30 compiles, plus rows 2 and 64 of each width with pre-tiled
+ * weights (RAMP_MV2_TILED, "tiled" in the table; the same rules): 10.
+ * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled. RAMP_MOE_CONFIGS = a
+ * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
  * v2 disassembles them). RAMP_MOE_COMPILE_THREADS threads (default 2).
  * Exit 77 without NVRTC.
@@ -29,6 +32,7 @@
 
 typedef struct {
     ramp_moe_variant v;
+    ramp_moe_v2_opts o;
     const char *model;
     ramp_kernel_report rep;
     ramp_resources res;
@@ -37,7 +41,7 @@ typedef struct {
     char err[2048];
 } job;
 
-static job jobs[128];
+static job jobs[256];
 static int njobs, next_job;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ramp_device_limits lim;
@@ -46,7 +50,7 @@ static void save_cubin(const job *j, const ramp_jit_result *r) {
     const char *dir = getenv("RAMP_MOE_V2_CUBIN_DIR");
     if (!dir || !*dir) return;
     char name[96], path[1200];
-    ramp_moe_v2_program_name(&j->v, name, sizeof name);
+    ramp_moe_v2_program_name_opts(&j->v, &j->o, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
@@ -68,7 +72,7 @@ static void *worker(void *arg) {
         if (i >= njobs) return NULL;
         job *j = &jobs[i];
         ramp_jit_result *r = NULL;
-        j->status = ramp_moe_v2_compile(&j->v, &r);
+        j->status = ramp_moe_v2_compile_opts(&j->v, &j->o, &r);
         if (j->status == RAMP_OK) {
             const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
             if (k) j->rep = *k;
@@ -113,6 +117,13 @@ static void refusals(void) {
     v = mv2_variant(&g, 8, 128);
     v.cfg.stages = 7;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    /* options are checked before NVRTC runs */
+    v = mv2_variant(&g, 8, 128);
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    o.tiled = 2;
+    ramp_jit_result *r = NULL;
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
 }
 
 int main(void) {
@@ -128,6 +139,7 @@ int main(void) {
     ramp_device_limits_h200(&lim);
     const char *all_env = getenv("RAMP_MOE_V2_COMPILE_ALL");
     const int all = all_env && atoi(all_env) > 0;
+    const char *configs_env = getenv("RAMP_MOE_CONFIGS");
     const char *models[2] = {"qwen3-30b", "deepseek-v3"};
     for (int mi = 0; mi < 2; mi++) {
         ramp_geometry g;
@@ -138,9 +150,22 @@ int main(void) {
             /* default: one rows value per wgmma N (12 stands for 16, ...) */
             const int r = vs[i].cfg.rows;
             if (!all && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64) continue;
-            jobs[njobs].v = vs[i];
-            jobs[njobs].model = models[mi];
-            njobs++;
+            if (configs_env && *configs_env) {
+                char name[64], list[1100], key[80];
+                ramp_config_name(&vs[i].cfg, name, sizeof name);
+                snprintf(list, sizeof list, ",%s,", configs_env);
+                snprintf(key, sizeof key, ",%s,", name);
+                if (!strstr(list, key)) continue;
+            }
+            /* pre-tiled: only the producer's TMA coordinates differ, so
+             * the smallest and largest N of each width stand for the rest */
+            for (int tiled = 0; tiled <= (all || r == 2 || r == 64); tiled++) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.tiled = tiled;
+                jobs[njobs].model = models[mi];
+                njobs++;
+            }
         }
     }
     const char *th_env = getenv("RAMP_MOE_COMPILE_THREADS");
@@ -154,11 +179,12 @@ int main(void) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
 
     int cached = 0;
-    printf("%-12s %-16s %5s %9s %6s\n", "model", "config", "regs", "smem(B)", "blocks");
+    printf("%-12s %-22s %5s %9s %6s\n", "model", "config", "regs", "smem(B)", "blocks");
     for (int i = 0; i < njobs; i++) {
         const job *j = &jobs[i];
         char name[64];
         ramp_config_name(&j->v.cfg, name, sizeof name);
+        if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;
@@ -170,7 +196,7 @@ int main(void) {
         int bad = j->warnings || r->spill_store_bytes || r->spill_load_bytes || r->stack_bytes ||
                   r->smem_bytes || r->registers != RAMP_MV2_REGS || smem > 232448 ||
                   !j->res.valid || j->res.blocks_per_sm != 1;
-        printf("%-12s %-16s %5d %9lld %6d%s\n", j->model, name, r->registers, smem,
+        printf("%-12s %-22s %5d %9lld %6d%s\n", j->model, name, r->registers, smem,
                j->res.blocks_per_sm, bad ? "   BAD" : "");
         if (bad) {
             fprintf(stderr,

@@ -1,0 +1,165 @@
+/*
+ * test_moe_v2_tile.c - the v2 kernel's pre-tiled weight layout on the CPU
+ * (no GPU, no NVRTC; CI under ASan + UBSan):
+ * 1. ramp_moe_v2_tile_weights / ramp_moe_v2_tile_matrix against the layout
+ *    written out element by element: every byte of the packed W13 and W2 of
+ *    random geometries equals the row-major byte its (row block, K block,
+ *    row, byte) names (moe_v2.md, "Pre-tiled weights");
+ * 2. ramp_moe_v2_tiled_check accepts every built-in model on every layout
+ *    ramp_geometry_for accepts (all v2 box offsets are then multiples of
+ *    128) and refuses h or d not a multiple of 128 saying which;
+ * 3. the packer's and the tiled tensor map's argument checks
+ *    (ramp_tmap_tiled_check: no driver needed).
+ */
+#include "check.h"
+#include "moe_v2.h"
+#include "tensormap.h"
+
+#include <stdint.h>
+
+/* The packed index of row-major element (row, col) of a [rows][cols] byte
+ * matrix, written from the layout's definition [rows/128][cols/128][128][128]. */
+static uint64_t tiled_index(uint64_t row, uint64_t col, uint64_t cols) {
+    const uint64_t row_block = row / 128, k_block = col / 128;
+    const uint64_t row_in_block = row % 128, byte_in_block = col % 128;
+    return ((row_block * (cols / 128) + k_block) * 128 + row_in_block) * 128 + byte_in_block;
+}
+
+/* Every element of dst against src; returns the mismatches (prints 3). */
+static long long compare_tiled(const char *what, const uint8_t *src, const uint8_t *dst,
+                               uint64_t rows, uint64_t cols) {
+    long long bad = 0;
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++)
+            if (dst[tiled_index(r, c, cols)] != src[r * cols + c] && bad++ < 3)
+                fprintf(stderr, "%s: element (%llu, %llu) wrong in the tiled copy\n", what,
+                        (unsigned long long)r, (unsigned long long)c);
+    return bad;
+}
+
+static uint8_t *random_bytes(ramp_rng *rng, size_t n) {
+    uint8_t *p = malloc(n);
+    if (!p) return NULL;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = ramp_rng_next(rng);
+        for (size_t j = 0; j < 8 && i + j < n; j++) p[i + j] = (uint8_t)(v >> (8 * j));
+    }
+    return p;
+}
+
+static void packer_layout(ramp_rng *rng) {
+    /* small but uneven: several experts, h and d not powers of two, one with
+     * a single K block */
+    const ramp_geometry geoms[] = {
+        {.experts = 3, .topk = 2, .inter = 384, .hidden = 640},
+        {.experts = 2, .topk = 1, .inter = 128, .hidden = 256},
+        {.experts = 1, .topk = 1, .inter = 256, .hidden = 128},
+    };
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
+        const ramp_geometry *g = &geoms[gi];
+        const uint64_t E = (uint64_t)g->experts, h = (uint64_t)g->inter, d = (uint64_t)g->hidden;
+        const size_t n13 = (size_t)(E * 2 * h * d), n2 = (size_t)(E * d * h);
+        uint8_t *w13 = random_bytes(rng, n13), *w2 = random_bytes(rng, n2);
+        uint8_t *t13 = malloc(n13), *t2 = malloc(n2);
+        CHECK(w13 && w2 && t13 && t2);
+        if (!w13 || !w2 || !t13 || !t2) goto next;
+        memset(t13, 0xA5, n13);
+        memset(t2, 0x5A, n2);
+        CHECK_OK(ramp_moe_v2_tile_weights(g, w13, w2, t13, t2));
+        char what[96];
+        snprintf(what, sizeof what, "W13 E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
+        CHECK_EQ_INT(compare_tiled(what, w13, t13, E * 2 * h, d), 0);
+        snprintf(what, sizeof what, "W2 E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
+        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h), 0);
+        /* one tensor alone gives the same bytes */
+        memset(t2, 0, n2);
+        CHECK_OK(ramp_moe_v2_tile_weights(g, NULL, w2, NULL, t2));
+        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h), 0);
+        /* a box of the kernel is one contiguous 16 KB run: the up rows of
+         * expert E-1's last 128 columns, last K block */
+        {
+            const uint64_t row0 = (E - 1) * 2 * h + h + (h - 128), kb = d / 128 - 1;
+            const uint8_t *box = t13 + tiled_index(row0, kb * 128, d);
+            long long bad = 0;
+            for (uint64_t r = 0; r < 128; r++)
+                bad += memcmp(box + r * 128, w13 + (row0 + r) * d + kb * 128, 128) != 0;
+            CHECK_EQ_INT(bad, 0);
+        }
+    next:
+        free(w13); free(w2); free(t13); free(t2);
+    }
+}
+
+static void model_table(void) {
+    const char *layouts[] = {"TP1", "TP2", "TP4", "TP8", "EP2", "EP4", "EP8", "EP16", "EP64"};
+    int accepted = 0;
+    for (int i = 0; i < ramp_model_count(); i++) {
+        const ramp_model *m = ramp_model_at(i);
+        for (size_t li = 0; li < sizeof layouts / sizeof layouts[0]; li++) {
+            ramp_layout L;
+            ramp_geometry g;
+            CHECK_OK(ramp_layout_parse(layouts[li], &L));
+            if (ramp_geometry_for(m, L, &g) != RAMP_OK) continue; /* refused before v2 */
+            ramp_status s = ramp_moe_v2_tiled_check(&g);
+            if (s != RAMP_OK)
+                fprintf(stderr, "%s on %s cannot be tiled: %s\n", m->name, layouts[li],
+                        ramp_last_error());
+            CHECK_OK(s);
+            accepted++;
+        }
+    }
+    printf("tiled layout: %d (model, layout) geometries accepted\n", accepted);
+    CHECK(accepted >= ramp_model_count());
+
+    ramp_geometry g = {.experts = 4, .topk = 2, .inter = 200, .hidden = 256};
+    CHECK_ERR(ramp_moe_v2_tiled_check(&g), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "h = 200") != NULL);
+    g.inter = 256;
+    g.hidden = 320;
+    CHECK_ERR(ramp_moe_v2_tiled_check(&g), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "d = 320") != NULL);
+    uint8_t a[4], b[4];
+    CHECK_ERR(ramp_moe_v2_tile_weights(&g, a, a, b, b), RAMP_ERR_UNSUPPORTED);
+    CHECK_ERR(ramp_moe_v2_tiled_check(NULL), RAMP_ERR_INVALID_ARGUMENT);
+}
+
+static void argument_checks(void) {
+    uint8_t *src = calloc(256 * 256, 1), *dst = calloc(256 * 256, 1);
+    CHECK(src && dst);
+    if (!src || !dst) goto done;
+    CHECK_OK(ramp_moe_v2_tile_matrix(src, 256, 256, dst));
+    CHECK_ERR(ramp_moe_v2_tile_matrix(src, 200, 256, dst), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_moe_v2_tile_matrix(src, 256, 64, dst), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_moe_v2_tile_matrix(src, 0, 256, dst), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_moe_v2_tile_matrix(src, 256, 256, src), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_moe_v2_tile_matrix(NULL, 256, 256, dst), RAMP_ERR_INVALID_ARGUMENT);
+    ramp_geometry g = {.experts = 1, .topk = 1, .inter = 128, .hidden = 128};
+    CHECK_ERR(ramp_moe_v2_tile_weights(&g, src, NULL, NULL, dst), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_moe_v2_tile_weights(&g, NULL, NULL, NULL, NULL), RAMP_ERR_INVALID_ARGUMENT);
+
+    /* the 4-D map's rules (the encoder itself needs the driver) */
+    ramp_tmap_tiled t = {0x7f0000000000ull, 32 * 2 * 2048, 7168}; /* DeepSeek-V3 EP8 W13 */
+    CHECK_OK(ramp_tmap_tiled_check(&t));
+    t.base += 8;
+    CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "16-byte aligned") != NULL);
+    t.base = 0;
+    CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
+    t = (ramp_tmap_tiled){0x7f0000000000ull, 32 * 2 * 2048, 7100};
+    CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "multiples of 128") != NULL);
+    CHECK_ERR(ramp_tmap_tiled_check(NULL), RAMP_ERR_INVALID_ARGUMENT);
+done:
+    free(src);
+    free(dst);
+}
+
+int main(void) {
+    ramp_rng rng;
+    unsigned long long seed = check_seed();
+    ramp_rng_seed(&rng, seed);
+    packer_layout(&rng);
+    model_table();
+    argument_checks();
+    return check_finish("test_moe_v2_tile");
+}

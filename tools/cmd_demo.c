@@ -21,15 +21,17 @@
 
 static const char DEMO_HELP[] =
     "usage: ramp demo [--model NAME] [--layout L] [--out DIR] [--dataset FILE]\n"
-    "                 [--steps N] [--seed S] [--simulate]\n"
+    "                 [--kernel v1|v2] [--steps N] [--seed S] [--simulate]\n"
     "\n"
     "The main job, end to end on the CPU (defaults: Qwen3-30B-A3B, EP8, out/demo):\n"
     "  1. generate serving traffic for chat, math, code and knowledge (fixed\n"
     "     concurrency 16, 64, 256) and vLLM's uniform tuning batches;\n"
     "  2. split every batch into per-GPU loads under the layout;\n"
     "  3. time every configuration on every load: a measured H200 dataset if\n"
-    "     --dataset is given or data/timing/ holds one for the model and layout,\n"
-    "     else the analytic stand-in (--simulate forces it; clearly labelled);\n"
+    "     --dataset is given or data/timing/ holds one for the model and layout\n"
+    "     (contiguous placement; of kernel --kernel if there is one: default v2,\n"
+    "     the Hopper kernel the layer serves, else v1's), else the analytic\n"
+    "     stand-in (--simulate forces it; clearly labelled);\n"
     "  4. evaluate every policy on held-out domains (Tables 3, 4, 5, 9), write CSV\n"
     "     and SVG plots, fit on all traffic and write the plan (plan.json).\n"
     "--steps sets forward passes per trace (default 96).\n";
@@ -41,27 +43,45 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 
 static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
-/* First file (by name) in DIR/timing/ whose dataset is for this model and
- * layout and fully measured; 1 if found. */
-static int find_shipped(const char *dir, const char *model, const char *layout, char *out, size_t n) {
-    char path[4096];
+/* The shipped dataset for this model and layout: fully measured, contiguous
+ * placement (the balanced ones are Table 8's pair, not the default), and of
+ * the wanted kernel if there is one (else the first other, by name). 1 if
+ * found; *kernel_out says which kernel it holds. */
+static int find_shipped(const char *dir, const char *model, const char *layout, int kernel,
+                        char *out, size_t n, int *kernel_out) {
+    char path[4096], other[4400] = "";
+    int other_kernel = -1, found = 0;
     snprintf(path, sizeof path, "%s/timing", dir);
     struct dirent **names = NULL;
-    int count = scandir(path, &names, NULL, alphasort), found = 0;
+    int count = scandir(path, &names, NULL, alphasort);
     for (int i = 0; i < count; i++) {
         const char *f = names[i]->d_name;
         size_t len = strlen(f);
         if (!found && len > 12 && strcmp(f + len - 12, ".safetensors") == 0) {
-            snprintf(out, n, "%s/%s", path, f);
+            char file[4400];
+            snprintf(file, sizeof file, "%s/%s", path, f);
             ramp_timing *t = NULL;
-            if (ramp_timing_read(out, 0, &t) == RAMP_OK && strcmp(t->model, model) == 0 &&
-                strcasecmp(t->layout, layout) == 0)
-                found = 1;
+            if (ramp_timing_read(file, 0, &t) == RAMP_OK && strcmp(t->model, model) == 0 &&
+                strcasecmp(t->layout, layout) == 0 && !ramp_placement_is_balanced(t->placement)) {
+                if (t->kernel == kernel) {
+                    snprintf(out, n, "%s", file);
+                    *kernel_out = kernel;
+                    found = 1;
+                } else if (other_kernel < 0) {
+                    snprintf(other, sizeof other, "%s", file);
+                    other_kernel = t->kernel;
+                }
+            }
             ramp_timing_free(t);
         }
         free(names[i]);
     }
     free(names);
+    if (!found && other_kernel >= 0) {
+        snprintf(out, n, "%s", other);
+        *kernel_out = other_kernel;
+        found = 1;
+    }
     return found;
 }
 
@@ -128,10 +148,12 @@ int cmd_demo(int argc, char **argv) {
         {"model", required_argument, 0, 'm'}, {"layout", required_argument, 0, 'l'},
         {"out", required_argument, 0, 'o'}, {"dataset", required_argument, 0, 'd'},
         {"steps", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
-        {"simulate", no_argument, 0, 'x'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"simulate", no_argument, 0, 'x'}, {"kernel", required_argument, 0, 'k'},
+        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     const char *cmd = "demo", *model = "qwen3-30b", *layout_text = "EP8", *outdir = "out/demo", *dataset = NULL;
     long steps = 96, seed = 1;
     int force_sim = 0, o;
+    ramp_kernel_version kernel = RAMP_KERNEL_V2; /* the kernel the layer serves */
     optind = 1;
     while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (o) {
@@ -142,6 +164,10 @@ int cmd_demo(int argc, char **argv) {
         case 's': if (!cli_int(cmd, "--steps", optarg, 8, 1 << 20, &steps)) return 2; break;
         case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
         case 'x': force_sim = 1; break;
+        case 'k':
+            if (ramp_kernel_version_parse(optarg, &kernel) != RAMP_OK)
+                return cli_usage_error(cmd, "--kernel %s: expected v1 or v2", optarg);
+            break;
         case 'h': fputs(DEMO_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -155,10 +181,17 @@ int cmd_demo(int argc, char **argv) {
 
     /* A shipped measured dataset for this model and layout? */
     char shipped[4400];
+    int shipped_kernel = -1;
     const char *data_dir = getenv("RAMP_DATA_DIR");
     if (!dataset && !force_sim &&
-        find_shipped(data_dir && *data_dir ? data_dir : "data", m.name, layout_text, shipped, sizeof shipped))
+        find_shipped(data_dir && *data_dir ? data_dir : "data", m.name, layout_text, (int)kernel,
+                     shipped, sizeof shipped, &shipped_kernel)) {
         dataset = shipped;
+        if (shipped_kernel != (int)kernel)
+            fprintf(stderr, "no shipped %s dataset for %s %s: using kernel %s's\n",
+                    ramp_kernel_version_name(kernel), m.name, layout_text,
+                    ramp_kernel_version_name((ramp_kernel_version)shipped_kernel));
+    }
 
     char tmp[4096], sub[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outdir, (long)getpid());
@@ -218,8 +251,12 @@ int cmd_demo(int argc, char **argv) {
     if (s != RAMP_OK) rc = cli_fail(cmd, s);
     if (rc == 0) {
         const ramp_eval_result *cr = res;
-        printf("RaMP demo: %s %s, times from %s\n\n", m.name, layout_text,
-               strcmp(res->device, "simulated") ? res->device : "the analytic stand-in (SIMULATED, not measured)");
+        if (strcmp(res->device, "simulated"))
+            printf("RaMP demo: %s %s, times of kernel %s measured on %s\n\n", m.name, layout_text,
+                   ramp_kernel_version_name((ramp_kernel_version)t->kernel), res->device);
+        else
+            printf("RaMP demo: %s %s, times from the analytic stand-in (SIMULATED, not measured)\n\n",
+                   m.name, layout_text);
         ramp_eval_print_table3(stdout, &cr, 1);
         printf("\n");
         ramp_eval_print_table4(stdout, &cr, 1);

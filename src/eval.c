@@ -587,6 +587,19 @@ ramp_status ramp_eval_print_table3(FILE *f, const ramp_eval_result *const *r, in
 
 /* ---- transfer to a new model ------------------------------------------------ */
 
+/* A balanced-placement dataset whose contiguous twin (same model, layout and
+ * kernel) is also given: the same traffic placed differently (Table 8's
+ * pair), so training on both would count that model's traffic twice. */
+static int has_contiguous_twin(const ramp_timing *const *ts, int n, const ramp_timing *b) {
+    if (!ramp_placement_is_balanced(b->placement)) return 0;
+    for (int j = 0; j < n; j++)
+        if (ts[j] && ts[j] != b && !ramp_placement_is_balanced(ts[j]->placement) &&
+            ts[j]->kernel == b->kernel && strcmp(ts[j]->model, b->model) == 0 &&
+            strcmp(ts[j]->layout, b->layout) == 0)
+            return 1;
+    return 0;
+}
+
 ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
                                    int min_tokens, ramp_eval_transfer *out) {
     RAMP_CHECK(ts && out && n >= 1 && target >= 0 && target < n, RAMP_ERR_INVALID_ARGUMENT,
@@ -603,6 +616,7 @@ ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int targ
     for (int k = 0; k < n; k++) {
         /* Another model's times of the same kernel only. */
         if (!ts[k] || strcmp(ts[k]->model, t->model) == 0 || ts[k]->kernel != t->kernel) continue;
+        if (has_contiguous_twin(ts, n, ts[k])) continue;
         train[out->ntrain++] = ts[k];
         out->train_loads += ts[k]->nloads;
         int w = snprintf(out->trained_on + used, sizeof out->trained_on - used, "%s%s %s",

@@ -611,6 +611,17 @@ static void test_transfer(ramp_rng *rng) {
     CHECK(x.spearman_median > 0.999);
     CHECK(x.pick_err_median < 1e-5);
     CHECK(strstr(x.trained_on, "model-a EP8") && strstr(x.trained_on, "model-b EP8"));
+    /* A balanced twin of a training dataset (same model, layout, kernel) is
+     * the same traffic placed differently: not trained on a second time;
+     * alone (no contiguous twin) it is. */
+    snprintf(ts[1]->model, sizeof ts[1]->model, "model-a");
+    snprintf(ts[1]->placement, sizeof ts[1]->placement, "balanced:others");
+    CHECK_OK(ramp_eval_transfer_run((const ramp_timing *const *)ts, 3, 2, 128, &x));
+    CHECK_EQ_INT(x.ntrain, 1);
+    CHECK_EQ_INT(x.train_loads, ts[0]->nloads);
+    snprintf(ts[0]->model, sizeof ts[0]->model, "model-d");
+    CHECK_OK(ramp_eval_transfer_run((const ramp_timing *const *)ts, 3, 2, 128, &x));
+    CHECK_EQ_INT(x.ntrain, 2);
     /* One model only: nothing to transfer from. */
     snprintf(ts[0]->model, sizeof ts[0]->model, "model-c");
     snprintf(ts[1]->model, sizeof ts[1]->model, "model-c");

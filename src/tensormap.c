@@ -50,17 +50,23 @@ ramp_status ramp_tmap_2d_check(const ramp_tmap_2d *t) {
     return RAMP_OK;
 }
 
-ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out) {
-    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "tensor map: NULL output");
+/* What both encoders need first: an output the driver accepts and the
+ * driver's encoder. what names the map in the messages. */
+static ramp_status encoder_ready(CUtensorMap *out, const char *what, const ramp_cuda_api **cu) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "%s: NULL output", what);
     RAMP_CHECK((uintptr_t)out % 64 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "tensor map: output at %p is not 64-byte aligned (the driver's rule)",
-               (void *)out);
-    RAMP_TRY(ramp_tmap_2d_check(t));
-    const ramp_cuda_api *cu;
-    RAMP_TRY(ramp_cuda_load(&cu));
-    RAMP_CHECK(cu->TensorMapEncodeTiled, RAMP_ERR_UNSUPPORTED,
+               "%s: output at %p is not 64-byte aligned (the driver's rule)", what, (void *)out);
+    RAMP_TRY(ramp_cuda_load(cu));
+    RAMP_CHECK((*cu)->TensorMapEncodeTiled, RAMP_ERR_UNSUPPORTED,
                "the CUDA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12.0 or "
                "newer driver)");
+    return RAMP_OK;
+}
+
+ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out) {
+    const ramp_cuda_api *cu;
+    RAMP_TRY(ramp_tmap_2d_check(t));
+    RAMP_TRY(encoder_ready(out, "tensor map", &cu));
     /* Dimension 0 is the contiguous one (columns). */
     const uint64_t dims[2] = {t->cols, t->rows};
     const uint64_t strides[1] = {t->row_stride};
@@ -110,16 +116,9 @@ ramp_status ramp_tmap_tiled_check(const ramp_tmap_tiled *t) {
 }
 
 ramp_status ramp_tmap_tiled_encode(const ramp_tmap_tiled *t, CUtensorMap *out) {
-    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "tiled tensor map: NULL output");
-    RAMP_CHECK((uintptr_t)out % 64 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "tiled tensor map: output at %p is not 64-byte aligned (the driver's rule)",
-               (void *)out);
-    RAMP_TRY(ramp_tmap_tiled_check(t));
     const ramp_cuda_api *cu;
-    RAMP_TRY(ramp_cuda_load(&cu));
-    RAMP_CHECK(cu->TensorMapEncodeTiled, RAMP_ERR_UNSUPPORTED,
-               "the CUDA driver lacks cuTensorMapEncodeTiled (TMA needs a CUDA 12.0 or "
-               "newer driver)");
+    RAMP_TRY(ramp_tmap_tiled_check(t));
+    RAMP_TRY(encoder_ready(out, "tiled tensor map", &cu));
     /* inner to outer: byte in a block's row, row in the block, K block, row block */
     const uint64_t dims[4] = {TILE, TILE, t->cols / TILE, t->rows / TILE};
     const uint64_t strides[3] = {TILE, (uint64_t)TILE * TILE, t->cols * TILE};

@@ -131,7 +131,7 @@ static void tensormap_checks(void) {
     t.box_cols = 144;
     REFUSED(t, "exceeds the 128-byte swizzle span");
 
-    /* encode: the output's alignment, then the arguments, before the driver */
+    /* encode: the arguments and the output's alignment, before the driver */
     struct {
         CUtensorMap m[2];
     } buf;

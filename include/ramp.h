@@ -728,14 +728,30 @@ double ramp_spearman(const double *a, const double *b, int n);
  * alternative, t = th0 + th1*T + th2*T/sms + th3*log(1+T), fit by ordinary
  * least squares on the same relative error (only the terms and the sign
  * constraint differ; T and T/sms are collinear within one configuration,
- * and the pivoted OLS then gives one of them a zero coefficient). */
+ * and the pivoted OLS then gives one of them a zero coefficient).
+ * RAMP_COSTMODEL_EQ3_PAIRS is Equation 3 plus a fifth term, the load's
+ * token-expert pairs P = sum_e n_e: t = th0 + th1*W + th2*T + th3*A + th4*P,
+ * fit exactly as EQ3 (NNLS, S_c, the intercept penalty). Kernel v2 does
+ * per-pair work (token gathers, f32 output reductions per slice) that T, W
+ * and A do not see when every expert fits in one row tile
+ * (eval-2026-11-30-kernel-v2.md). An evaluation option only: plans and the
+ * selection kernel carry Equation 3's four terms (ramp_plan_make refuses it). */
 
-#define RAMP_COST_TERMS 4
+#define RAMP_COST_TERMS 4      /* Equation 3's terms: what a plan carries */
+#define RAMP_COST_TERMS_MAX 5  /* the most terms of any kind (EQ3_PAIRS) */
 
 typedef enum {
     RAMP_COSTMODEL_EQ3 = 0,
-    RAMP_COSTMODEL_TILECOUNT = 1
+    RAMP_COSTMODEL_TILECOUNT = 1,
+    RAMP_COSTMODEL_EQ3_PAIRS = 2
 } ramp_costmodel_kind;
+
+/* Terms of a kind: 4 (EQ3, TILECOUNT), 5 (EQ3_PAIRS); 0 if unknown. */
+int ramp_costmodel_nterms(ramp_costmodel_kind kind);
+/* "eq3", "tilecount", "eq3+pairs"; "?" out of range. */
+const char *ramp_costmodel_kind_name(ramp_costmodel_kind kind);
+/* Parses a name of ramp_costmodel_kind_name (also "eq3-pairs"). */
+ramp_status ramp_costmodel_kind_parse(const char *text, ramp_costmodel_kind *out);
 
 typedef struct {
     ramp_costmodel_kind kind;
@@ -744,7 +760,8 @@ typedef struct {
     int nconfigs;
     ramp_config *configs;   /* [nconfigs] copies of the dataset's */
     int *blocks_per_sm;     /* [nconfigs] occupancy class of each */
-    double *theta;          /* [nconfigs * RAMP_COST_TERMS], microseconds */
+    double *theta;          /* [nconfigs * ramp_costmodel_nterms(kind)],
+                               microseconds */
     int64_t *rows;          /* [nconfigs] loads the fit used; 0: unfit, and
                                its prediction is +INFINITY */
     double *rel_rmse;       /* [nconfigs] fit's RMS relative error (NaN unfit) */
@@ -756,22 +773,21 @@ typedef struct {
 } ramp_costmodel;
 
 /* The terms of load `load` under configuration c (EQ3: 1, W, T, A;
- * TILECOUNT: 1, T, T/sms, log(1+T)). */
+ * TILECOUNT: 1, T, T/sms, log(1+T); EQ3_PAIRS: 1, W, T, A, P) into
+ * terms[ramp_costmodel_nterms(kind)]. */
 void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
                           const ramp_geometry *g, int sms, int blocks_per_sm,
-                          int nexp, const int32_t *load,
-                          double terms[RAMP_COST_TERMS]);
+                          int nexp, const int32_t *load, double *terms);
 
 /* The same with S_c given directly (W = ceil(T / slots); slots < 1 counts
  * as 1): what a fitted model and a plan use. */
 void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
                                 const ramp_geometry *g, int sms, int slots,
-                                int nexp, const int32_t *load,
-                                double terms[RAMP_COST_TERMS]);
+                                int nexp, const int32_t *load, double *terms);
 /* S_c of configuration `config` in a fitted model (0 if out of range). */
 int ramp_costmodel_slots(const ramp_costmodel *m, int config);
 
-/* How an EQ3 fit chooses S_c, the tiles per wave of W = ceil(T / S_c); the
+/* How an EQ3 (or EQ3_PAIRS) fit chooses S_c, the tiles per wave of W = ceil(T / S_c); the
  * candidates are sms * j for j = 1 .. blocks_per_sm (the form of Equation 3
  * is the same under all four; bench/results/eval-2026-11-30-gap.md).
  *   PICKS (default): S_c = sms for every configuration, then a coordinate
@@ -838,6 +854,12 @@ double ramp_costmodel_transfer_scale(const ramp_geometry *g);
 ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntrain,
                                         const ramp_timing *target,
                                         ramp_costmodel **out);
+/* The same for kind EQ3 or EQ3_PAIRS (P is a load term: scaled as T and A;
+ * the result is a model of that kind); other kinds RAMP_ERR_INVALID_ARGUMENT. */
+ramp_status ramp_costmodel_fit_transfer_kind(const ramp_timing *const *train, int ntrain,
+                                             const ramp_timing *target,
+                                             ramp_costmodel_kind kind,
+                                             ramp_costmodel **out);
 
 /* Predicted time (us) of configuration `config` on a load. */
 double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
@@ -991,6 +1013,8 @@ typedef struct {
     int knn_k;                   /* 8 */
     ramp_costmodel_fit_options fit; /* COSTMODEL, MENU_COSTMODEL: how
                                        Equation 3 is fit (zero: default) */
+    ramp_costmodel_kind cost_model; /* COSTMODEL, MENU_COSTMODEL: EQ3 (zero,
+                                       the default) or EQ3_PAIRS */
 } ramp_policy_options;
 
 void ramp_policy_defaults(ramp_policy_options *o);
@@ -1209,6 +1233,10 @@ typedef struct {
  * dataset of another model and the same kernel exists. */
 ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
                                    int min_tokens, ramp_eval_transfer *out);
+/* The same with the cost model's kind (EQ3 or EQ3_PAIRS). */
+ramp_status ramp_eval_transfer_run_kind(const ramp_timing *const *ts, int n, int target,
+                                        int min_tokens, ramp_costmodel_kind kind,
+                                        ramp_eval_transfer *out);
 /* One row per transfer, with the same layout's in-model (held-out domain)
  * gap from r[i] when r is given (r[i] for x[i]; NULL entries skipped). */
 ramp_status ramp_eval_print_transfer(FILE *f, const ramp_eval_transfer *x, int n,

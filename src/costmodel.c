@@ -11,7 +11,9 @@
  * with the lowest RMS relative error kept (bench/results/eval-2026-11-30.md:
  * v1's second resident block adds little, so its time steps at sms tiles).
  * Also here: the fit that transfers to a model never timed (load terms
- * scaled by the hidden size, fit on other models' datasets).
+ * scaled by the hidden size, fit on other models' datasets), and the
+ * evaluation-only fifth term, the load's token-expert pairs (EQ3_PAIRS):
+ * a model's theta has ramp_costmodel_nterms(kind) values per configuration.
  *
  * Solvers work on small n (<= 16 terms) and possibly many rows. Both first
  * reduce [A | b] by a Householder QR to an n x n triangle, which keeps the
@@ -41,19 +43,22 @@ static double slots_of(int sms, int blocks_per_sm) {
     return (double)(sms > 0 ? sms : 1) * (double)(blocks_per_sm > 0 ? blocks_per_sm : 1);
 }
 
-/* sum_e ceil(n_e / b) and the active experts of a load. */
+/* sum_e ceil(n_e / b), the active experts and the token-expert pairs
+ * sum_e n_e of a load (pairs may be NULL). */
 static void rowtiles_of(int nexp, const int32_t *load, int b, double *rowtiles,
-                        double *active) {
-    int64_t rt = 0, act = 0;
+                        double *active, double *pairs) {
+    int64_t rt = 0, act = 0, np = 0;
     if (b < 1) b = 1;
     for (int e = 0; load && e < nexp; e++) {
         int64_t n = load[e];
         if (n <= 0) continue;
         act++;
+        np += n;
         rt += (n + b - 1) / b;
     }
     *rowtiles = (double)rt;
     *active = (double)act;
+    if (pairs) *pairs = (double)np;
 }
 
 void ramp_features_compute(const ramp_config *c, const ramp_geometry *g,
@@ -63,14 +68,54 @@ void ramp_features_compute(const ramp_config *c, const ramp_geometry *g,
     memset(out, 0, sizeof *out);
     if (!c || !g) return;
     double rt, act;
-    rowtiles_of(nexp, load, c->rows, &rt, &act);
+    rowtiles_of(nexp, load, c->rows, &rt, &act, NULL);
     out->tiles = q_of(c, g) * rt;
     out->waves = ceil(out->tiles / slots_of(sms, blocks_per_sm));
     out->active = act;
 }
 
+int ramp_costmodel_nterms(ramp_costmodel_kind kind) {
+    switch (kind) {
+    case RAMP_COSTMODEL_EQ3:
+    case RAMP_COSTMODEL_TILECOUNT: return 4;
+    case RAMP_COSTMODEL_EQ3_PAIRS: return 5;
+    }
+    return 0;
+}
+
+const char *ramp_costmodel_kind_name(ramp_costmodel_kind kind) {
+    switch (kind) {
+    case RAMP_COSTMODEL_EQ3: return "eq3";
+    case RAMP_COSTMODEL_TILECOUNT: return "tilecount";
+    case RAMP_COSTMODEL_EQ3_PAIRS: return "eq3+pairs";
+    }
+    return "?";
+}
+
+ramp_status ramp_costmodel_kind_parse(const char *text, ramp_costmodel_kind *out) {
+    RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_kind_parse: NULL argument");
+    for (int k = RAMP_COSTMODEL_EQ3; k <= RAMP_COSTMODEL_EQ3_PAIRS; k++)
+        if (strcmp(text, ramp_costmodel_kind_name((ramp_costmodel_kind)k)) == 0) {
+            *out = (ramp_costmodel_kind)k;
+            return RAMP_OK;
+        }
+    /* '+' is awkward in some shells' completion and file names. */
+    if (strcmp(text, "eq3-pairs") == 0) {
+        *out = RAMP_COSTMODEL_EQ3_PAIRS;
+        return RAMP_OK;
+    }
+    RAMP_FAIL(RAMP_ERR_INVALID_ARGUMENT,
+              "cost model '%s': expected eq3, eq3+pairs or tilecount", text);
+}
+
+/* Equation 3's form (a wave term, NNLS, S_c and the intercept penalty). */
+static int is_eq3(ramp_costmodel_kind kind) {
+    return kind == RAMP_COSTMODEL_EQ3 || kind == RAMP_COSTMODEL_EQ3_PAIRS;
+}
+
 static void terms_from(ramp_costmodel_kind kind, double tiles, double slots,
-                       int sms, double active, double *terms) {
+                       int sms, double active, double pairs, double *terms) {
     terms[0] = 1.0;
     if (kind == RAMP_COSTMODEL_TILECOUNT) {
         terms[1] = tiles;
@@ -80,24 +125,24 @@ static void terms_from(ramp_costmodel_kind kind, double tiles, double slots,
         terms[1] = ceil(tiles / slots);
         terms[2] = tiles;
         terms[3] = active;
+        if (kind == RAMP_COSTMODEL_EQ3_PAIRS) terms[4] = pairs;
     }
 }
 
 void ramp_costmodel_terms(ramp_costmodel_kind kind, const ramp_config *c,
                           const ramp_geometry *g, int sms, int blocks_per_sm,
-                          int nexp, const int32_t *load,
-                          double terms[RAMP_COST_TERMS]) {
+                          int nexp, const int32_t *load, double *terms) {
     ramp_costmodel_terms_slots(kind, c, g, sms, (int)slots_of(sms, blocks_per_sm), nexp, load,
                                terms);
 }
 
 void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
                                 const ramp_geometry *g, int sms, int slots, int nexp,
-                                const int32_t *load, double terms[RAMP_COST_TERMS]) {
-    double rt = 0, act = 0;
-    if (c && g) rowtiles_of(nexp, load, c->rows, &rt, &act);
+                                const int32_t *load, double *terms) {
+    double rt = 0, act = 0, pairs = 0;
+    if (c && g) rowtiles_of(nexp, load, c->rows, &rt, &act, &pairs);
     terms_from(kind, c && g ? q_of(c, g) * rt : 0, slots > 0 ? (double)slots : 1.0, sms, act,
-               terms);
+               pairs, terms);
 }
 
 /* ---- Householder QR ------------------------------------------------------ */
@@ -423,7 +468,7 @@ static ramp_status costmodel_alloc(const ramp_timing *t, ramp_costmodel_kind kin
     m->nconfigs = nc;
     m->configs = ramp_calloc((size_t)nc, sizeof *m->configs);
     m->blocks_per_sm = ramp_calloc((size_t)nc, sizeof *m->blocks_per_sm);
-    m->theta = ramp_calloc((size_t)nc * RAMP_COST_TERMS, sizeof *m->theta);
+    m->theta = ramp_calloc((size_t)nc * (size_t)ramp_costmodel_nterms(kind), sizeof *m->theta);
     m->rows = ramp_calloc((size_t)nc, sizeof *m->rows);
     m->rel_rmse = ramp_calloc((size_t)nc, sizeof *m->rel_rmse);
     m->slots = ramp_calloc((size_t)nc, sizeof *m->slots);
@@ -497,34 +542,34 @@ ramp_status ramp_wave_fit_parse(const char *text, ramp_wave_fit *out) {
 #define INTERCEPT_PENALTY 1e-6
 
 /* One fit of a configuration's nr rows at wave size S: A and bvec hold
- * nr + 1 rows of scratch. Writes theta and the RMS relative error over the
- * nr loads (the penalty row excluded). */
+ * nr + 1 rows of scratch (nterms(kind) columns). Writes theta and the RMS
+ * relative error over the nr loads (the penalty row excluded). */
 static ramp_status fit_at(ramp_costmodel_kind kind, const double *tiles, const double *act,
-                          const double *tm, int64_t nr, double S, int sms, int penalise,
-                          double *A, double *bvec, double *theta, double *rms) {
+                          const double *pairs, const double *tm, int64_t nr, double S, int sms,
+                          int penalise, double *A, double *bvec, double *theta, double *rms) {
+    const int nt = ramp_costmodel_nterms(kind);
     double inv = 0;
     for (int64_t j = 0; j < nr; j++) {
-        double terms[RAMP_COST_TERMS];
-        terms_from(kind, tiles[j], S, sms, act[j], terms);
-        for (int l = 0; l < RAMP_COST_TERMS; l++) A[j * RAMP_COST_TERMS + l] = terms[l] / tm[j];
+        double terms[RAMP_COST_TERMS_MAX];
+        terms_from(kind, tiles[j], S, sms, act[j], pairs[j], terms);
+        for (int l = 0; l < nt; l++) A[j * nt + l] = terms[l] / tm[j];
         bvec[j] = 1.0;
         inv += 1.0 / tm[j];
     }
     int64_t m = nr;
     if (penalise) {
-        A[nr * RAMP_COST_TERMS] = sqrt(INTERCEPT_PENALTY * (double)nr) * inv / (double)nr;
-        for (int l = 1; l < RAMP_COST_TERMS; l++) A[nr * RAMP_COST_TERMS + l] = 0;
+        A[nr * nt] = sqrt(INTERCEPT_PENALTY * (double)nr) * inv / (double)nr;
+        for (int l = 1; l < nt; l++) A[nr * nt + l] = 0;
         bvec[nr] = 0;
         m++;
     }
-    ramp_status st = kind == RAMP_COSTMODEL_EQ3
-                         ? ramp_nnls(A, (int)m, RAMP_COST_TERMS, bvec, theta)
-                         : ramp_ols(A, (int)m, RAMP_COST_TERMS, bvec, theta);
+    ramp_status st = is_eq3(kind) ? ramp_nnls(A, (int)m, nt, bvec, theta)
+                                  : ramp_ols(A, (int)m, nt, bvec, theta);
     if (st != RAMP_OK) return st;
     double ss = 0;
     for (int64_t j = 0; j < nr; j++) {
         double p = 0;
-        for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * theta[l];
+        for (int l = 0; l < nt; l++) p += A[j * nt + l] * theta[l];
         ss += (p - 1) * (p - 1);
     }
     *rms = sqrt(ss / (double)nr);
@@ -637,8 +682,9 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
                                    ramp_costmodel **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "ramp_costmodel_fit: out is NULL");
     RAMP_TRY(check_timing(t));
-    RAMP_CHECK(kind == RAMP_COSTMODEL_EQ3 || kind == RAMP_COSTMODEL_TILECOUNT,
-               RAMP_ERR_INVALID_ARGUMENT, "cost model kind %d unknown", (int)kind);
+    RAMP_CHECK(ramp_costmodel_nterms(kind) > 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_fit: cost model kind %d unknown (expected %d..%d)", (int)kind,
+               (int)RAMP_COSTMODEL_EQ3, (int)RAMP_COSTMODEL_EQ3_PAIRS);
     ramp_costmodel_fit_options defaults = {RAMP_WAVE_PICKS, 0};
     const ramp_costmodel_fit_options *o = opt ? opt : &defaults;
     RAMP_CHECK((int)o->wave >= RAMP_WAVE_PICKS && o->wave <= RAMP_WAVE_SMS,
@@ -656,24 +702,29 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
     int sms = t->sms > 0 ? t->sms : 1;
     /* Wave-size candidates per configuration: sms * j, j = 1 .. bps (EQ3;
      * capped at 64), else the one sms * bps. */
+    const int eq3 = is_eq3(kind), nt = ramp_costmodel_nterms(kind);
     int maxc = 1;
-    for (int c = 0; kind == RAMP_COSTMODEL_EQ3 && c < nc; c++) {
+    for (int c = 0; eq3 && c < nc; c++) {
         int b = t->blocks_per_sm[c] > 0 ? t->blocks_per_sm[c] : 1;
         if (b > maxc) maxc = b > 64 ? 64 : b;
     }
-    int descent = kind == RAMP_COSTMODEL_EQ3 && o->wave == RAMP_WAVE_PICKS;
-    int penalise = kind == RAMP_COSTMODEL_EQ3 && !o->intercept_free;
+    int descent = eq3 && o->wave == RAMP_WAVE_PICKS;
+    int penalise = eq3 && !o->intercept_free;
+    /* rt's row per selected load: row tiles at each distinct rows value,
+     * then the active experts and the pairs. */
+    const int rw = nrows + 2;
 
     ramp_costmodel *m = NULL;
     RAMP_TRY(costmodel_alloc(t, kind, &m));
     /* Per selected load: row tiles at each distinct rows value, then A. */
     int64_t *sel = ramp_calloc((size_t)nsel, sizeof *sel);
-    double *rt = ramp_calloc((size_t)nsel * (nrows + 1), sizeof *rt);
-    double *A = ramp_calloc((size_t)(nsel + 1) * RAMP_COST_TERMS, sizeof *A);
+    double *rt = ramp_calloc((size_t)nsel * rw, sizeof *rt);
+    double *A = ramp_calloc((size_t)(nsel + 1) * nt, sizeof *A);
     double *bvec = ramp_calloc((size_t)nsel + 1, sizeof *bvec);
-    double *tiles = ramp_calloc((size_t)nsel * 3, sizeof *tiles);
+    double *tiles = ramp_calloc((size_t)nsel * 4, sizeof *tiles);
     double *act = tiles ? tiles + nsel : NULL, *tm = tiles ? tiles + 2 * nsel : NULL;
-    double *ctheta = ramp_calloc((size_t)nc * maxc * RAMP_COST_TERMS, sizeof *ctheta);
+    double *prs = tiles ? tiles + 3 * nsel : NULL;
+    double *ctheta = ramp_calloc((size_t)nc * maxc * nt, sizeof *ctheta);
     double *crms = ramp_calloc((size_t)nc * maxc, sizeof *crms);
     int *ncand = ramp_calloc((size_t)nc, sizeof *ncand);
     int *jsel = ramp_calloc((size_t)nc, sizeof *jsel);
@@ -690,8 +741,8 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
         sel[k] = i;
         const int32_t *ld = ramp_load_of(t, i);
         for (int r = 0; r < nrows; r++)
-            rowtiles_of(t->nexp[i], ld, rows[r], &rt[k * (nrows + 1) + r],
-                        &rt[k * (nrows + 1) + nrows]);
+            rowtiles_of(t->nexp[i], ld, rows[r], &rt[k * rw + r], &rt[k * rw + nrows],
+                        &rt[k * rw + nrows + 1]);
         k++;
     }
     int fitted = 0;
@@ -712,8 +763,9 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
                                     ramp_config_name(cfg, name, sizeof name), time);
                 break;
             }
-            tiles[nr] = q * rt[j * (nrows + 1) + slot];
-            act[nr] = rt[j * (nrows + 1) + nrows];
+            tiles[nr] = q * rt[j * rw + slot];
+            act[nr] = rt[j * rw + nrows];
+            prs[nr] = rt[j * rw + nrows + 1];
             tm[nr] = time;
             nr++;
         }
@@ -724,25 +776,25 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
         /* S_c candidates (only Equation 3 has a wave term): sms * j for j
          * = 1 .. blocks_per_sm; each fit on its own, chosen below. */
         int bps = t->blocks_per_sm[c] > 0 ? t->blocks_per_sm[c] : 1;
-        ncand[c] = kind == RAMP_COSTMODEL_EQ3 ? (bps < maxc ? bps : maxc) : 1;
+        ncand[c] = eq3 ? (bps < maxc ? bps : maxc) : 1;
         for (int cj = 0; cj < ncand[c] && st == RAMP_OK; cj++) {
-            double S = kind == RAMP_COSTMODEL_EQ3 ? (double)sms * (cj + 1) : slots_of(sms, bps);
-            double *th = &ctheta[((size_t)c * maxc + cj) * RAMP_COST_TERMS];
-            st = fit_at(kind, tiles, act, tm, nr, S, t->sms, penalise, A, bvec, th,
+            double S = eq3 ? (double)sms * (cj + 1) : slots_of(sms, bps);
+            double *th = &ctheta[((size_t)c * maxc + cj) * nt];
+            st = fit_at(kind, tiles, act, prs, tm, nr, S, t->sms, penalise, A, bvec, th,
                         &crms[(size_t)c * maxc + cj]);
             if (st != RAMP_OK || !descent) continue;
             for (int64_t j = 0; j < nsel; j++) {
-                double terms[RAMP_COST_TERMS], p = 0;
-                terms_from(kind, q * rt[j * (nrows + 1) + slot], S, t->sms,
-                           rt[j * (nrows + 1) + nrows], terms);
-                for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+                double terms[RAMP_COST_TERMS_MAX], p = 0;
+                terms_from(kind, q * rt[j * rw + slot], S, t->sms, rt[j * rw + nrows],
+                           rt[j * rw + nrows + 1], terms);
+                for (int l = 0; l < nt; l++) p += th[l] * terms[l];
                 pred[((size_t)c * maxc + cj) * (size_t)nsel + (size_t)j] = p;
             }
         }
         if (st != RAMP_OK) break;
         const double *e = &crms[(size_t)c * maxc];
         int last = ncand[c] - 1;
-        switch (kind == RAMP_COSTMODEL_EQ3 ? o->wave : RAMP_WAVE_CAPACITY) {
+        switch (eq3 ? o->wave : RAMP_WAVE_CAPACITY) {
         case RAMP_WAVE_RMSE:
             /* The lowest RMS error; a smaller wave must fit clearly better,
              * not by rounding. */
@@ -764,11 +816,10 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
         st = wave_descent(t, sel, nsel, pred, maxc, ncand, m->rows, jsel);
     for (int c = 0; c < nc && st == RAMP_OK; c++) {
         if (m->rows[c] == 0) continue;
-        memcpy(&m->theta[(size_t)c * RAMP_COST_TERMS],
-               &ctheta[((size_t)c * maxc + jsel[c]) * RAMP_COST_TERMS],
-               RAMP_COST_TERMS * sizeof *ctheta);
+        memcpy(&m->theta[(size_t)c * nt], &ctheta[((size_t)c * maxc + jsel[c]) * nt],
+               (size_t)nt * sizeof *ctheta);
         m->rel_rmse[c] = crms[(size_t)c * maxc + jsel[c]];
-        if (kind == RAMP_COSTMODEL_EQ3) m->slots[c] = sms * (jsel[c] + 1);
+        if (eq3) m->slots[c] = sms * (jsel[c] + 1);
     }
 done:
     free(sel);
@@ -808,8 +859,18 @@ double ramp_costmodel_transfer_scale(const ramp_geometry *g) {
 
 ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntrain,
                                         const ramp_timing *target, ramp_costmodel **out) {
+    return ramp_costmodel_fit_transfer_kind(train, ntrain, target, RAMP_COSTMODEL_EQ3, out);
+}
+
+ramp_status ramp_costmodel_fit_transfer_kind(const ramp_timing *const *train, int ntrain,
+                                             const ramp_timing *target,
+                                             ramp_costmodel_kind kind, ramp_costmodel **out) {
     RAMP_CHECK(out && train && ntrain >= 1, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_costmodel_fit_transfer: NULL argument or no training dataset");
+    RAMP_CHECK(is_eq3(kind), RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_costmodel_fit_transfer: cost model %s (%d): the transfer fits eq3 or "
+               "eq3+pairs", ramp_costmodel_kind_name(kind), (int)kind);
+    const int nt = ramp_costmodel_nterms(kind);
     RAMP_TRY(check_timing(target));
     int64_t total = 0;
     for (int k = 0; k < ntrain; k++) {
@@ -819,8 +880,8 @@ ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntr
     RAMP_CHECK(total >= 1 && total <= INT32_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_costmodel_fit_transfer: %lld training loads", (long long)total);
     ramp_costmodel *m = NULL;
-    RAMP_TRY(costmodel_alloc(target, RAMP_COSTMODEL_EQ3, &m));
-    double *A = ramp_calloc((size_t)total * RAMP_COST_TERMS, sizeof *A);
+    RAMP_TRY(costmodel_alloc(target, kind, &m));
+    double *A = ramp_calloc((size_t)total * nt, sizeof *A);
     double *bvec = ramp_calloc((size_t)total, sizeof *bvec);
     int *col = ramp_calloc((size_t)ntrain, sizeof *col);
     ramp_status st = A && bvec && col ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
@@ -841,30 +902,28 @@ ramp_status ramp_costmodel_fit_transfer(const ramp_timing *const *train, int ntr
             for (int64_t i = 0; i < t->nloads; i++) {
                 double time = t->times_us[(size_t)i * t->nconfigs + col[k]];
                 if (!(time > 0) || !isfinite(time)) continue; /* unmeasured */
-                double terms[RAMP_COST_TERMS];
-                ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, cfg, &t->geom, t->sms,
-                                     t->blocks_per_sm[col[k]], t->nexp[i], ramp_load_of(t, i),
-                                     terms);
-                for (int l = 1; l < RAMP_COST_TERMS; l++) terms[l] *= sc;
-                for (int l = 0; l < RAMP_COST_TERMS; l++)
-                    A[nr * RAMP_COST_TERMS + l] = terms[l] / time;
+                double terms[RAMP_COST_TERMS_MAX];
+                ramp_costmodel_terms(kind, cfg, &t->geom, t->sms, t->blocks_per_sm[col[k]],
+                                     t->nexp[i], ramp_load_of(t, i), terms);
+                for (int l = 1; l < nt; l++) terms[l] *= sc;
+                for (int l = 0; l < nt; l++) A[nr * nt + l] = terms[l] / time;
                 bvec[nr++] = 1.0;
             }
         }
         if (nr == 0) continue;
-        double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
-        st = ramp_nnls(A, (int)nr, RAMP_COST_TERMS, bvec, th);
+        double *th = &m->theta[(size_t)c * nt];
+        st = ramp_nnls(A, (int)nr, nt, bvec, th);
         if (st != RAMP_OK) break;
         double ss = 0;
         for (int64_t j = 0; j < nr; j++) {
             double p = 0;
-            for (int l = 0; l < RAMP_COST_TERMS; l++) p += A[j * RAMP_COST_TERMS + l] * th[l];
+            for (int l = 0; l < nt; l++) p += A[j * nt + l] * th[l];
             ss += (p - 1) * (p - 1);
         }
         m->rel_rmse[c] = sqrt(ss / (double)nr);
         /* Fold the target's scale into the coefficients: a plain EQ3 model
          * of the target's configurations, at its own sms * blocks_per_sm. */
-        for (int l = 1; l < RAMP_COST_TERMS; l++) th[l] *= st_target;
+        for (int l = 1; l < nt; l++) th[l] *= st_target;
         m->rows[c] = nr;
         fitted++;
     }
@@ -888,8 +947,9 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
     if (!m || !out) return;
     /* Row tiles depend on the configuration only through b: compute once per
      * distinct b. */
+    const int nt = ramp_costmodel_nterms(m->kind);
     int seen_b[64], nseen = 0;
-    double seen_rt[64], active = 0;
+    double seen_rt[64], active = 0, pairs = 0;
     for (int c = 0; c < m->nconfigs; c++) {
         if (m->rows[c] == 0) { out[c] = INFINITY; continue; }
         const ramp_config *cfg = &m->configs[c];
@@ -899,14 +959,15 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
         double rt;
         if (s >= 0) rt = seen_rt[s];
         else {
-            rowtiles_of(nexp, load, b, &rt, &active);
+            rowtiles_of(nexp, load, b, &rt, &active, &pairs);
             if (nseen < 64) { seen_b[nseen] = b; seen_rt[nseen++] = rt; }
         }
-        double terms[RAMP_COST_TERMS];
-        terms_from(m->kind, q_of(cfg, &m->geom) * rt, model_slots(m, c), m->sms, active, terms);
-        const double *th = &m->theta[(size_t)c * RAMP_COST_TERMS];
+        double terms[RAMP_COST_TERMS_MAX];
+        terms_from(m->kind, q_of(cfg, &m->geom) * rt, model_slots(m, c), m->sms, active, pairs,
+                   terms);
+        const double *th = &m->theta[(size_t)c * nt];
         double p = 0;
-        for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+        for (int l = 0; l < nt; l++) p += th[l] * terms[l];
         out[c] = p;
     }
 }
@@ -915,12 +976,13 @@ double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
                               const int32_t *load) {
     if (!m || config < 0 || config >= m->nconfigs) return NAN;
     if (m->rows[config] == 0) return INFINITY;
-    double terms[RAMP_COST_TERMS];
+    const int nt = ramp_costmodel_nterms(m->kind);
+    double terms[RAMP_COST_TERMS_MAX];
     ramp_costmodel_terms_slots(m->kind, &m->configs[config], &m->geom, m->sms,
                                (int)model_slots(m, config), nexp, load, terms);
-    const double *th = &m->theta[(size_t)config * RAMP_COST_TERMS];
+    const double *th = &m->theta[(size_t)config * nt];
     double p = 0;
-    for (int l = 0; l < RAMP_COST_TERMS; l++) p += th[l] * terms[l];
+    for (int l = 0; l < nt; l++) p += th[l] * terms[l];
     return p;
 }
 

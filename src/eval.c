@@ -602,6 +602,12 @@ static int has_contiguous_twin(const ramp_timing *const *ts, int n, const ramp_t
 
 ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int target,
                                    int min_tokens, ramp_eval_transfer *out) {
+    return ramp_eval_transfer_run_kind(ts, n, target, min_tokens, RAMP_COSTMODEL_EQ3, out);
+}
+
+ramp_status ramp_eval_transfer_run_kind(const ramp_timing *const *ts, int n, int target,
+                                        int min_tokens, ramp_costmodel_kind kind,
+                                        ramp_eval_transfer *out) {
     RAMP_CHECK(ts && out && n >= 1 && target >= 0 && target < n, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_eval_transfer_run: bad arguments (n = %d, target = %d)", n, target);
     const ramp_timing *t = ts[target];
@@ -630,7 +636,7 @@ ramp_status ramp_eval_transfer_run(const ramp_timing *const *ts, int n, int targ
                   ramp_kernel_version_name((ramp_kernel_version)t->kernel));
     }
     ramp_costmodel *m = NULL;
-    ramp_status st = ramp_costmodel_fit_transfer(train, out->ntrain, t, &m);
+    ramp_status st = ramp_costmodel_fit_transfer_kind(train, out->ntrain, t, kind, &m);
     free(train);
     if (st != RAMP_OK) return st;
     out->nconfigs = t->nconfigs;

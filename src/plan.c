@@ -137,8 +137,15 @@ static ramp_status plan_checksum(const ramp_plan *p, char out[72]) {
 ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
                            const ramp_costmodel *m, ramp_plan *out) {
     RAMP_CHECK(t && menu && m && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_plan_make: NULL argument");
+    /* The plan format and the selection kernel evaluate Equation 3's four
+     * terms: a fifth (EQ3_PAIRS) would be silently dropped. */
     RAMP_CHECK(m->kind == RAMP_COSTMODEL_EQ3, RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_plan_make: the plan serves Equation 3; the model is the tile-count formula");
+               "ramp_plan_make: the plan and the selection kernel serve Equation 3's four "
+               "terms (1, W, T, A); the model is %s",
+               m->kind == RAMP_COSTMODEL_TILECOUNT ? "the tile-count formula"
+               : m->kind == RAMP_COSTMODEL_EQ3_PAIRS
+                   ? "eq3+pairs (five terms: an evaluation option only)"
+                   : "of an unknown kind");
     RAMP_CHECK(m->nconfigs == t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_plan_make: model has %d configurations, dataset %d", m->nconfigs,
                t->nconfigs);

@@ -542,6 +542,12 @@ static ramp_status check_options(const ramp_policy_options *o) {
                RAMP_ERR_INVALID_ARGUMENT, "gpu_buckets %d unknown", (int)o->gpu_buckets);
     RAMP_CHECK(o->tune_domain && *o->tune_domain, RAMP_ERR_INVALID_ARGUMENT,
                "tune_domain is empty");
+    /* RaMP's model is Equation 3 in either form; the tile-count formula is
+     * its own policy (TILECOUNT_OLS). */
+    RAMP_CHECK(o->cost_model == RAMP_COSTMODEL_EQ3 || o->cost_model == RAMP_COSTMODEL_EQ3_PAIRS,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "policy options: cost_model %s (%d): expected eq3 or eq3+pairs",
+               ramp_costmodel_kind_name(o->cost_model), (int)o->cost_model);
     return RAMP_OK;
 }
 
@@ -630,7 +636,7 @@ ramp_status ramp_policy_fit(ramp_policy_kind kind, const ramp_timing *t,
         if (st == RAMP_OK)
             st = ramp_costmodel_fit_opt(t, train,
                                         kind == RAMP_POLICY_TILECOUNT_OLS ? RAMP_COSTMODEL_TILECOUNT
-                                                                          : RAMP_COSTMODEL_EQ3,
+                                                                          : o->cost_model,
                                         &o->fit, &p->model);
         if (st == RAMP_OK) {
             /* Only configurations the fit saw can be picked. */

@@ -67,4 +67,17 @@ expect 0 "wrote" -- "$ramp" bench "$tmp/bal5-loads.safetensors" -o "$tmp/bal5.sa
 expect 1 "batch [0-9]+ has [0-9]+ tokens under one placement and [0-9]+ under the other" -- \
   "$ramp" eval "$tmp/con.safetensors" "$tmp/bal5.safetensors" --bootstrap 0
 
+# --cost-model: Equation 3 (the default, its report unchanged and unlabelled)
+# or Equation 3 + pairs (named in the report); anything else refused; `ramp
+# fit` has no such option (plans carry Equation 3's four terms).
+out=$("$ramp" eval "$tmp/con.safetensors" --bootstrap 0 --cost-model eq3 2>&1) || fail "eval eq3: $out"
+echo "$out" | grep -q "^Cost model" && fail "the default model is labelled: $out"
+expect 0 "^Cost model: eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" --bootstrap 0 --cost-model eq3+pairs
+expect 2 "--cost-model tilecount: expected eq3 or eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" \
+  --cost-model tilecount
+expect 2 "--cost-model eq4: expected eq3 or eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" --cost-model eq4
+expect 0 "--cost-model eq3\|eq3\+pairs" -- "$ramp" eval --help
+expect 2 "unknown option" -- "$ramp" fit "$tmp/con.safetensors" -o "$tmp/p.json" --cost-model eq3+pairs
+[ -e "$tmp/p.json" ] && fail "ramp fit --cost-model wrote a plan"
+
 finish cli_eval_tables

@@ -707,6 +707,211 @@ static void test_fit_wave_picks(void) {
     ramp_timing_free(t);
 }
 
+/* ---- Equation 3 + pairs (RAMP_COSTMODEL_EQ3_PAIRS) ----------------------------- */
+
+#define PAIRS_CONFIGS 6
+#define PAIRS_EXPERTS 16
+
+/* Times that follow theta . (1, W, T, A, P) with a real pairs coefficient.
+ * Six configurations, rows {16, 32, 64} x width {128, 256} (q = 6 or 3),
+ * one block per SM, 16 SMs. The first nflat loads are "flat": all 16
+ * experts hold 1..16 tokens, so every expert is one row tile under every
+ * configuration and T = 16 q, W = ceil(T / 16), A = 16 on each of them,
+ * while P runs from 16 (load 0) to 256 (load 1): kernel v2's case where
+ * Equation 3 sees nothing change. The nmixed loads after them (empty experts,
+ * up to 200 tokens) make W, T and A vary, so all five terms are
+ * identifiable. theta: [PAIRS_CONFIGS * 5] out. */
+static ramp_timing *pairs_dataset(ramp_rng *rng, int nflat, int nmixed, double *theta) {
+    ramp_config cfg[PAIRS_CONFIGS];
+    int bps[PAIRS_CONFIGS];
+    static const int rows[3] = {16, 32, 64}, widths[2] = {128, 256};
+    for (int r = 0; r < 3; r++)
+        for (int w = 0; w < 2; w++) {
+            ramp_config x = {rows[r], widths[w], 4, 1, 0, 1};
+            cfg[r * 2 + w] = x;
+            bps[r * 2 + w] = 1;
+        }
+    ramp_geometry g = {PAIRS_EXPERTS, 8, 768, 2048, 0};
+    ramp_timing *t = NULL;
+    CHECK_OK(ramp_timing_create("pairs", "EP8", &g, 16, cfg, bps, PAIRS_CONFIGS, &t));
+    if (!t) return NULL;
+    for (int c = 0; c < PAIRS_CONFIGS; c++) {
+        double b = cfg[c].rows, *th = theta + c * 5;
+        th[0] = 2.0 + ramp_rng_uniform(rng);
+        th[1] = (1.0 + 0.01 * b) * (0.8 + 0.4 * ramp_rng_uniform(rng));
+        th[2] = 0.0005 * b * (0.8 + 0.4 * ramp_rng_uniform(rng));
+        th[3] = 0.05 * (0.5 + ramp_rng_uniform(rng));
+        th[4] = 0.04 * (0.75 + 0.5 * ramp_rng_uniform(rng)); /* >= 0.03 us per pair */
+    }
+    int dom = ramp_timing_domain_index(t, "chat");
+    for (int i = 0; i < nflat + nmixed; i++) {
+        int32_t load[PAIRS_EXPERTS];
+        /* Flat: a per-load cap so that P spans its range, not just its mean. */
+        int cap = i == 0 ? 1 : i == 1 ? 16 : 1 + (int)ramp_rng_below(rng, 16);
+        int32_t tokens = 0;
+        for (int e = 0; e < PAIRS_EXPERTS; e++) {
+            if (i < nflat) load[e] = 1 + (int32_t)ramp_rng_below(rng, (uint64_t)cap);
+            else load[e] = ramp_rng_below(rng, 10) < 3 ? 0 : 1 + (int32_t)ramp_rng_below(rng, 200);
+            tokens += load[e];
+        }
+        int64_t idx = -1;
+        CHECK_OK(ramp_timing_add_load(t, i, 0, dom, tokens, PAIRS_EXPERTS, load, &idx));
+        if (idx < 0) continue;
+        for (int c = 0; c < PAIRS_CONFIGS; c++) {
+            double terms[RAMP_COST_TERMS_MAX], v = 0;
+            ramp_costmodel_terms(RAMP_COSTMODEL_EQ3_PAIRS, &cfg[c], &g, 16, 1, PAIRS_EXPERTS,
+                                 load, terms);
+            for (int k = 0; k < 5; k++) v += theta[c * 5 + k] * terms[k];
+            t->times_us[idx * PAIRS_CONFIGS + c] = (float)v;
+        }
+    }
+    return t;
+}
+
+static double pairs_truth(const ramp_timing *t, const double *theta, int c, int64_t i) {
+    double terms[RAMP_COST_TERMS_MAX], v = 0;
+    ramp_costmodel_terms(RAMP_COSTMODEL_EQ3_PAIRS, &t->configs[c], &t->geom, t->sms, 1,
+                         t->nexp[i], t->loads + i * t->max_experts, terms);
+    for (int k = 0; k < 5; k++) v += theta[c * 5 + k] * terms[k];
+    return v;
+}
+
+static void test_fit_pairs(ramp_rng *rng) {
+    const int nflat = 60, nmixed = 40;
+    double theta[PAIRS_CONFIGS * 5];
+    ramp_timing *t = pairs_dataset(rng, nflat, nmixed, theta);
+    if (!t) return;
+    CHECK_EQ_INT(ramp_costmodel_nterms(RAMP_COSTMODEL_EQ3), 4);
+    CHECK_EQ_INT(ramp_costmodel_nterms(RAMP_COSTMODEL_TILECOUNT), 4);
+    CHECK_EQ_INT(ramp_costmodel_nterms(RAMP_COSTMODEL_EQ3_PAIRS), 5);
+    CHECK_EQ_INT(ramp_costmodel_nterms((ramp_costmodel_kind)9), 0);
+    /* The terms: Equation 3's four, then P = sum of the counts. */
+    for (int64_t i = 0; i < t->nloads; i += 9) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        double t4[RAMP_COST_TERMS], t5[RAMP_COST_TERMS_MAX], pairs = 0;
+        for (int e = 0; e < t->nexp[i]; e++) pairs += ld[e];
+        /* configs[3]: rows 32, width 256 (q = 3) */
+        ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &t->configs[3], &t->geom, t->sms, 1, t->nexp[i], ld, t4);
+        ramp_costmodel_terms(RAMP_COSTMODEL_EQ3_PAIRS, &t->configs[3], &t->geom, t->sms, 1, t->nexp[i], ld, t5);
+        for (int k = 0; k < 4; k++) CHECK(t4[k] == t5[k]);
+        CHECK(t5[4] == pairs);
+        /* The flat loads' T, W and A are the same for every load. */
+        if (i < nflat) {
+            CHECK_NEAR(t5[2], 16.0 * 3, 0); /* q = 768 / 256 */
+            CHECK_NEAR(t5[1], 3, 0);
+            CHECK_NEAR(t5[3], 16, 0);
+        }
+    }
+    /* Both wave fits and both intercepts: the five-term fit predicts the
+     * truth on every load and configuration: to the float rounding of the
+     * times with a free intercept; the default's penalty row pulls theta_0
+     * by ~1e-5 of a time on this noiseless data. */
+    static const ramp_costmodel_fit_options fits[2] = {{RAMP_WAVE_PICKS, 0}, {RAMP_WAVE_RMSE, 1}};
+    for (int f = 0; f < 2; f++) {
+        const double tol = f == 0 ? 1e-4 : 1e-5;
+        ramp_costmodel *m = NULL;
+        CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3_PAIRS, &fits[f], &m));
+        if (!m) continue;
+        CHECK_EQ_INT(m->kind, RAMP_COSTMODEL_EQ3_PAIRS);
+        double pred[PAIRS_CONFIGS];
+        for (int c = 0; c < PAIRS_CONFIGS; c++) {
+            CHECK_EQ_INT(m->rows[c], t->nloads);
+            CHECK_EQ_INT(m->slots[c], t->sms);
+            CHECK(m->rel_rmse[c] < (f == 0 ? 5e-5 : 1e-6));
+            for (int k = 0; k < 5; k++) CHECK(m->theta[c * 5 + k] >= 0);
+            /* Free intercept: every coefficient, the pairs one included. */
+            if (f == 1)
+                for (int k = 0; k < 5; k++)
+                    CHECK_NEAR(m->theta[c * 5 + k], theta[c * 5 + k], 1e-4 * theta[c * 5 + k] + 1e-7);
+        }
+        for (int64_t i = 0; i < t->nloads; i++) {
+            const int32_t *ld = t->loads + i * t->max_experts;
+            ramp_costmodel_predict_all(m, t->nexp[i], ld, pred);
+            for (int c = 0; c < PAIRS_CONFIGS; c++) {
+                double truth = pairs_truth(t, theta, c, i);
+                CHECK_NEAR(pred[c], truth, tol * truth);
+                CHECK_NEAR(ramp_costmodel_predict(m, c, t->nexp[i], ld), pred[c], 1e-12 * pred[c]);
+            }
+        }
+        ramp_costmodel_diag dg;
+        CHECK_OK(ramp_costmodel_diagnose(m, t, NULL, NULL, 0, &dg));
+        CHECK(dg.pick_gap_mean < 1e-6);
+        /* Plans and the selection kernel carry four terms: refused, named. */
+        ramp_menu menu;
+        ramp_plan plan;
+        CHECK_OK(ramp_menu_greedy(t, NULL, 3, 1, NULL, &menu));
+        CHECK_ERR(ramp_plan_make(t, &menu, m, &plan), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "eq3+pairs") != NULL);
+        ramp_costmodel_free(m);
+    }
+    /* Equation 3 on the same data cannot follow P: its prediction is the
+     * same on every flat load, the truth is not (>= 10% off somewhere for
+     * every configuration). Its fit is still exactly the four-column NNLS
+     * (the option off changes nothing). */
+    ramp_costmodel *m4 = NULL;
+    CHECK_OK(ramp_costmodel_fit_opt(t, NULL, RAMP_COSTMODEL_EQ3, &RMSE_FIT, &m4));
+    if (m4) {
+        double *A = malloc((size_t)t->nloads * 4 * sizeof *A), *one = malloc((size_t)t->nloads * sizeof *one);
+        for (int c = 0; A && one && c < PAIRS_CONFIGS; c++) {
+            double worst = 0, first = ramp_costmodel_predict(m4, c, t->nexp[0], t->loads);
+            for (int64_t i = 0; i < nflat; i++) {
+                const int32_t *ld = t->loads + i * t->max_experts;
+                double p = ramp_costmodel_predict(m4, c, t->nexp[i], ld);
+                CHECK_NEAR(p, first, 1e-9 * first);
+                worst = fmax(worst, fabs(p / pairs_truth(t, theta, c, i) - 1));
+            }
+            CHECK(worst > 0.10);
+            for (int64_t i = 0; i < t->nloads; i++) {
+                double terms[4];
+                ramp_costmodel_terms_slots(RAMP_COSTMODEL_EQ3, &t->configs[c], &t->geom, t->sms,
+                                           m4->slots[c], t->nexp[i], t->loads + i * t->max_experts,
+                                           terms);
+                for (int k = 0; k < 4; k++) A[i * 4 + k] = terms[k] / t->times_us[i * PAIRS_CONFIGS + c];
+                one[i] = 1.0;
+            }
+            double x[4];
+            CHECK_OK(ramp_nnls(A, (int)t->nloads, 4, one, x));
+            for (int k = 0; k < 4; k++) CHECK_NEAR(m4->theta[c * 4 + k], x[k], 1e-12 * (1 + x[k]));
+        }
+        free(A);
+        free(one);
+        ramp_costmodel_free(m4);
+    }
+    /* The transfer fits P as a load term: trained on this dataset alone
+     * (hidden 2048: scale 1) it predicts the truth too. */
+    ramp_costmodel *mt = NULL;
+    const ramp_timing *train[1] = {t};
+    CHECK_OK(ramp_costmodel_fit_transfer_kind(train, 1, t, RAMP_COSTMODEL_EQ3_PAIRS, &mt));
+    if (mt) {
+        CHECK_EQ_INT(mt->kind, RAMP_COSTMODEL_EQ3_PAIRS);
+        for (int64_t i = 0; i < t->nloads; i += 3)
+            for (int c = 0; c < PAIRS_CONFIGS; c++) {
+                double truth = pairs_truth(t, theta, c, i);
+                CHECK_NEAR(ramp_costmodel_predict(mt, c, t->nexp[i], t->loads + i * t->max_experts),
+                           truth, 1e-5 * truth);
+            }
+        ramp_costmodel_free(mt);
+    }
+    /* Bad kinds, refused with what and where. */
+    ramp_costmodel *bad = NULL;
+    CHECK_ERR(ramp_costmodel_fit(t, NULL, (ramp_costmodel_kind)7, &bad), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "kind 7") != NULL);
+    CHECK_ERR(ramp_costmodel_fit_transfer_kind(train, 1, t, RAMP_COSTMODEL_TILECOUNT, &bad),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "tilecount") != NULL);
+    CHECK(bad == NULL);
+    ramp_costmodel_kind k;
+    CHECK_OK(ramp_costmodel_kind_parse("eq3+pairs", &k));
+    CHECK_EQ_INT(k, RAMP_COSTMODEL_EQ3_PAIRS);
+    CHECK_OK(ramp_costmodel_kind_parse("eq3", &k));
+    CHECK_EQ_INT(k, RAMP_COSTMODEL_EQ3);
+    CHECK_ERR(ramp_costmodel_kind_parse("eq4", &k), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "'eq4'") != NULL);
+    CHECK_EQ_INT(strcmp(ramp_costmodel_kind_name(RAMP_COSTMODEL_EQ3_PAIRS), "eq3+pairs"), 0);
+    CHECK_EQ_INT(strcmp(ramp_costmodel_kind_name((ramp_costmodel_kind)9), "?"), 0);
+    ramp_timing_free(t);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -720,5 +925,6 @@ int main(void) {
     test_fit_tilecount(&rng);
     test_fit_intercept();
     test_fit_wave_picks();
+    test_fit_pairs(&rng);
     return check_finish("test_costmodel");
 }

@@ -814,6 +814,103 @@ static void test_every_expert(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* ---- Equation 3 + pairs (ramp_policy_options.cost_model) ------------------------ */
+
+/* The synthetic truth plus th4[c] * P, P the load's token-expert pairs. */
+static void fill_pairs(ramp_timing *t, const double *theta, const double *th4) {
+    for (int64_t i = 0; i < t->nloads; i++) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        double pairs = 0;
+        for (int e = 0; e < t->nexp[i]; e++) pairs += ld[e];
+        for (int c = 0; c < t->nconfigs; c++)
+            t->times_us[i * t->nconfigs + c] =
+                (float)(syn_time(t, theta, c, t->nexp[i], ld, 0) + th4[c] * pairs);
+    }
+}
+
+/* With cost_model = EQ3_PAIRS, RaMP and RaMP on the menu fit the five-term
+ * model: on times with a pairs term RaMP is exhaustive search; the default
+ * is Equation 3; the transfer takes the kind too; other kinds are refused. */
+static void test_eval_pairs(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.batches = 8;
+    double theta[48], unused[48], th4[12];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    ramp_timing *other = syn_dataset(rng, &sp, unused);
+    if (!t || !other) goto out;
+    for (int c = 0; c < t->nconfigs; c++) th4[c] = 0.02 * (0.5 + ramp_rng_uniform(rng));
+    fill_pairs(t, theta, th4);
+    ramp_eval_options o;
+    ramp_eval_defaults(&o);
+    CHECK_EQ_INT(o.policy.cost_model, RAMP_COSTMODEL_EQ3);
+    o.bootstrap = 0;
+    o.policy.fit.wave = RAMP_WAVE_RMSE; /* the synthetic truth's wave is the capacity */
+    o.policy.fit.intercept_free = 1;
+    o.policy.cost_model = RAMP_COSTMODEL_EQ3_PAIRS;
+    ramp_eval_result *r = run(t, &o);
+    if (r) {
+        check_consistent(t, r);
+        for (int64_t b = 0; b < r->nbatches; b++)
+            CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_COSTMODEL],
+                       r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE],
+                       1e-5 * r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
+        CHECK(fabs(r->policy[RAMP_POLICY_COSTMODEL].gap_all_pct) < 1e-3);
+        CHECK(r->spearman_median > 0.999999);
+        CHECK(r->pick_err_median < 1e-5);
+        /* RaMP on the menu is the best of the menu. */
+        for (int64_t b = 0; b < r->nbatches; b++)
+            CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_MENU_COSTMODEL],
+                       r->layer_us[b * NP + RAMP_POLICY_MENU_BEST],
+                       1e-5 * r->layer_us[b * NP + RAMP_POLICY_MENU_BEST]);
+        ramp_eval_free(r);
+    }
+    /* The policies' models are of the chosen kind (default: Equation 3). */
+    ramp_menu menu;
+    CHECK_OK(ramp_menu_greedy(t, NULL, 4, 0, NULL, &menu));
+    ramp_policy_options po = o.policy;
+    po.menu = menu.config;
+    po.menu_count = menu.count;
+    static const ramp_policy_kind model_kinds[2] = {RAMP_POLICY_COSTMODEL, RAMP_POLICY_MENU_COSTMODEL};
+    for (int j = 0; j < 2; j++)
+        for (int pairs = 0; pairs < 2; pairs++) {
+            po.cost_model = pairs ? RAMP_COSTMODEL_EQ3_PAIRS : RAMP_COSTMODEL_EQ3;
+            ramp_policy *p = NULL;
+            CHECK_OK(ramp_policy_fit(model_kinds[j], t, NULL, &po, &p));
+            if (!p) continue;
+            CHECK_EQ_INT(ramp_policy_costmodel(p)->kind, po.cost_model);
+            ramp_policy_free(p);
+        }
+    /* The tile-count policy keeps its own formula whatever cost_model says. */
+    ramp_policy *tc = NULL;
+    CHECK_OK(ramp_policy_fit(RAMP_POLICY_TILECOUNT_OLS, t, NULL, &po, &tc));
+    if (tc) CHECK_EQ_INT(ramp_policy_costmodel(tc)->kind, RAMP_COSTMODEL_TILECOUNT);
+    ramp_policy_free(tc);
+    /* Bad kinds: refused, named. */
+    static const ramp_costmodel_kind bad[2] = {RAMP_COSTMODEL_TILECOUNT, (ramp_costmodel_kind)9};
+    for (int j = 0; j < 2; j++) {
+        o.policy.cost_model = bad[j];
+        CHECK_ERR(ramp_eval_run(t, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "cost_model") != NULL);
+    }
+    /* The transfer: "model-b" from "model-a" of the same truth (hidden 2048
+     * in both: scale 1) is exhaustive search with the pairs term. */
+    fill_pairs(other, theta, th4);
+    snprintf(other->model, sizeof other->model, "model-b");
+    const ramp_timing *ts[2] = {t, other};
+    ramp_eval_transfer x;
+    CHECK_OK(ramp_eval_transfer_run_kind(ts, 2, 1, 128, RAMP_COSTMODEL_EQ3_PAIRS, &x));
+    CHECK_EQ_INT(x.ntrain, 1);
+    CHECK_NEAR(x.gap_all_pct, 0, 1e-4);
+    CHECK(x.pick_err_median < 1e-5);
+    CHECK_ERR(ramp_eval_transfer_run_kind(ts, 2, 1, 128, RAMP_COSTMODEL_TILECOUNT, &x),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "tilecount") != NULL);
+out:
+    ramp_timing_free(t);
+    ramp_timing_free(other);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -825,5 +922,6 @@ int main(void) {
     test_transfer(&rng);
     test_table8_11();
     test_every_expert(&rng);
+    test_eval_pairs(&rng);
     return check_finish("test_eval");
 }

@@ -124,6 +124,7 @@ static const char EVAL_HELP[] =
     "                 [--bootstrap N] [--seed S] [--min-tokens 128] [--summary]\n"
     "                 [--menu-objective load|layer]\n"
     "                 [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
+    "                 [--cost-model eq3|eq3+pairs]\n"
     "\n"
     "Held-out evaluation: for each traffic domain in turn, every policy that\n"
     "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
@@ -150,6 +151,12 @@ static const char EVAL_HELP[] =
     "theta_0 penalised by a tiny row so that one-wave training loads put the\n"
     "fixed cost on the wave term (penalised, the default) or the paper's plain\n"
     "NNLS (free). `--wave-fit capacity --intercept free` is the paper's fit.\n"
+    "--cost-model picks the form of the cost model that RaMP, the menu's RaMP\n"
+    "and the transfer fit: eq3 (the default: Equation 3, t = th0 + th1*W +\n"
+    "th2*T + th3*A, what `ramp fit` writes and the selection kernel serves) or\n"
+    "eq3+pairs (an evaluation option: Equation 3 plus th4*P, P the load's\n"
+    "token-expert pairs, the sum of its counts, for kernel v2's per-pair work;\n"
+    "plans and the selection kernel carry four terms, so `ramp fit` has none).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
     "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"
@@ -177,6 +184,10 @@ static ramp_status print_tables(FILE *f, const ramp_eval_result *const *cr, int 
         every |= cr[i]->every_expert;
     }
     ramp_status s;
+    /* Only a non-default model is named: eq3 reports stay as they were. */
+    if (eo->policy.cost_model == RAMP_COSTMODEL_EQ3_PAIRS)
+        fprintf(f, "Cost model: eq3+pairs, t = th0 + th1*W + th2*T + th3*A + th4*P "
+                   "(P: the load's token-expert pairs)\n\n");
     if ((s = ramp_eval_print_table3(f, cr, n))) return s;
     fprintf(f, "\n");
     if ((s = ramp_eval_print_table4(f, cr, n))) return s;
@@ -223,7 +234,7 @@ int cmd_eval(int argc, char **argv) {
         {"seed", required_argument, 0, 'S'}, {"min-tokens", required_argument, 0, 'm'},
         {"summary", no_argument, 0, 's'}, {"menu-objective", required_argument, 0, 'M'},
         {"wave-fit", required_argument, 0, 'W'}, {"intercept", required_argument, 0, 'I'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cost-model", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "eval", *outdir = NULL;
     ramp_eval_options eo;
     ramp_eval_defaults(&eo);
@@ -245,6 +256,12 @@ int cmd_eval(int argc, char **argv) {
         case 'W':
         case 'I':
             if (!parse_fit_flag(cmd, o, optarg, &eo.policy.fit)) return 2;
+            break;
+        case 'C':
+            /* The tile-count formula is its own policy, not RaMP's model. */
+            if (ramp_costmodel_kind_parse(optarg, &eo.policy.cost_model) != RAMP_OK ||
+                eo.policy.cost_model == RAMP_COSTMODEL_TILECOUNT)
+                return cli_usage_error(cmd, "--cost-model %s: expected eq3 or eq3+pairs", optarg);
             break;
         case 'h': fputs(EVAL_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
@@ -302,7 +319,8 @@ int cmd_eval(int argc, char **argv) {
             /* A balanced dataset is a second placement of a layout, not
              * another target. */
             if (ramp_placement_is_balanced(res[i]->placement)) continue;
-            ramp_status s = ramp_eval_transfer_run((const ramp_timing *const *)ts, n, i, eo.min_tokens, &tr[ntr]);
+            ramp_status s = ramp_eval_transfer_run_kind((const ramp_timing *const *)ts, n, i, eo.min_tokens,
+                                                        eo.policy.cost_model, &tr[ntr]);
             if (s == RAMP_ERR_NOT_FOUND) continue; /* one model only */
             if (s) rc = cli_fail(cmd, s);
             else tres[ntr++] = res[i];

@@ -450,6 +450,8 @@ static void test_checksum(void) {
     ramp_st_close(f);
     uint8_t *c = malloc(size);
     memcpy(c, good, size);
+    /* A random dataset may have no times (zero loads): then any byte. */
+    if (at >= size) at = 0;
     c[at + ramp_rng_below(&rng, (uint32_t)(size - at))] ^= 0x04;
     CHECK(st_spit(path, c, size));
     back = NULL;

@@ -3,7 +3,8 @@
 # datasets, CPU only: by default it evaluates Qwen3-30B EP8 on kernel v2's
 # measured dataset (contiguous placement, not the balanced twin), prints the
 # Table 3 row and writes the plan, CSVs and plots, with nothing left behind
-# on failure; --kernel picks the other dataset; bad input is refused.
+# on failure; --kernel picks the other dataset (or, with none shipped, the
+# stand-in over that kernel's configurations); bad input is refused.
 # Args: path of the ramp binary, source dir.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
@@ -22,6 +23,10 @@ expect 0 "kernel v1 measured on NVIDIA H200" -- "$ramp" demo --out "$out" --kern
 expect 0 "qwen3-30b-ep8.safetensors" -- "$ramp" demo --out "$out" --kernel v1
 expect 0 "no shipped v1 dataset for DeepSeek-V3 EP32: using kernel v2's" -- \
   "$ramp" demo --out "$out" --model deepseek-v3 --layout EP32 --kernel v1
+# no shipped dataset: the stand-in over the asked kernel's space (OLMoE: v2 90, v1 270)
+expect 0 "x 90 configurations" -- "$ramp" demo --out "$out" --model olmoe --layout EP2 --steps 8
+expect 0 "x 270 configurations" -- "$ramp" demo --out "$out" --model olmoe --layout EP2 --steps 8 \
+  --kernel v1
 expect 2 "--kernel v3: expected v1 or v2" -- "$ramp" demo --out "$out" --kernel v3
 expect 1 "" -- "$ramp" demo --out "$tmp/bad" --dataset "$tmp/none.safetensors"
 [ -e "$tmp/bad" ] && fail "a failed demo left $tmp/bad behind"

@@ -31,7 +31,8 @@ static const char DEMO_HELP[] =
     "     --dataset is given or data/timing/ holds one for the model and layout\n"
     "     (contiguous placement; of kernel --kernel if there is one: default v2,\n"
     "     the Hopper kernel the layer serves, else v1's), else the analytic\n"
-    "     stand-in (--simulate forces it; clearly labelled);\n"
+    "     stand-in over that kernel's configurations (--simulate forces it;\n"
+    "     clearly labelled);\n"
     "  4. evaluate every policy on held-out domains (Tables 3, 4, 5, 9), write CSV\n"
     "     and SVG plots, fit on all traffic and write the plan (plan.json).\n"
     "--steps sets forward passes per trace (default 96).\n";
@@ -87,14 +88,15 @@ static int find_shipped(const char *dir, const char *model, const char *layout, 
 
 /* Steps 1-3 when no dataset is given: traffic -> loads -> simulated times. */
 static ramp_status build_simulated(const ramp_model *m, ramp_layout L, const char *layout_text,
-                                   const char *dir, int steps, uint64_t seed, ramp_timing **out) {
+                                   ramp_kernel_version kernel, const char *dir, int steps,
+                                   uint64_t seed, ramp_timing **out) {
     ramp_geometry g;
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     ramp_status s = ramp_geometry_for(m, L, &g);
     if (s) return s;
     ramp_timing *t = NULL;
-    if ((s = ramp_timing_create_space(m, layout_text, &g, &lim, &t))) return s;
+    if ((s = ramp_timing_create_space_for(kernel, m, layout_text, &g, &lim, &t))) return s;
     ramp_placement *p = NULL;
     if ((s = ramp_placement_contiguous(m->experts, L, &p))) { ramp_timing_free(t); return s; }
     const int domains[] = {RAMP_DOMAIN_CHAT, RAMP_DOMAIN_MATH, RAMP_DOMAIN_CODE, RAMP_DOMAIN_KNOWLEDGE};
@@ -210,7 +212,7 @@ int cmd_demo(int argc, char **argv) {
         fprintf(stderr, "no measured dataset for %s %s: using the analytic stand-in (SIMULATED)\n", m.name, layout_text);
         snprintf(sub, sizeof sub, "%s/traces", tmp);
         mkdir(sub, 0777);
-        s = build_simulated(&m, L, layout_text, tmp, (int)steps, (uint64_t)seed, &t);
+        s = build_simulated(&m, L, layout_text, kernel, tmp, (int)steps, (uint64_t)seed, &t);
         if (s == RAMP_OK) {
             time_t now = time(NULL);
             strftime(t->date, sizeof t->date, "%Y-%m-%d", gmtime(&now));

@@ -734,11 +734,14 @@ double ramp_spearman(const double *a, const double *b, int n);
  * fit exactly as EQ3 (NNLS, S_c, the intercept penalty). Kernel v2 does
  * per-pair work (token gathers, f32 output reductions per slice) that T, W
  * and A do not see when every expert fits in one row tile
- * (eval-2026-11-30-kernel-v2.md). An evaluation option only: plans and the
- * selection kernel carry Equation 3's four terms (ramp_plan_make refuses it). */
+ * (eval-2026-11-30-kernel-v2.md). Opt-in for serving: `ramp fit
+ * --cost-model eq3+pairs` writes a plan of five terms (8f), which the
+ * selection kernel evaluates with a fifth FMA (9.4); an EQ3 plan is served
+ * exactly as before. */
 
-#define RAMP_COST_TERMS 4      /* Equation 3's terms: what a plan carries */
-#define RAMP_COST_TERMS_MAX 5  /* the most terms of any kind (EQ3_PAIRS) */
+#define RAMP_COST_TERMS 4      /* Equation 3's terms (an EQ3 plan's) */
+#define RAMP_COST_TERMS_MAX 5  /* the most terms of any kind (EQ3_PAIRS; a
+                                  plan holds this many per entry) */
 
 typedef enum {
     RAMP_COSTMODEL_EQ3 = 0,
@@ -1278,7 +1281,17 @@ ramp_status ramp_svg_bars(const char *path, const char *title,
  *    "checksum": "sha256:<64 hex digits>"}
  * "slots" (S_c, optional: sms * occupancy) and "checksum" (optional; over
  * the plan's canonical content, docs/formats.md; a mismatch is
- * RAMP_ERR_FORMAT) came after the first plans, which still read. */
+ * RAMP_ERR_FORMAT) came after the first plans, which still read.
+ * A plan of an EQ3_PAIRS model has five terms, "cost_terms": ["1", "waves",
+ * "tiles", "active", "pairs"], and five theta per entry (t4 per token-expert
+ * pair of the GPU); the reader takes either form (four: pairs coefficient
+ * 0) and refuses any other. An EQ3 plan is written in the four-term form, so
+ * its file and checksum are what they were before the fifth term existed.
+ *
+ * Changed with the fifth term (source-compatible): theta has
+ * RAMP_COST_TERMS_MAX (5) slots per entry, theta[i][4] the pairs
+ * coefficient; cost_model (new, last) says which form the plan has. A plan
+ * built field by field from a zeroed struct is an EQ3 plan, as before. */
 
 typedef struct {
     char model[RAMP_NAME_MAX];
@@ -1290,7 +1303,8 @@ typedef struct {
     int blocks_per_sm;                /* occupancy class of the menu */
     int count;
     ramp_config configs[RAMP_MENU_MAX];
-    double theta[RAMP_MENU_MAX][RAMP_COST_TERMS];
+    double theta[RAMP_MENU_MAX][RAMP_COST_TERMS_MAX]; /* 1, W, T, A, P;
+                                         theta[i][4] is 0 in an EQ3 plan */
     int slots[RAMP_MENU_MAX];         /* S_c of each entry, the tiles per
                                          wave of its W term (JSON "slots");
                                          0: sms * blocks_per_sm, as in plans
@@ -1300,14 +1314,19 @@ typedef struct {
     int kernel;                       /* ramp_kernel_version the plan was fit
                                          for (JSON "kernel", written when not
                                          v1); every entry one it runs */
+    ramp_costmodel_kind cost_model;   /* RAMP_COSTMODEL_EQ3 (0: four terms)
+                                         or RAMP_COSTMODEL_EQ3_PAIRS (five:
+                                         "pairs" in cost_terms) */
 } ramp_plan;
 
-/* A plan from a dataset's menu and an EQ3 model fit on the same dataset's
- * configurations (RAMP_ERR_INVALID_ARGUMENT if an entry is unfit). */
+/* A plan from a dataset's menu and an EQ3 or EQ3_PAIRS model fit on the
+ * same dataset's configurations (RAMP_ERR_INVALID_ARGUMENT if an entry is
+ * unfit or the model of another kind); the plan takes the model's kind. */
 ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
                            const ramp_costmodel *m, ramp_plan *out);
 /* Checks a plan: geometry, layout, sms, 1..RAMP_MENU_MAX distinct valid
- * configurations, finite non-negative coefficients. */
+ * configurations, finite non-negative coefficients, cost_model EQ3 (then
+ * every theta[i][4] is 0) or EQ3_PAIRS. */
 ramp_status ramp_plan_validate(const ramp_plan *p);
 /* Writes JSON atomically; validates first. */
 ramp_status ramp_plan_write(const ramp_plan *p, const char *path);
@@ -1316,8 +1335,9 @@ ramp_status ramp_plan_read(const char *path, ramp_plan *out);
 /* Same from bytes in memory (for fuzzing); label names the source. */
 ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
                             ramp_plan *out);
-/* The plan's pick for a load: argmin over its entries of Equation 3 (ties
- * to the earlier entry), the CPU twin of the selection kernel. */
+/* The plan's pick for a load: argmin over its entries of Equation 3 (with
+ * the pairs term in an EQ3_PAIRS plan), in double, ties to the earlier
+ * entry; ramp_costmodel_pick's choice over the menu. */
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load);
 /* S_c of entry i: slots[i], or sms * blocks_per_sm where it is 0. */
 int ramp_plan_slots(const ramp_plan *p, int i);
@@ -1520,21 +1540,29 @@ ramp_status ramp_kernel_launch_pdl(const ramp_kernel *k, const unsigned grid[3],
 #define RAMP_SELECT_MAX_ENTRIES 16
 
 /* One menu entry as the selection kernel sees it: Equation 1's tile sizes and
- * Equation 3's coefficients (in microseconds, float32). */
+ * Equation 3's coefficients (in microseconds, float32), plus the optional
+ * pairs term (theta[4], 0 for Equation 3: a fifth element since the pairs
+ * term; initialisers of four still compile and leave it 0). */
 typedef struct {
     int rows;        /* b_c: token rows per tile (1..1024) */
     int slices;      /* q_c = ceil(h / w) * splitk: tiles per row-tile */
     int slots;       /* S_c = sms * blocks_per_sm: tiles per wave */
-    float theta[4];  /* fixed, per wave, per tile, per active expert; finite,
+    float theta[5];  /* fixed, per wave, per tile, per active expert, per
+                        token-expert pair on this GPU; finite,
                         |theta| <= 1e20 (so no prediction overflows) */
 } ramp_select_entry;
 
 /* From a configuration and a fitted model: rows = c->rows, slices =
- * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm. */
+ * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm;
+ * theta: Equation 3's four (theta[4] = 0). */
 ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
                                    int sms, int blocks_per_sm,
                                    const double theta[4],
                                    ramp_select_entry *out);
+/* The same with nterms (4 or 5) coefficients: 5 adds the pairs term. */
+ramp_status ramp_select_entry_make_terms(const ramp_config *c, const ramp_geometry *g,
+                                         int sms, int blocks_per_sm, const double *theta,
+                                         int nterms, ramp_select_entry *out);
 
 typedef struct {
     int experts;          /* E: ids in [0, E) are valid (1..65535) */
@@ -1599,8 +1627,10 @@ ramp_status ramp_select_result_create(const ramp_select_desc *d,
 void ramp_select_result_free(ramp_select_result *r);
 
 /* The CPU twin: what the kernel computes, bit for bit (Equation 3 is
- * evaluated as fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))) in float32 on
- * both). ids: [tokens * k] int32. RAMP_ERR_INVALID_ARGUMENT when tokens is
+ * evaluated as fmaf(th4, P, fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))))
+ * in float32 on both, P the token-expert pairs on this GPU; with th4 = 0
+ * the last step returns its addend exactly (unless it is -0, which becomes
+ * +0 and compares equal), so a four-term entry predicts as before). ids: [tokens * k] int32. RAMP_ERR_INVALID_ARGUMENT when tokens is
  * outside [0, max_tokens] or ids is NULL with tokens > 0. Bad ids are not an
  * error: they are skipped and counted in meta. */
 ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,

@@ -44,8 +44,9 @@
  *   3  (warp per menu entry, high warps, at the same time as 2) n_e, the
  *      entry's tiles per expert and their scan (scan[entry][e]), and
  *      Equation 3: T = q * sum ceil(n_e / b), W = ceil(T / S),
- *      A = #{n_e > 0}, t = th0 + th1 W + th2 T + th3 A (fmaf chain,
- *      float32). Barrier. Warp W-1 takes the argmin (two warp reductions
+ *      A = #{n_e > 0}, P = sum n_e, t = th0 + th1 W + th2 T + th3 A + th4 P
+ *      (fmaf chain, float32; th4 = 0 for Equation 3 alone, which leaves t
+ *      as it was). Barrier. Warp W-1 takes the argmin (two warp reductions
  *      on an order-preserving integer key; ties to the lower index): every
  *      entry's scan is ready, so the choice adds no serial step. Barrier.
  *   4  (every warp) slot cursors of this warp's row of hist; the ordered
@@ -233,7 +234,7 @@ static __forceinline__ ramp_sel_entry ramp_sel_entry_load(unsigned long long men
     const int4 *m = (const int4 *)menu + 2 * c;
     const int4 a = __ldg(m), b = __ldg(m + 1);
     ramp_sel_entry e;
-    e.rows = a.x; e.slices = a.y; e.slots = a.z; e.pad = a.w;
+    e.rows = a.x; e.slices = a.y; e.slots = a.z; e.theta_pairs = __int_as_float(a.w);
     e.theta[0] = __int_as_float(b.x); e.theta[1] = __int_as_float(b.y);
     e.theta[2] = __int_as_float(b.z); e.theta[3] = __int_as_float(b.w);
     return e;
@@ -308,7 +309,7 @@ ramp_select(const ramp_sel_params p) {
     /* warp W-1-c works on entry c in step 3, away from the low warps that
      * do step 2 (and hold the rows when the batch is small) */
     const int my_entry = RAMP_SEL_WARPS - 1 - warp;
-    ramp_sel_entry me = {0, 0, 0, 0, {0.0f, 0.0f, 0.0f, 0.0f}};
+    ramp_sel_entry me = {0, 0, 0, 0.0f, {0.0f, 0.0f, 0.0f, 0.0f}};
     if (my_entry < p.scan_entries) me = ramp_sel_entry_load(p.menu, my_entry);
 #pragma unroll 1
     for (int e = lane; e < EL; e += 32) myhist[e] = 0;
@@ -444,6 +445,10 @@ ramp_select(const ramp_sel_params p) {
             t = __fmaf_rn(me.theta[1], __int2float_rn(W), t);
             t = __fmaf_rn(me.theta[2], __int2float_rn(Tq), t);
             t = __fmaf_rn(me.theta[3], __int2float_rn(active), t);
+            /* pairs: this GPU's token-expert pairs, the sum of its local
+             * experts' n_e over every block (misc[2], meta[3]): the cost
+             * model's P. Last, so that th4 = 0 changes nothing. */
+            t = __fmaf_rn(me.theta_pairs, __int2float_rn(pairs), t);
             pred[c] = t;
 #endif
         }

@@ -49,9 +49,12 @@ typedef int32_t ramp_sel_i32;
 typedef uint64_t ramp_sel_u64;
 #endif
 
-/* One menu entry in device memory (32 bytes, 16-byte aligned buffer). */
+/* One menu entry in device memory (32 bytes, 16-byte aligned buffer).
+ * theta_pairs, Equation 3 + pairs' fifth coefficient (0 for Equation 3),
+ * sits in what was a pad word, so the size and the two 16-byte loads stay. */
 typedef struct {
-    ramp_sel_i32 rows, slices, slots, pad;
+    ramp_sel_i32 rows, slices, slots;
+    float theta_pairs;
     float theta[4];
 } ramp_sel_entry;
 

@@ -16,6 +16,10 @@
  * A plan fit on a kernel v2 dataset says so ("kernel": "v2", absent for v1,
  * in the checksum only when present, so v1 plans hash as before); every
  * entry of such a plan is a configuration v2 runs on the plan's geometry.
+ *
+ * An EQ3_PAIRS plan has a fifth term, "pairs", in "cost_terms" and a fifth
+ * theta per entry; the same rule keeps EQ3 plans as they were: four terms in
+ * the file and in the canonical text, the fifth only where it exists.
  */
 #include "eval.h"
 #include "safetensors.h"
@@ -29,7 +33,13 @@
 #define PLAN_VERSION 1
 #define PLAN_MAX_BYTES (1 << 20)
 
-static const char *const TERM_NAMES[RAMP_COST_TERMS] = {"1", "waves", "tiles", "active"};
+static const char *const TERM_NAMES[RAMP_COST_TERMS_MAX] = {"1", "waves", "tiles", "active",
+                                                            "pairs"};
+
+/* Terms the plan's file carries: 4 (EQ3) or 5 (EQ3_PAIRS). */
+static int plan_nterms(const ramp_plan *p) {
+    return p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS ? RAMP_COST_TERMS_MAX : RAMP_COST_TERMS;
+}
 
 ramp_status ramp_plan_validate(const ramp_plan *p) {
     RAMP_CHECK(p, RAMP_ERR_INVALID_ARGUMENT, "plan is NULL");
@@ -51,6 +61,11 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
                "plan: %d menu entries (need 1..%d)", p->count, RAMP_MENU_MAX);
     RAMP_CHECK(p->kernel == RAMP_KERNEL_V1 || p->kernel == RAMP_KERNEL_V2,
                RAMP_ERR_INVALID_ARGUMENT, "plan: kernel = %d is not v1 (0) or v2 (1)", p->kernel);
+    RAMP_CHECK(p->cost_model == RAMP_COSTMODEL_EQ3 || p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "plan: cost_model = %d is not eq3 (%d) or eq3+pairs (%d)", (int)p->cost_model,
+               (int)RAMP_COSTMODEL_EQ3, (int)RAMP_COSTMODEL_EQ3_PAIRS);
+    const int nt = plan_nterms(p);
     for (int i = 0; i < p->count; i++) {
         char name[64];
         ramp_config back;
@@ -72,11 +87,15 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
                       "configuration kernel %s runs: %s", i, name,
                       ramp_kernel_version_name((ramp_kernel_version)p->kernel), why);
         }
-        for (int k = 0; k < RAMP_COST_TERMS; k++)
+        for (int k = 0; k < nt; k++)
             RAMP_CHECK(isfinite(p->theta[i][k]) && p->theta[i][k] >= 0,
                        RAMP_ERR_INVALID_ARGUMENT,
                        "plan: menu entry %d (%s) theta[%d] = %g (need finite, >= 0)", i, name,
                        k, p->theta[i][k]);
+        /* A four-term plan's file has no place for it: it would be lost. */
+        RAMP_CHECK(nt == RAMP_COST_TERMS_MAX || p->theta[i][4] == 0, RAMP_ERR_INVALID_ARGUMENT,
+                   "plan: menu entry %d (%s) theta[4] (pairs) = %g in an eq3 plan (four "
+                   "terms): set cost_model to eq3+pairs, or it to 0", i, name, p->theta[i][4]);
         long long cap = (long long)p->sms * p->blocks_per_sm;
         RAMP_CHECK(p->slots[i] >= 0 && p->slots[i] <= cap, RAMP_ERR_INVALID_ARGUMENT,
                    "plan: menu entry %d (%s) slots = %d (need 1..sms * occupancy = %lld, or 0 "
@@ -95,7 +114,8 @@ int ramp_plan_slots(const ramp_plan *p, int i) {
  * as %.17g (which round-trips), slots as stored (0 when absent):
  *   ramp-plan 1 / libramp L / model M / layout L / device D / sms N /
  *   geometry E K H D B / occupancy O / [kernel K, only when not v1] /
- *   entry CONFIG T0 T1 T2 T3 SLOTS ...
+ *   [cost_terms 1 waves tiles active pairs, only with five terms] /
+ *   entry CONFIG T0 T1 T2 T3 [T4, only with five terms] SLOTS ...
  * (each followed by '\n'). Returns malloc'd text or NULL. */
 static char *plan_canonical(const ramp_plan *p) {
     size_t cap = 1024 + (size_t)p->count * 256, n = 0;
@@ -110,12 +130,20 @@ static char *plan_canonical(const ramp_plan *p) {
     if (p->kernel != RAMP_KERNEL_V1 && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, "kernel %s\n",
                               ramp_kernel_version_name((ramp_kernel_version)p->kernel));
+    const int nt = plan_nterms(p);
+    if (nt > RAMP_COST_TERMS && n < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, "cost_terms");
+        for (int k = 0; k < nt && n < cap; k++)
+            n += (size_t)snprintf(buf + n, cap - n, " %s", TERM_NAMES[k]);
+        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, "\n");
+    }
     for (int i = 0; i < p->count && n < cap; i++) {
         char name[64];
         ramp_config_name(&p->configs[i], name, sizeof name);
-        n += (size_t)snprintf(buf + n, cap - n, "entry %s %.17g %.17g %.17g %.17g %d\n", name,
-                              p->theta[i][0], p->theta[i][1], p->theta[i][2], p->theta[i][3],
-                              p->slots[i]);
+        n += (size_t)snprintf(buf + n, cap - n, "entry %s", name);
+        for (int k = 0; k < nt && n < cap; k++)
+            n += (size_t)snprintf(buf + n, cap - n, " %.17g", p->theta[i][k]);
+        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, " %d\n", p->slots[i]);
     }
     if (n >= cap) {
         free(buf);
@@ -137,15 +165,14 @@ static ramp_status plan_checksum(const ramp_plan *p, char out[72]) {
 ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
                            const ramp_costmodel *m, ramp_plan *out) {
     RAMP_CHECK(t && menu && m && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_plan_make: NULL argument");
-    /* The plan format and the selection kernel evaluate Equation 3's four
-     * terms: a fifth (EQ3_PAIRS) would be silently dropped. */
-    RAMP_CHECK(m->kind == RAMP_COSTMODEL_EQ3, RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_plan_make: the plan and the selection kernel serve Equation 3's four "
-               "terms (1, W, T, A); the model is %s",
+    /* The plan and the selection kernel evaluate Equation 3, with or
+     * without the pairs term; the tile-count formula has other terms. */
+    RAMP_CHECK(m->kind == RAMP_COSTMODEL_EQ3 || m->kind == RAMP_COSTMODEL_EQ3_PAIRS,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_plan_make: the plan and the selection kernel serve Equation 3 (1, W, T, "
+               "A) or Equation 3 + pairs (1, W, T, A, P); the model is %s",
                m->kind == RAMP_COSTMODEL_TILECOUNT ? "the tile-count formula"
-               : m->kind == RAMP_COSTMODEL_EQ3_PAIRS
-                   ? "eq3+pairs (five terms: an evaluation option only)"
-                   : "of an unknown kind");
+                                                    : "of an unknown kind");
     RAMP_CHECK(m->nconfigs == t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_plan_make: model has %d configurations, dataset %d", m->nconfigs,
                t->nconfigs);
@@ -161,7 +188,9 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
     p.sms = t->sms;
     p.blocks_per_sm = menu->blocks_per_sm;
     p.kernel = t->kernel;
+    p.cost_model = m->kind;
     p.count = menu->count;
+    const int nt = ramp_costmodel_nterms(m->kind);
     for (int i = 0; i < menu->count; i++) {
         int c = menu->config[i];
         RAMP_CHECK(c >= 0 && c < t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
@@ -174,8 +203,7 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
                    "ramp_plan_make: menu entry %d (%s) has occupancy %d, the menu %d", i, name,
                    t->blocks_per_sm[c], menu->blocks_per_sm);
         p.configs[i] = t->configs[c];
-        for (int k = 0; k < RAMP_COST_TERMS; k++)
-            p.theta[i][k] = m->theta[(size_t)c * RAMP_COST_TERMS + k];
+        for (int k = 0; k < nt; k++) p.theta[i][k] = m->theta[(size_t)c * nt + k];
         p.slots[i] = ramp_costmodel_slots(m, c);
     }
     RAMP_TRY(ramp_plan_validate(&p));
@@ -186,11 +214,16 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load) {
     int best = 0;
     double bv = INFINITY;
+    /* The same sum, in the same order, as ramp_costmodel_predict. */
+    const ramp_costmodel_kind kind =
+        p && p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS ? RAMP_COSTMODEL_EQ3_PAIRS
+                                                       : RAMP_COSTMODEL_EQ3;
+    const int nt = ramp_costmodel_nterms(kind);
     for (int i = 0; p && i < p->count; i++) {
-        double terms[RAMP_COST_TERMS], v = 0;
-        ramp_costmodel_terms_slots(RAMP_COSTMODEL_EQ3, &p->configs[i], &p->geom, p->sms,
+        double terms[RAMP_COST_TERMS_MAX], v = 0;
+        ramp_costmodel_terms_slots(kind, &p->configs[i], &p->geom, p->sms,
                                    ramp_plan_slots(p, i), nexp, load, terms);
-        for (int k = 0; k < RAMP_COST_TERMS; k++) v += p->theta[i][k] * terms[k];
+        for (int k = 0; k < nt; k++) v += p->theta[i][k] * terms[k];
         if (v < bv) { bv = v; best = i; }
     }
     return best;
@@ -221,7 +254,8 @@ ramp_status ramp_plan_write(const ramp_plan *p, const char *path) {
     if (p->kernel != RAMP_KERNEL_V1)
         ok = ok && cJSON_AddStringToObject(root, "kernel",
                                            ramp_kernel_version_name((ramp_kernel_version)p->kernel));
-    cJSON *terms = ok ? cJSON_CreateStringArray(TERM_NAMES, RAMP_COST_TERMS) : NULL;
+    const int nt = plan_nterms(p);
+    cJSON *terms = ok ? cJSON_CreateStringArray(TERM_NAMES, nt) : NULL;
     ok = ok && terms && cJSON_AddItemToObject(root, "cost_terms", terms);
     cJSON *menu = ok ? cJSON_AddArrayToObject(root, "menu") : NULL;
     ok = ok && menu;
@@ -235,7 +269,7 @@ ramp_status ramp_plan_write(const ramp_plan *p, const char *path) {
          * last digit. */
         cJSON *th = ok ? cJSON_AddArrayToObject(e, "theta") : NULL;
         ok = ok && th;
-        for (int k = 0; ok && k < RAMP_COST_TERMS; k++) {
+        for (int k = 0; ok && k < nt; k++) {
             char num[40];
             snprintf(num, sizeof num, "%.17g", p->theta[i][k]);
             cJSON *v = cJSON_CreateRaw(num);
@@ -350,14 +384,20 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
     RAMP_TRY(get_int(g, "inter", "geometry.", label, 1, 1 << 24, &p->geom.inter));
     RAMP_TRY(get_int(g, "hidden", "geometry.", label, 1, 1 << 24, &p->geom.hidden));
     RAMP_TRY(get_int(g, "bf16", "geometry.", label, 0, 1, &p->geom.bf16));
+    /* Equation 3's four terms, or those and "pairs": nothing else. */
     const cJSON *terms = cJSON_GetObjectItemCaseSensitive(root, "cost_terms");
-    if (!cJSON_IsArray(terms) || cJSON_GetArraySize(terms) != RAMP_COST_TERMS)
-        FMT_FAIL("plan %s: \"cost_terms\" must be [\"1\", \"waves\", \"tiles\", \"active\"]", label);
-    for (int k = 0; k < RAMP_COST_TERMS; k++) {
+    if (!cJSON_IsArray(terms))
+        FMT_FAIL("plan %s: \"cost_terms\" must be an array of term names", label);
+    const int nt = cJSON_GetArraySize(terms);
+    if (nt != RAMP_COST_TERMS && nt != RAMP_COST_TERMS_MAX)
+        FMT_FAIL("plan %s: \"cost_terms\" has %d names; it must be [\"1\", \"waves\", \"tiles\", "
+                 "\"active\"] or [\"1\", \"waves\", \"tiles\", \"active\", \"pairs\"]", label, nt);
+    for (int k = 0; k < nt; k++) {
         const cJSON *s = cJSON_GetArrayItem(terms, k);
         if (!cJSON_IsString(s) || strcmp(s->valuestring, TERM_NAMES[k]) != 0)
             FMT_FAIL("plan %s: \"cost_terms\"[%d] must be \"%s\"", label, k, TERM_NAMES[k]);
     }
+    p->cost_model = nt == RAMP_COST_TERMS_MAX ? RAMP_COSTMODEL_EQ3_PAIRS : RAMP_COSTMODEL_EQ3;
     const cJSON *menu = cJSON_GetObjectItemCaseSensitive(root, "menu");
     if (!cJSON_IsArray(menu)) FMT_FAIL("plan %s: \"menu\" must be an array", label);
     int n = cJSON_GetArraySize(menu);
@@ -386,10 +426,10 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
             FMT_FAIL("plan %s: \"menu\"[%d].config: %s", label, i, why);
         }
         const cJSON *th = cJSON_GetObjectItemCaseSensitive(e, "theta");
-        if (!cJSON_IsArray(th) || cJSON_GetArraySize(th) != RAMP_COST_TERMS)
-            FMT_FAIL("plan %s: \"menu\"[%d].theta must be an array of %d numbers", label, i,
-                     RAMP_COST_TERMS);
-        for (int k = 0; k < RAMP_COST_TERMS; k++) {
+        if (!cJSON_IsArray(th) || cJSON_GetArraySize(th) != nt)
+            FMT_FAIL("plan %s: \"menu\"[%d].theta must be an array of %d numbers, one per "
+                     "\"cost_terms\" entry", label, i, nt);
+        for (int k = 0; k < nt; k++) {
             const cJSON *v = cJSON_GetArrayItem(th, k);
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
                 FMT_FAIL("plan %s: \"menu\"[%d].theta[%d] must be a finite number >= 0", label,

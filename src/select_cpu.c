@@ -4,9 +4,10 @@
  *
  * The twin computes exactly what kernels/select.cuh computes, bit for bit:
  * the same counts, the same float32 predictions (integer features, then
- * fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))); fmaf is correctly rounded in
- * C99 and __fmaf_rn on the GPU, so no contraction or excess precision can
- * differ), the same choice (lowest prediction, ties to the lowest menu
+ * fmaf(th4, P, fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0)))); fmaf is
+ * correctly rounded in C99 and __fmaf_rn on the GPU, so no contraction or
+ * excess precision can differ; th4 = 0 for Equation 3 alone leaves the sum
+ * as it was), the same choice (lowest prediction, ties to the lowest menu
  * index), and the same layout: token-slot ids grouped by local expert, in
  * increasing order within an expert (a stable counting sort), each expert's
  * run padded with -1 to whole tiles of the chosen entry.
@@ -96,7 +97,7 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
                    "entries[%d].slices = %d, expected 1..65536", c, e->slices);
         RAMP_CHECK(e->slots >= 1 && e->slots <= (1 << 24), RAMP_ERR_INVALID_ARGUMENT,
                    "entries[%d].slots = %d, expected 1..%d", c, e->slots, 1 << 24);
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < 5; j++)
             RAMP_CHECK(isfinite(e->theta[j]) && fabsf(e->theta[j]) <= RAMP_SELECT_THETA_MAX,
                        RAMP_ERR_INVALID_ARGUMENT,
                        "entries[%d].theta[%d] = %g: must be finite, |theta| <= 1e20",
@@ -129,8 +130,17 @@ ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
                                    int sms, int blocks_per_sm,
                                    const double theta[4],
                                    ramp_select_entry *out) {
+    return ramp_select_entry_make_terms(c, g, sms, blocks_per_sm, theta, 4, out);
+}
+
+ramp_status ramp_select_entry_make_terms(const ramp_config *c, const ramp_geometry *g,
+                                         int sms, int blocks_per_sm, const double *theta,
+                                         int nterms, ramp_select_entry *out) {
     RAMP_CHECK(c && g && theta && out, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_select_entry_make: NULL argument");
+    RAMP_CHECK(nterms == 4 || nterms == 5, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_select_entry_make: %d cost terms, expected 4 (Equation 3) or 5 (with "
+               "pairs)", nterms);
     RAMP_CHECK(c->rows >= 1 && c->width >= 1 && c->splitk >= 1,
                RAMP_ERR_INVALID_ARGUMENT,
                "configuration rows = %d, width = %d, splitk = %d", c->rows,
@@ -144,7 +154,7 @@ ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
     out->rows = c->rows;
     out->slices = (g->inter + c->width - 1) / c->width * c->splitk;
     out->slots = sms * blocks_per_sm;
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < nterms; j++) { /* theta[4] stays 0 for four terms */
         RAMP_CHECK(isfinite(theta[j]) && fabs(theta[j]) <= RAMP_SELECT_THETA_MAX,
                    RAMP_ERR_INVALID_ARGUMENT,
                    "theta[%d] = %g: must be finite, |theta| <= 1e20", j, theta[j]);
@@ -159,8 +169,9 @@ ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_e
                "plan entry %d: the plan has %d entries", i, p->count);
     /* The plan's own S_c (the wave size its W term was fit with), not
      * sms * occupancy. */
-    RAMP_TRY(ramp_select_entry_make(&p->configs[i], &p->geom, ramp_plan_slots(p, i), 1,
-                                    p->theta[i], out));
+    const int nterms = p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS ? 5 : 4;
+    RAMP_TRY(ramp_select_entry_make_terms(&p->configs[i], &p->geom, ramp_plan_slots(p, i), 1,
+                                          p->theta[i], nterms, out));
     return RAMP_OK;
 }
 
@@ -174,10 +185,11 @@ void ramp_select_build_map(const ramp_select_desc *d, int32_t *map) {
 
 float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts) {
-    int tiles = 0, active = 0;
+    int tiles = 0, active = 0, pairs = 0;
     for (int i = 0; i < local_experts; i++) {
         tiles += (counts[i] + e->rows - 1) / e->rows;
         active += counts[i] > 0;
+        pairs += counts[i];
     }
     int T = tiles * e->slices;
     int W = (T + e->slots - 1) / e->slots;
@@ -185,6 +197,9 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
     t = fmaf(e->theta[1], (float)W, t);
     t = fmaf(e->theta[2], (float)T, t);
     t = fmaf(e->theta[3], (float)active, t);
+    /* P = this GPU's token-expert pairs, the cost model's sum of the load;
+     * last, as in the kernel (pairs <= 2^20: exact in float) */
+    t = fmaf(e->theta[4], (float)pairs, t);
     return t;
 }
 

@@ -17,7 +17,8 @@
 #define RAMP_SELECT_THETA_MAX 1e20f
 
 /* Menu entry i of a plan as the selection kernel sees it, with the plan's
- * per-entry wave size S_c (ramp_plan_slots) in `slots`. Use this, not
+ * per-entry wave size S_c (ramp_plan_slots) in `slots` and, in an EQ3_PAIRS
+ * plan, the pairs coefficient in theta[4] (0 otherwise). Use this, not
  * ramp_select_entry_make(..., plan->sms, plan->blocks_per_sm, ...), which
  * would assume S_c = sms * occupancy. */
 ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_entry *out);
@@ -25,8 +26,8 @@ ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_e
 /* map[E]: local index of every global expert, or -1. */
 void ramp_select_build_map(const ramp_select_desc *d, int32_t *map);
 
-/* Equation 3 for one entry on counts[local_experts], exactly as the kernel
- * evaluates it (integer features, float32 fmaf chain). */
+/* Equation 3 (+ th4 * pairs) for one entry on counts[local_experts],
+ * exactly as the kernel evaluates it (integer features, float32 fmaf chain). */
 float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts);
 

@@ -22,6 +22,7 @@
 #include "../kernels/select_params.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,10 @@ _Static_assert(sizeof(ramp_sel_params) == RAMP_SEL_PARAMS_BYTES,
                "ramp_sel_params layout changed");
 _Static_assert(RAMP_SEL_MAX_ENTRIES == RAMP_SELECT_MAX_ENTRIES,
                "menu size limits differ");
+/* the kernel reads an entry as two int4 (ramp_sel_entry_load) */
+_Static_assert(sizeof(ramp_sel_entry) == 32 && offsetof(ramp_sel_entry, theta_pairs) == 12 &&
+                   offsetof(ramp_sel_entry, theta) == 16,
+               "ramp_sel_entry layout changed");
 
 struct ramp_selector {
     ramp_gpu *gpu;
@@ -204,6 +209,7 @@ static ramp_status selector_init(ramp_selector *s) {
         menu[c].slices = d->entries[c].slices;
         menu[c].slots = d->entries[c].slots;
         for (int j = 0; j < 4; j++) menu[c].theta[j] = d->entries[c].theta[j];
+        menu[c].theta_pairs = d->entries[c].theta[4];
     }
     RAMP_TRY(ramp_gpu_alloc(s->gpu, sizeof menu, &s->menu));
     RAMP_TRY(ramp_gpu_upload(s->gpu, s->menu, menu, sizeof menu));

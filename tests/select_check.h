@@ -3,7 +3,7 @@
  * against the CPU twin's code: counts from a plain loop, the expected run of
  * every expert (its pair indices in increasing order, then -1 padding to
  * whole tiles), tile starts, the tile -> expert map, meta, and Equation 3
- * recomputed in double from ramp_features_compute. Also checks that slots
+ * (with the pairs term) recomputed in double from ramp_features_compute. Also checks that slots
  * and tiles past the end still hold the poison the caller put there.
  * Include after check.h.
  */
@@ -22,9 +22,12 @@ static void sel_poison(ramp_select_result *r) {
     for (int i = 0; i < RAMP_SELECT_META_COUNT; i++) r->meta[i] = SEL_POISON;
 }
 
-/* Equation 3 in double through the cost-model module's features. */
+/* Equation 3 (+ theta[4] * pairs) in double through the cost-model
+ * module's features. */
 static double sel_pred_double(const ramp_select_entry *e, int nexp,
                               const int32_t *counts, ramp_features *f) {
+    double pairs = 0;
+    for (int i = 0; i < nexp; i++) pairs += counts[i];
     /* a configuration and geometry with the same b, q and S:
      * q = ceil(inter / width) * splitk with width = 128, inter = 128 * q */
     ramp_config c = {.rows = e->rows, .width = 128, .stages = 2, .splitk = 1};
@@ -32,7 +35,8 @@ static double sel_pred_double(const ramp_select_entry *e, int nexp,
                        .hidden = 128};
     ramp_features_compute(&c, &g, e->slots, 1, nexp, counts, f);
     return (double)e->theta[0] + (double)e->theta[1] * f->waves +
-           (double)e->theta[2] * f->tiles + (double)e->theta[3] * f->active;
+           (double)e->theta[2] * f->tiles + (double)e->theta[3] * f->active +
+           (double)e->theta[4] * pairs;
 }
 
 /* Returns the number of failed checks it added. */
@@ -70,7 +74,7 @@ static int sel_check(const ramp_select_desc *d, int tokens, const int32_t *ids,
         for (int c = 0; c < d->nentries; c++) {
             ramp_features f;
             double want = sel_pred_double(&d->entries[c], EL, cnt, &f);
-            /* float32 rounding of three fmaf steps and the conversions */
+            /* float32 rounding of four fmaf steps and the conversions */
             CHECK_NEAR(r->pred[c], want, 1e-5 * fabs(want) + 1e-6);
             if (c < chosen) CHECK(r->pred[c] > r->pred[chosen]);
             else CHECK(r->pred[c] >= r->pred[chosen]);

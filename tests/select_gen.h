@@ -15,6 +15,7 @@
 #include "ramp.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,21 @@ static void gen_desc(ramp_rng *r, ramp_select_desc *d, int32_t *local_of,
             *e = d->entries[ramp_rng_below(r, (uint32_t)c)];
     }
     d->group_only = ramp_rng_below(r, 10) == 0;
+}
+
+/* Gives every entry of d a pairs coefficient theta[4] > 0 (Equation 3 +
+ * pairs), on the scale of the other terms for up to a few thousand pairs;
+ * an entry that copies an earlier one (a deliberate tie) gets its value. */
+static void gen_pairs_term(ramp_rng *r, ramp_select_desc *d) {
+    for (int c = 0; c < d->nentries; c++) {
+        ramp_select_entry *e = &d->entries[c];
+        int copy = -1;
+        for (int j = 0; j < c && copy < 0; j++)
+            if (memcmp(&d->entries[j], e, offsetof(ramp_select_entry, theta) + 4 * sizeof(float)) == 0)
+                copy = j;
+        e->theta[4] = copy >= 0 ? d->entries[copy].theta[4]
+                                : (float)(0.0005 + 0.01 * ramp_rng_uniform(r));
+    }
 }
 
 /* A routing of `tokens` tokens of kind `kind` into ids[tokens * k]. */

@@ -17,6 +17,8 @@
  * with the cluster size forced to 1, 2, 4 and 8 blocks beside the
  * selector's own choice (so one block also meets several loads per warp);
  * the other parts use the selector's own launch shape.
+ * Half the random descriptors carry Equation 3 + pairs' fifth coefficient
+ * (theta[4] != 0), so the kernel's fifth FMA is compared bit for bit too.
  * RAMP_TEST_ITERS scales the random part (default 150 descriptors x 16
  * routings); compute-sanitizer runs use a small value.
  */
@@ -127,6 +129,10 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
     for (int it = 0; it < iters && check_failures == 0; it++, descs++) {
         ramp_select_desc d;
         gen_desc(rng, &d, local_of, it % 40 == 0);
+        /* Equation 3 + pairs (theta[4] != 0, the entry's former pad word) on
+         * half the descriptors, spread over every block and cluster shape */
+        const int pairs = (it / 2) % 2;
+        if (pairs) gen_pairs_term(rng, &d);
         /* a third of the descriptors on each block size; cluster sizes:
          * the selector's choice, then 1, 2, 4, 8 and (non-portable) 16 blocks */
         setenv("RAMP_SELECT_WARPS", it % 3 == 0 ? "32" : it % 3 == 1 ? "16" : "8", 1);
@@ -147,7 +153,8 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
                                                    : (int)ramp_rng_below(rng, (uint32_t)d.max_tokens + 1);
                 gen_routing(rng, &d, tokens, kind, ids);
                 char what[96];
-                snprintf(what, sizeof what, "random case %d (%s)", cases, gen_kind_name(kind));
+                snprintf(what, sizeof what, "random case %d (%s%s)", cases, gen_kind_name(kind),
+                         pairs ? ", pairs term" : "");
                 run_one(c, s, &d, tokens, ids, (int)ramp_rng_below(rng, 2), gr, cr, what);
             }
         }
@@ -159,7 +166,8 @@ static void random_routings(ctx *c, ramp_rng *rng, int iters) {
     unsetenv("RAMP_SELECT_WARPS");
     unsetenv("RAMP_SELECT_CTAS");
     printf("random: %d routings on %d descriptors (blocks of 1024, 512, 256 "
-           "threads; clusters of 1-8 blocks), bit-identical\n", cases, descs);
+           "threads; clusters of 1-8 blocks; half with the pairs term), bit-identical\n",
+           cases, descs);
 }
 
 static void issue_sizes(ctx *c, ramp_rng *rng) {

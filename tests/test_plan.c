@@ -59,6 +59,146 @@ static void expect_bad(const char *text, const char *field) {
     CHECK(strstr(ramp_last_error(), "bad.json") != NULL);
 }
 
+/* Equation 3 + pairs: a five-term plan from an EQ3_PAIRS fit reads back
+ * exactly (every field, the checksum verified); a four-term plan reads with
+ * theta[4] = 0 and cost_model EQ3 and is written as four terms; a five-term
+ * file with the wrong count, a wrong name or a bad fifth coefficient is
+ * refused, naming the entry and field. */
+static void pairs_plans(ramp_timing *t, const ramp_menu *menu, const char *path) {
+    ramp_costmodel *m5 = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3_PAIRS, &m5));
+    if (!m5) return;
+    ramp_plan p5, back;
+    CHECK_OK(ramp_plan_make(t, menu, m5, &p5));
+    CHECK_EQ_INT(p5.cost_model, RAMP_COSTMODEL_EQ3_PAIRS);
+    for (int i = 0; i < p5.count; i++)
+        for (int k = 0; k < 5; k++) CHECK(p5.theta[i][k] == m5->theta[menu->config[i] * 5 + k]);
+    /* a fifth coefficient of every kind: a fit's, 0, and one set by hand */
+    p5.theta[0][4] = 0.0;
+    p5.theta[1][4] = 0.1234567890123456789;
+    CHECK_OK(ramp_plan_write(&p5, path));
+    memset(&back, 0x33, sizeof back);
+    CHECK_OK(ramp_plan_read(path, &back));
+    CHECK(back.checksum == 1);
+    p5.checksum = 1;
+    CHECK(memcmp(&p5, &back, sizeof p5) == 0);
+    p5.checksum = 0;
+    size_t n = 0;
+    char *five = slurp(path, &n);
+    CHECK(five && strstr(five, "\"cost_terms\":\t[\"1\", \"waves\", \"tiles\", \"active\", \"pairs\"]"));
+    /* the plan's CPU pick is the five-term model's over the menu */
+    ramp_plan fit;
+    CHECK_OK(ramp_plan_make(t, menu, m5, &fit));
+    for (int64_t i = 0; i < t->nloads; i++) {
+        const int32_t *ld = t->loads + i * t->max_experts;
+        int c = -1;
+        CHECK_OK(ramp_costmodel_pick(m5, t->nexp[i], ld, menu->config, menu->count, &c));
+        CHECK_EQ_INT(menu->config[ramp_plan_pick(&fit, t->nexp[i], ld)], c);
+    }
+    if (five) {
+        ramp_plan ok;
+        CHECK_OK(ramp_plan_parse(five, n, "five.json", &ok));
+        char th4[48], th3[48], from[128], to[160];
+        snprintf(th3, sizeof th3, "%.17g", p5.theta[1][3]);
+        snprintf(th4, sizeof th4, "%.17g", p5.theta[1][4]);
+        snprintf(from, sizeof from, "%s, %s]", th3, th4);
+        CHECK(strstr(five, from) != NULL);
+        struct { const char *from, *to, *field; } cases[] = {
+            /* a four-name list with five thetas, and an unknown or moved name */
+            {", \"pairs\"]", "]", "menu\"[0].theta must be an array of 4"},
+            {"\"pairs\"", "\"pair\"", "\"cost_terms\"[4] must be \"pairs\""},
+            {"\"pairs\"", "\"tokens\"", "\"cost_terms\"[4] must be \"pairs\""},
+            {"\"active\", \"pairs\"", "\"pairs\", \"active\"", "\"cost_terms\"[3] must be \"active\""},
+            {", \"pairs\"]", ", \"pairs\", \"x\"]", "\"cost_terms\" has 6 names"},
+            {"[\"1\", \"waves\", \"tiles\", \"active\", \"pairs\"]", "[\"1\", \"waves\", \"tiles\"]",
+             "\"cost_terms\" has 3 names"},
+            {"[\"1\", \"waves\", \"tiles\", \"active\", \"pairs\"]", "\"pairs\"", "\"cost_terms\" must be an array"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char *b = replace(five, cases[i].from, cases[i].to);
+            CHECK(b != NULL);
+            if (b) expect_bad(b, cases[i].field);
+            free(b);
+        }
+        /* entry 1's fifth theta: negative, infinite, not a number, missing, one too many */
+        const char *bad4[][2] = {{"-1", "menu\"[1].theta[4]"}, {"1e999", "menu\"[1].theta[4]"},
+                                 {"\"x\"", "menu\"[1].theta[4]"}, {"", "menu\"[1].theta must be an array of 5"}};
+        for (size_t i = 0; i < sizeof bad4 / sizeof bad4[0]; i++) {
+            if (bad4[i][0][0]) snprintf(to, sizeof to, "%s, %s]", th3, bad4[i][0]);
+            else snprintf(to, sizeof to, "%s]", th3);
+            char *b = replace(five, from, to);
+            CHECK(b != NULL);
+            if (b) expect_bad(b, bad4[i][1]);
+            free(b);
+        }
+        snprintf(to, sizeof to, "%s, %s, 1]", th3, th4);
+        char *b = replace(five, from, to);
+        if (b) expect_bad(b, "menu\"[1].theta must be an array of 5");
+        free(b);
+        /* the checksum covers the fifth term: a changed digit is caught */
+        snprintf(to, sizeof to, "%s, %.17g]", th3, p5.theta[1][4] * 2);
+        b = replace(five, from, to);
+        if (b) expect_bad(b, "checksum mismatch");
+        free(b);
+        /* every changed byte is refused or changes nothing */
+        int silent = 0;
+        ramp_rng rng;
+        ramp_rng_seed(&rng, 77);
+        for (size_t i = 0; i < n; i++) {
+            char *b6 = malloc(n + 1);
+            memcpy(b6, five, n + 1);
+            b6[i] = (char)((unsigned char)b6[i] ^ (1 + ramp_rng_below(&rng, 127)));
+            if (b6[i] == 0) b6[i] = 'x';
+            ramp_plan p6;
+            memset(&p6, 0, sizeof p6);
+            ramp_status s6 = ramp_plan_parse(b6, n, "flip.json", &p6);
+            if (s6 == RAMP_OK && memcmp(&p6, &ok, sizeof ok) != 0) silent++;
+            CHECK(s6 == RAMP_OK || s6 == RAMP_ERR_FORMAT);
+            free(b6);
+        }
+        CHECK_EQ_INT(silent, 0);
+    }
+    free(five);
+    /* in memory: a fifth theta in an EQ3 plan would be lost on write */
+    ramp_plan p4 = p5;
+    p4.cost_model = RAMP_COSTMODEL_EQ3;
+    CHECK_ERR(ramp_plan_validate(&p4), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "menu entry 1") && strstr(ramp_last_error(), "theta[4]"));
+    p4 = p5;
+    p4.theta[2][4] = NAN;
+    CHECK_ERR(ramp_plan_write(&p4, path), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "menu entry 2") && strstr(ramp_last_error(), "theta[4]"));
+    p4 = p5;
+    p4.theta[2][4] = -0.5;
+    CHECK_ERR(ramp_plan_validate(&p4), RAMP_ERR_INVALID_ARGUMENT);
+    p4.cost_model = RAMP_COSTMODEL_TILECOUNT;
+    CHECK_ERR(ramp_plan_validate(&p4), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "cost_model") != NULL);
+    /* an EQ3 plan: four terms on disk, read back with theta[4] = 0 */
+    p4 = p5;
+    p4.cost_model = RAMP_COSTMODEL_EQ3;
+    for (int i = 0; i < p4.count; i++) p4.theta[i][4] = 0;
+    CHECK_OK(ramp_plan_write(&p4, path));
+    char *four = slurp(path, &n);
+    CHECK(four && strstr(four, "\"cost_terms\":\t[\"1\", \"waves\", \"tiles\", \"active\"]") &&
+          !strstr(four, "pairs"));
+    free(four);
+    memset(&back, 0x77, sizeof back);
+    CHECK_OK(ramp_plan_read(path, &back));
+    CHECK_EQ_INT(back.cost_model, RAMP_COSTMODEL_EQ3);
+    for (int i = 0; i < back.count; i++) CHECK(back.theta[i][4] == 0.0);
+    back.checksum = 0;
+    CHECK(memcmp(&p4, &back, sizeof p4) == 0);
+    /* the tile-count model is still refused, naming it */
+    ramp_costmodel *tc = NULL;
+    CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_TILECOUNT, &tc));
+    CHECK_ERR(ramp_plan_make(t, menu, tc, &back), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "tile-count") != NULL);
+    ramp_costmodel_free(tc);
+    remove(path);
+    ramp_costmodel_free(m5);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -364,6 +504,7 @@ int main(void) {
         t->kernel = RAMP_KERNEL_V1;
         remove(path);
     }
+    pairs_plans(t, &menu, path);
     ramp_costmodel_free(m);
     ramp_timing_free(t);
     return check_finish("test_plan");

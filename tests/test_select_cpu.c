@@ -5,7 +5,9 @@
  * ramp_features_compute computes it, predictions follow Equation 3, the
  * choice is the argmin with ties to the lowest index, foreign and -1 ids are
  * skipped, out-of-range ids are counted and never written. Plus a worked
- * example by hand, the descriptor checks and bad calls.
+ * example by hand, the descriptor checks and bad calls, and the pairs term
+ * (Equation 3 + pairs): absent (0) it leaves every prediction bit for bit
+ * as the four-term chain computed it; present, it is one more fmaf.
  */
 #include "check.h"
 #include "select_check.h"
@@ -65,7 +67,87 @@ static void worked_example(void) {
     CHECK_EQ_INT(r->meta[RAMP_SELECT_META_LOCAL], 1);
     CHECK_EQ_INT(r->sorted_ids[0], 5);
     sel_check(&d, 3, wild, r, "wild ids");
+
+    /* The pairs term: the ids hold P = 4 local pairs. Entry 1 (21 us) beats
+     * entry 0 (21.5 us); theta[4] = 1 on entry 1 adds 4 us and flips it. */
+    sel_poison(r);
+    CHECK_OK(ramp_select_cpu(&d, 3, ids, r));
+    const float p0 = r->pred[0], p1 = r->pred[1];
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], 1);
+    d.entries[1].theta[4] = 1.0f;
+    sel_poison(r);
+    CHECK_OK(ramp_select_cpu(&d, 3, ids, r));
+    CHECK(r->pred[0] == p0 && r->pred[1] == p1 + 4.0f);
+    CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], 0);
+    sel_check(&d, 3, ids, r, "pairs term");
     ramp_select_result_free(r);
+}
+
+/* Equation 3 exactly as the kernel evaluated it before the pairs term. */
+static float predict_four_terms(const ramp_select_entry *e, int n, const int32_t *counts) {
+    int tiles = 0, active = 0;
+    for (int i = 0; i < n; i++) {
+        tiles += (counts[i] + e->rows - 1) / e->rows;
+        active += counts[i] > 0;
+    }
+    const int T = tiles * e->slices, W = (T + e->slots - 1) / e->slots;
+    float t = e->theta[0];
+    t = fmaf(e->theta[1], (float)W, t);
+    t = fmaf(e->theta[2], (float)T, t);
+    return fmaf(e->theta[3], (float)active, t);
+}
+
+/* theta[4] = 0: every prediction bit for bit the four-term one (so EQ3
+ * plans pick and pad as before); theta[4] != 0: that plus one fmaf of the
+ * GPU's pairs, and ramp_select_entry_make_terms carries it. */
+static void pairs_term_bits(unsigned long long seed) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed ^ 0x9a125);
+    static int32_t local_of[4096];
+    int32_t counts[256];
+    int checked = 0;
+    for (int it = 0; it < 300; it++) {
+        ramp_select_desc d;
+        gen_desc(&rng, &d, local_of, 0);
+        const int n = d.local_experts;
+        const int big = (int)ramp_rng_below(&rng, 3);
+        int32_t pairs = 0;
+        for (int i = 0; i < n; i++) {
+            counts[i] = ramp_rng_below(&rng, 4) == 0 ? 0
+                        : (int32_t)ramp_rng_below(&rng, big ? 3000 : 40);
+            pairs += counts[i];
+        }
+        for (int c = 0; c < d.nentries; c++, checked++) {
+            ramp_select_entry e = d.entries[c];
+            const float old = predict_four_terms(&e, n, counts);
+            float got = ramp_select_predict(&e, n, counts);
+            CHECK(memcmp(&got, &old, sizeof got) == 0);
+            e.theta[4] = (float)(0.02 * ramp_rng_uniform(&rng));
+            got = ramp_select_predict(&e, n, counts);
+            const float want = fmaf(e.theta[4], (float)pairs, old);
+            CHECK(memcmp(&got, &want, sizeof got) == 0);
+        }
+    }
+    printf("%d predictions: theta4 = 0 bit-identical to Equation 3's four terms\n", checked);
+
+    ramp_config c = {.rows = 8, .width = 256, .stages = 2, .splitk = 1};
+    ramp_geometry g = {.experts = 8, .topk = 2, .inter = 768, .hidden = 2048};
+    double th[5] = {1, 2, 0.5, 0.25, 0.125};
+    ramp_select_entry e;
+    memset(&e, 0x5a, sizeof e);
+    CHECK_OK(ramp_select_entry_make_terms(&c, &g, 132, 1, th, 5, &e));
+    CHECK(e.theta[4] == 0.125f && e.theta[3] == 0.25f);
+    CHECK_OK(ramp_select_entry_make_terms(&c, &g, 132, 1, th, 4, &e));
+    CHECK(e.theta[4] == 0.0f && e.theta[3] == 0.25f);
+    CHECK_OK(ramp_select_entry_make(&c, &g, 132, 1, th, &e));
+    CHECK(e.theta[4] == 0.0f);
+    CHECK_ERR(ramp_select_entry_make_terms(&c, &g, 132, 1, th, 3, &e), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "3 cost terms") != NULL);
+    th[4] = NAN;
+    CHECK_ERR(ramp_select_entry_make_terms(&c, &g, 132, 1, th, 5, &e), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "theta[4]") != NULL);
+    th[4] = 1e30;
+    CHECK_ERR(ramp_select_entry_make_terms(&c, &g, 132, 1, th, 5, &e), RAMP_ERR_INVALID_ARGUMENT);
 }
 
 static void entry_matches_features(unsigned long long seed) {
@@ -142,6 +224,11 @@ static void bad_descriptors(void) {
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
     b = d; b.entries[0].theta[2] = INFINITY;
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.entries[0].theta[4] = NAN;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "entries[0].theta[4]") != NULL);
+    b = d; b.entries[0].theta[4] = -2e20f;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
     b = d; b.group_only = 2;
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
     int32_t map[8] = {-1, 0, 1, -1, 2, 3, -1, -1};
@@ -174,6 +261,7 @@ int main(void) {
     unsigned long long seed = check_seed();
     worked_example();
     entry_matches_features(seed);
+    pairs_term_bits(seed);
     bad_descriptors();
 
     /* Random and skewed routings against the definition. */
@@ -185,6 +273,8 @@ int main(void) {
     for (int it = 0; it < 400 && check_failures == 0; it++) {
         ramp_select_desc d;
         gen_desc(&rng, &d, local_of, it % 50 == 0);
+        const int pairs = (it / 2) % 2; /* half the descriptors: Equation 3 + pairs */
+        if (pairs) gen_pairs_term(&rng, &d);
         CHECK_OK(ramp_select_desc_check(&d));
         ramp_select_result *r = NULL;
         CHECK_OK(ramp_select_result_create(&d, &r));
@@ -199,7 +289,8 @@ int main(void) {
             sel_poison(r);
             CHECK_OK(ramp_select_cpu(&d, tokens, ids, r));
             char what[64];
-            snprintf(what, sizeof what, "case %d (%s)", cases, gen_kind_name(kind));
+            snprintf(what, sizeof what, "case %d (%s%s)", cases, gen_kind_name(kind),
+                     pairs ? ", pairs term" : "");
             sel_check(&d, tokens, ids, r, what);
         }
         ramp_select_result_free(r);

@@ -29,6 +29,7 @@ static const char FIT_HELP[] =
     "usage: ramp fit DATASET -o PLAN.json [--menu N] [--occupancy B]\n"
     "                [--exclude-domain D]... [--diagnose]\n"
     "                [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
+    "                [--cost-model eq3|eq3+pairs]\n"
     "\n"
     "Fits Equation 3's coefficients for every configuration of a timing dataset\n"
     "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
@@ -37,6 +38,13 @@ static const char FIT_HELP[] =
     "(to keep it held out); --diagnose prints rank correlation and pick error.\n"
     "--wave-fit and --intercept: how S_c and theta are fit (see `ramp eval\n"
     "--help`; defaults picks and penalised).\n"
+    "--cost-model: eq3 (the default) fits Equation 3, t = th0 + th1*W + th2*T +\n"
+    "th3*A, and writes the four-term plan, as before; eq3+pairs adds th4*P, P\n"
+    "the GPU's token-expert pairs (the sum of its load's counts; it closes most\n"
+    "of kernel v2's gap on DeepSeek-V3 EP32 and Phi-3.5-MoE, see\n"
+    "bench/results/eval-2026-11-30-kernel-v2.md), and writes a five-term plan\n"
+    "(\"cost_terms\" ending in \"pairs\"). Its GPU path (the selection kernel's\n"
+    "fifth FMA) is new: checked against the CPU twin, not yet on a GPU.\n"
     "The plan records the dataset's kernel (\"kernel\": \"v2\" for a kernel v2\n"
     "dataset; absent for v1).\n";
 
@@ -45,8 +53,10 @@ int cmd_fit(int argc, char **argv) {
         {"output", required_argument, 0, 'o'}, {"menu", required_argument, 0, 'n'},
         {"occupancy", required_argument, 0, 'b'}, {"exclude-domain", required_argument, 0, 'x'},
         {"diagnose", no_argument, 0, 'd'}, {"wave-fit", required_argument, 0, 'W'},
-        {"intercept", required_argument, 0, 'I'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"intercept", required_argument, 0, 'I'}, {"cost-model", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "fit", *out = NULL, *exclude[16];
+    ramp_costmodel_kind kind = RAMP_COSTMODEL_EQ3;
     long menu_size = 6, occupancy = 0;
     int nexclude = 0, diagnose = 0, o;
     ramp_costmodel_fit_options fo = {RAMP_WAVE_PICKS, 0};
@@ -64,6 +74,12 @@ int cmd_fit(int argc, char **argv) {
         case 'W':
         case 'I':
             if (!parse_fit_flag(cmd, o, optarg, &fo)) return 2;
+            break;
+        case 'C':
+            /* a plan serves Equation 3, with or without pairs */
+            if (ramp_costmodel_kind_parse(optarg, &kind) != RAMP_OK ||
+                kind == RAMP_COSTMODEL_TILECOUNT)
+                return cli_usage_error(cmd, "--cost-model %s: expected eq3 or eq3+pairs", optarg);
             break;
         case 'h': fputs(FIT_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
@@ -89,7 +105,7 @@ int cmd_fit(int argc, char **argv) {
     ramp_menu menu;
     ramp_plan plan;
     if (rc == 0 && !mask) rc = cli_usage_error(cmd, "out of memory");
-    if (rc == 0 && (s = ramp_costmodel_fit_opt(t, mask, RAMP_COSTMODEL_EQ3, &fo, &m))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_costmodel_fit_opt(t, mask, kind, &fo, &m))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_menu_greedy(t, mask, (int)menu_size, (int)occupancy, NULL, &menu))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
@@ -97,12 +113,14 @@ int cmd_fit(int argc, char **argv) {
         printf("%s %s (kernel %s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads\n", t->model,
                t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel), menu.count, menu.blocks_per_sm,
                (long long)menu.loads);
+        const int nt = ramp_costmodel_nterms(kind);
         for (int i = 0; i < menu.count; i++) {
-            char name[64];
-            const double *th = m->theta + (size_t)menu.config[i] * RAMP_COST_TERMS;
-            printf("  %-26s total %.1f us   theta = [%.3g, %.3g, %.3g, %.3g]   wave %d tiles\n",
+            char name[64], pairs[40] = "";
+            const double *th = m->theta + (size_t)menu.config[i] * nt;
+            if (nt > RAMP_COST_TERMS) snprintf(pairs, sizeof pairs, ", %.3g", th[4]);
+            printf("  %-26s total %.1f us   theta = [%.3g, %.3g, %.3g, %.3g%s]   wave %d tiles\n",
                    ramp_config_name(&t->configs[menu.config[i]], name, sizeof name), menu.total_us[i],
-                   th[0], th[1], th[2], th[3], plan.slots[i]);
+                   th[0], th[1], th[2], th[3], pairs, plan.slots[i]);
         }
         if (diagnose) {
             ramp_costmodel_diag dg;
@@ -154,9 +172,9 @@ static const char EVAL_HELP[] =
     "--cost-model picks the form of the cost model that RaMP, the menu's RaMP\n"
     "and the transfer fit: eq3 (the default: Equation 3, t = th0 + th1*W +\n"
     "th2*T + th3*A, what `ramp fit` writes and the selection kernel serves) or\n"
-    "eq3+pairs (an evaluation option: Equation 3 plus th4*P, P the load's\n"
-    "token-expert pairs, the sum of its counts, for kernel v2's per-pair work;\n"
-    "plans and the selection kernel carry four terms, so `ramp fit` has none).\n"
+    "eq3+pairs (Equation 3 plus th4*P, P the load's token-expert pairs, the sum\n"
+    "of its counts, for kernel v2's per-pair work; `ramp fit --cost-model\n"
+    "eq3+pairs` writes it as a five-term plan).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
     "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"

@@ -124,6 +124,9 @@ write("fuzz_timing", "measured.safetensors", timing(False))
 write("fuzz_timing", "missing.safetensors", timing(True))
 write("fuzz_timing", "sealed.safetensors", seal(timing(False)))
 write("fuzz_plan", "sealed.json", plan())
+# fuzz_plan/sealed-pairs.json (five cost terms) is not written here: it is
+# `ramp fit data/timing/qwen3-30b-ep8-v2.safetensors --cost-model eq3+pairs`'s
+# plan, kept as libramp writes it.
 write("fuzz_safetensors", "trace.safetensors",
       trace(4, 2, [(0, 0, 2, [1, 2, 0, 1])], ids=[0, 1, 1, 3]))
 write("fuzz_safetensors", "mixed.safetensors",

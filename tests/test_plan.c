@@ -64,6 +64,30 @@ static void expect_bad(const char *text, const char *field) {
  * theta[4] = 0 and cost_model EQ3 and is written as four terms; a five-term
  * file with the wrong count, a wrong name or a bad fifth coefficient is
  * refused, naming the entry and field. */
+/* Flips each byte of a plan's text in turn (a random nonzero xor); every
+ * change must be refused as a format error or parse to exactly ok
+ * (whitespace, an exponent's case, a 17th digit that rounds the same).
+ * Returns how many changed the plan silently, each one named on stderr. */
+static int flip_each_byte(const char *text, size_t n, const ramp_plan *ok, ramp_rng *rng) {
+    int silent = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *b = malloc(n + 1);
+        memcpy(b, text, n + 1);
+        b[i] = (char)((unsigned char)b[i] ^ (1 + ramp_rng_below(rng, 127)));
+        if (b[i] == 0) b[i] = 'x';
+        ramp_plan p;
+        memset(&p, 0, sizeof p);
+        ramp_status s = ramp_plan_parse(b, n, "flip.json", &p);
+        if (s == RAMP_OK && memcmp(&p, ok, sizeof *ok) != 0) {
+            silent++;
+            fprintf(stderr, "byte %zu ('%c' -> '%c') changed the plan silently\n", i, text[i], b[i]);
+        }
+        CHECK(s == RAMP_OK || s == RAMP_ERR_FORMAT);
+        free(b);
+    }
+    return silent;
+}
+
 static void pairs_plans(ramp_timing *t, const ramp_menu *menu, const char *path) {
     ramp_costmodel *m5 = NULL;
     CHECK_OK(ramp_costmodel_fit(t, NULL, RAMP_COSTMODEL_EQ3_PAIRS, &m5));
@@ -141,22 +165,9 @@ static void pairs_plans(ramp_timing *t, const ramp_menu *menu, const char *path)
         if (b) expect_bad(b, "checksum mismatch");
         free(b);
         /* every changed byte is refused or changes nothing */
-        int silent = 0;
         ramp_rng rng;
         ramp_rng_seed(&rng, 77);
-        for (size_t i = 0; i < n; i++) {
-            char *b6 = malloc(n + 1);
-            memcpy(b6, five, n + 1);
-            b6[i] = (char)((unsigned char)b6[i] ^ (1 + ramp_rng_below(&rng, 127)));
-            if (b6[i] == 0) b6[i] = 'x';
-            ramp_plan p6;
-            memset(&p6, 0, sizeof p6);
-            ramp_status s6 = ramp_plan_parse(b6, n, "flip.json", &p6);
-            if (s6 == RAMP_OK && memcmp(&p6, &ok, sizeof ok) != 0) silent++;
-            CHECK(s6 == RAMP_OK || s6 == RAMP_ERR_FORMAT);
-            free(b6);
-        }
-        CHECK_EQ_INT(silent, 0);
+        CHECK_EQ_INT(flip_each_byte(five, n, &ok, &rng), 0);
     }
     free(five);
     /* in memory: a fifth theta in an EQ3 plan would be lost on write */
@@ -412,23 +423,7 @@ int main(void) {
         /* Every single changed byte either is refused or leaves the plan
          * exactly as it was (whitespace; an exponent's case; a 17th digit
          * that rounds to the same double): nothing else gets served. */
-        int silent = 0;
-        for (size_t i = 0; i < n; i++) {
-            char *b6 = malloc(n + 1);
-            memcpy(b6, good, n + 1);
-            b6[i] = (char)((unsigned char)b6[i] ^ (1 + ramp_rng_below(&rng, 127)));
-            if (b6[i] == 0) b6[i] = 'x';
-            ramp_plan p6;
-            memset(&p6, 0, sizeof p6);
-            ramp_status s6 = ramp_plan_parse(b6, n, "flip.json", &p6);
-            if (s6 == RAMP_OK && memcmp(&p6, &ok, sizeof ok) != 0) {
-                silent++;
-                fprintf(stderr, "byte %zu ('%c' -> '%c') changed the plan silently\n", i, good[i], b6[i]);
-            }
-            CHECK(s6 == RAMP_OK || s6 == RAMP_ERR_FORMAT);
-            free(b6);
-        }
-        CHECK_EQ_INT(silent, 0);
+        CHECK_EQ_INT(flip_each_byte(good, n, &ok, &rng), 0);
         /* a bad file on disk is rejected by the reader too */
         FILE *f = fopen(path, "w");
         fputs("{\"format\": \"ramp-plan\"}", f);

@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(USAGE, stdout);
@@ -265,7 +265,6 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
             return 2;
         }
-        i++;
     }
     if (!plan_path || !data_path || !outdir || reps < 1) {
         fprintf(stderr, "bench_layer: --plan, --dataset and --out-dir are required, --reps >= 1\n%s",

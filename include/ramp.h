@@ -734,10 +734,10 @@ double ramp_spearman(const double *a, const double *b, int n);
  * fit exactly as EQ3 (NNLS, S_c, the intercept penalty). Kernel v2 does
  * per-pair work (token gathers, f32 output reductions per slice) that T, W
  * and A do not see when every expert fits in one row tile
- * (eval-2026-11-30-kernel-v2.md). Opt-in for serving: `ramp fit
- * --cost-model eq3+pairs` writes a plan of five terms (8f), which the
- * selection kernel evaluates with a fifth FMA (9.4); an EQ3 plan is served
- * exactly as before. */
+ * (eval-2026-11-30-kernel-v2.md). The default of ramp_policy_defaults and
+ * the CLI since eval-2026-11-30-pairs.md: `ramp fit` writes a plan of five
+ * terms (8f), which the selection kernel evaluates with a fifth FMA (9.4);
+ * an EQ3 plan (`--cost-model eq3`) is served exactly as before. */
 
 #define RAMP_COST_TERMS 4      /* Equation 3's terms (an EQ3 plan's) */
 #define RAMP_COST_TERMS_MAX 5  /* the most terms of any kind (EQ3_PAIRS; a
@@ -1016,8 +1016,9 @@ typedef struct {
     int knn_k;                   /* 8 */
     ramp_costmodel_fit_options fit; /* COSTMODEL, MENU_COSTMODEL: how
                                        Equation 3 is fit (zero: default) */
-    ramp_costmodel_kind cost_model; /* COSTMODEL, MENU_COSTMODEL: EQ3 (zero,
-                                       the default) or EQ3_PAIRS */
+    ramp_costmodel_kind cost_model; /* COSTMODEL, MENU_COSTMODEL: EQ3_PAIRS
+                                       (ramp_policy_defaults) or EQ3 (zero:
+                                       the paper's Equation 3) */
 } ramp_policy_options;
 
 void ramp_policy_defaults(ramp_policy_options *o);

@@ -180,6 +180,10 @@ void ramp_policy_defaults(ramp_policy_options *o) {
     o->aux_buckets = 4;
     o->cube_buckets = 4;
     o->knn_k = 8;
+    /* Equation 3 + pairs: closes most of kernel v2's gap on DeepSeek-V3 and
+     * Phi-3.5 and is neutral elsewhere (eval-2026-11-30-kernel-v2.md); the
+     * zero value stays the paper's Equation 3 */
+    o->cost_model = RAMP_COSTMODEL_EQ3_PAIRS;
 }
 
 /* ---- the policy object ------------------------------------------------------- */

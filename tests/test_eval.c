@@ -843,7 +843,7 @@ static void test_eval_pairs(ramp_rng *rng) {
     fill_pairs(t, theta, th4);
     ramp_eval_options o;
     ramp_eval_defaults(&o);
-    CHECK_EQ_INT(o.policy.cost_model, RAMP_COSTMODEL_EQ3);
+    CHECK_EQ_INT(o.policy.cost_model, RAMP_COSTMODEL_EQ3_PAIRS); /* the default */
     o.bootstrap = 0;
     o.policy.fit.wave = RAMP_WAVE_RMSE; /* the synthetic truth's wave is the capacity */
     o.policy.fit.intercept_free = 1;

@@ -223,9 +223,9 @@ int cmd_demo(int argc, char **argv) {
         }
     }
     ramp_eval_result *res = NULL;
+    ramp_eval_options eo;
+    ramp_eval_defaults(&eo);
     if (s == RAMP_OK) {
-        ramp_eval_options eo;
-        ramp_eval_defaults(&eo);
         fprintf(stderr, "evaluating on held-out domains (%lld loads)\n", (long long)t->nloads);
         s = ramp_eval_run(t, &eo, &res);
     }
@@ -242,7 +242,7 @@ int cmd_demo(int argc, char **argv) {
         ramp_plan plan;
         if (!mask) s = RAMP_ERR_OUT_OF_MEMORY;
         for (int64_t i = 0; mask && i < t->nloads; i++) mask[i] = strcmp(t->domains[t->domain[i]], "uniform") != 0;
-        if (s == RAMP_OK) s = ramp_costmodel_fit(t, mask, RAMP_COSTMODEL_EQ3, &cm);
+        if (s == RAMP_OK) s = ramp_costmodel_fit(t, mask, eo.policy.cost_model, &cm);
         if (s == RAMP_OK) s = ramp_menu_greedy(t, mask, 6, 0, NULL, &menu);
         if (s == RAMP_OK) s = ramp_plan_make(t, &menu, cm, &plan);
         snprintf(sub, sizeof sub, "%s/plan.json", tmp);
@@ -259,6 +259,9 @@ int cmd_demo(int argc, char **argv) {
         else
             printf("RaMP demo: %s %s, times from the analytic stand-in (SIMULATED, not measured)\n\n",
                    m.name, layout_text);
+        printf("RaMP's cost model: %s\n\n", eo.policy.cost_model == RAMP_COSTMODEL_EQ3_PAIRS
+                                                ? "Equation 3 + the GPU's token-expert pairs"
+                                                : "Equation 3");
         ramp_eval_print_table3(stdout, &cr, 1);
         printf("\n");
         ramp_eval_print_table4(stdout, &cr, 1);

@@ -38,13 +38,13 @@ static const char FIT_HELP[] =
     "(to keep it held out); --diagnose prints rank correlation and pick error.\n"
     "--wave-fit and --intercept: how S_c and theta are fit (see `ramp eval\n"
     "--help`; defaults picks and penalised).\n"
-    "--cost-model: eq3 (the default) fits Equation 3, t = th0 + th1*W + th2*T +\n"
-    "th3*A, and writes the four-term plan, as before; eq3+pairs adds th4*P, P\n"
-    "the GPU's token-expert pairs (the sum of its load's counts; it closes most\n"
-    "of kernel v2's gap on DeepSeek-V3 EP32 and Phi-3.5-MoE, see\n"
-    "bench/results/eval-2026-11-30-kernel-v2.md), and writes a five-term plan\n"
-    "(\"cost_terms\" ending in \"pairs\"). Its GPU path (the selection kernel's\n"
-    "fifth FMA) is new: checked against the CPU twin, not yet on a GPU.\n"
+    "--cost-model: eq3+pairs (the default) fits Equation 3 plus a pairs term,\n"
+    "t = th0 + th1*W + th2*T + th3*A + th4*P, P the GPU's token-expert pairs\n"
+    "(the sum of its load's counts: kernel v2's per-pair gathers and output\n"
+    "reductions), and writes a five-term plan (\"cost_terms\" ending in\n"
+    "\"pairs\"); it closes most of v2's gap on DeepSeek-V3 EP32 and Phi-3.5-MoE\n"
+    "(bench/results/eval-2026-11-30-pairs.md). eq3 fits the paper's Equation 3\n"
+    "alone and writes a four-term plan.\n"
     "The plan records the dataset's kernel (\"kernel\": \"v2\" for a kernel v2\n"
     "dataset; absent for v1).\n";
 
@@ -56,7 +56,7 @@ int cmd_fit(int argc, char **argv) {
         {"intercept", required_argument, 0, 'I'}, {"cost-model", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "fit", *out = NULL, *exclude[16];
-    ramp_costmodel_kind kind = RAMP_COSTMODEL_EQ3;
+    ramp_costmodel_kind kind = RAMP_COSTMODEL_EQ3_PAIRS;
     long menu_size = 6, occupancy = 0;
     int nexclude = 0, diagnose = 0, o;
     ramp_costmodel_fit_options fo = {RAMP_WAVE_PICKS, 0};
@@ -170,11 +170,10 @@ static const char EVAL_HELP[] =
     "fixed cost on the wave term (penalised, the default) or the paper's plain\n"
     "NNLS (free). `--wave-fit capacity --intercept free` is the paper's fit.\n"
     "--cost-model picks the form of the cost model that RaMP, the menu's RaMP\n"
-    "and the transfer fit: eq3 (the default: Equation 3, t = th0 + th1*W +\n"
-    "th2*T + th3*A, what `ramp fit` writes and the selection kernel serves) or\n"
-    "eq3+pairs (Equation 3 plus th4*P, P the load's token-expert pairs, the sum\n"
-    "of its counts, for kernel v2's per-pair work; `ramp fit --cost-model\n"
-    "eq3+pairs` writes it as a five-term plan).\n"
+    "and the transfer fit: eq3+pairs (the default: Equation 3 plus th4*P, P the\n"
+    "load's token-expert pairs, the sum of its counts, for kernel v2's per-pair\n"
+    "work; what `ramp fit` writes and the selection kernel serves) or eq3 (the\n"
+    "paper's Equation 3, t = th0 + th1*W + th2*T + th3*A).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
     "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"
@@ -202,10 +201,11 @@ static ramp_status print_tables(FILE *f, const ramp_eval_result *const *cr, int 
         every |= cr[i]->every_expert;
     }
     ramp_status s;
-    /* Only a non-default model is named: eq3 reports stay as they were. */
     if (eo->policy.cost_model == RAMP_COSTMODEL_EQ3_PAIRS)
         fprintf(f, "Cost model: eq3+pairs, t = th0 + th1*W + th2*T + th3*A + th4*P "
                    "(P: the load's token-expert pairs)\n\n");
+    else
+        fprintf(f, "Cost model: eq3, t = th0 + th1*W + th2*T + th3*A (the paper's Equation 3)\n\n");
     if ((s = ramp_eval_print_table3(f, cr, n))) return s;
     fprintf(f, "\n");
     if ((s = ramp_eval_print_table4(f, cr, n))) return s;

@@ -23,10 +23,11 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3 only;
- * prefetch, diag, pipe and tiled as ramp_moe_v2_opts, by default
+ * [.x<pipe>][.t<tiled>][.v<red4>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3
+ * only; prefetch, diag, pipe, tiled and red4 as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
- * ramp_moe_v2_tile_weights, uploaded beside the row-major ones)
+ * ramp_moe_v2_tile_weights, .v1 on them with W2 permuted by
+ * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
  * times only those v2 programs, no v1, on the loads named in
  * RAMP_MV2_BENCH_LOADS (e.g.
  * "64b,64s,512b,4096b": pairs + b/s for balanced/skewed; default all), checks
@@ -78,10 +79,11 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'g') x->grid = val;
         else if (c == 'x') x->o.pipe = val;
         else if (c == 't') x->o.tiled = val;
+        else if (c == 'v') x->o.red4 = val;
         else return 0;
         p += 2 + used;
     }
-    return *p == '\0';
+    return *p == '\0' && !(x->o.tiled && x->o.red4);
 }
 
 typedef struct {
@@ -221,7 +223,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
-                       "run per TMA box); .gN grid capped at N blocks\n");
+                       "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .gN "
+                       "grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|\n");
@@ -402,6 +405,18 @@ int main(int argc, char **argv) {
         int any_tiled = 0;
         for (int xi = 0; xi < nx; xi++)
             any_tiled |= xv[xi].o.tiled && (xv[xi].model < 0 || xv[xi].model == mi);
+        ramp_devptr w2p = 0;
+        int any_red4 = 0;
+        for (int xi = 0; xi < nx; xi++)
+            any_red4 |= xv[xi].o.red4 && (xv[xi].model < 0 || xv[xi].model == mi);
+        if (any_red4) {
+            uint8_t *p2 = malloc(n2);
+            if (!p2) DIE("out of memory");
+            TRY(ramp_moe_v2_permute_w2(&g, W.w2, p2));
+            TRY(ramp_gpu_alloc(T.gpu, n2, &w2p));
+            TRY(ramp_gpu_upload(T.gpu, w2p, p2, n2));
+            free(p2);
+        }
         if (any_tiled) {
             uint8_t *t13 = malloc(n13), *t2 = malloc(n2);
             if (!t13 || !t2) DIE("out of memory");
@@ -457,7 +472,7 @@ int main(int argc, char **argv) {
                 if (ld->model != models[mi] || !ld->selected) continue;
                 ramp_moe_params p;
                 TRY(prepare(&T, ld, &desc, &v, x->o.tiled ? w13t : w13, w13s,
-                            x->o.tiled ? w2t : w2, w2s, &p));
+                            x->o.tiled ? w2t : x->o.red4 ? w2p : w2, w2s, &p));
                 TRY(time_one(&T, K2, NULL, &p, &ld->tx[xi]));
                 if (mi == 0 && x->o.diag == 0)
                     TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
@@ -535,7 +550,7 @@ int main(int argc, char **argv) {
             free(o); free(o1); free(ref); free(bd);
         }
         ramp_gpu_free(T.gpu, w13); ramp_gpu_free(T.gpu, w2);
-        ramp_gpu_free(T.gpu, w13t); ramp_gpu_free(T.gpu, w2t);
+        ramp_gpu_free(T.gpu, w13t); ramp_gpu_free(T.gpu, w2t); ramp_gpu_free(T.gpu, w2p);
         ramp_gpu_free(T.gpu, w13s); ramp_gpu_free(T.gpu, w2s);
         ramp_gpu_free(T.gpu, T.sorted); ramp_gpu_free(T.gpu, T.texp);
         ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out);

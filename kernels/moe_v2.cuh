@@ -40,6 +40,12 @@
  * 128 rows, K blocks, row blocks) with boxes {128, 128, 1, 1}, so a box
  * lands in shared memory exactly as the 2-D map's box does and only the
  * coordinates passed to TMA change. Scales are as without it.
+ *
+ * RAMP_MV2_RED4 = 1 (moe_v2.md, "Vector output reductions"): W2's rows are
+ * stored permuted within each 128-row block (ramp_moe_v2_permute_w2), so
+ * that the four accumulators a consumer thread holds for one token (m-tile
+ * rows r, r + 8, r + 64, r + 72) are four consecutive output rows, added
+ * with one red.global.add.v4.f32 instead of four scalar reductions.
  */
 #include "fp8.cuh"
 #include "hopper.cuh"
@@ -75,6 +81,9 @@
 #endif
 #ifndef RAMP_MV2_TILED
 #define RAMP_MV2_TILED 0
+#endif
+#ifndef RAMP_MV2_RED4
+#define RAMP_MV2_RED4 0
 #endif
 /* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
  * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
@@ -152,6 +161,12 @@
 
 static __device__ __forceinline__ void v2_red(float *p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
+/* p 16-byte aligned */
+static __device__ __forceinline__ void v2_red4(float *p, float a, float b, float c, float d) {
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b),
+                 "f"(c), "f"(d)
+                 : "memory");
 }
 static __device__ __forceinline__ void v2_cp4(unsigned dst, const void *src, int bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
@@ -487,7 +502,8 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
 
 /* After the wait for down stage `it`'s group (ds as above): slot released,
  * promotion into acc0, acc1; after the chunk's last K block its rows added
- * into out (red.global.add.f32) and the accumulators cleared. */
+ * into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4) and the
+ * accumulators cleared. */
 static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, unsigned char *sm,
                                                     int c, int it, int ds, float *t0, float *t1,
                                                     const float *f, float *acc0, float *acc1,
@@ -502,8 +518,25 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
     }
     if (ds % V2_DKB != V2_DKB - 1) return;
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
-    const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w + (lane >> 2);
     float *out = (float *)prm.out;
+#if RAMP_MV2_RED4
+    /* shared-memory row 64 t + 16 w + g + 8 hh holds output row
+     * 4 (8 w + g) + 2 t + hh of the consumer's 128 (ramp_moe_v2_permute_w2);
+     * accumulator i is (token V2_TIDX(i), hh = (i >> 1) & 1), acc0 t = 0,
+     * acc1 t = 1 */
+    const int row4 = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 4 * (8 * w + (lane >> 2));
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        if ((i >> 1) & 1) continue; /* i + 2 is the same token's hh = 1 */
+        const int sl = slots[V2_TIDX(i)];
+        if (sl >= 0)
+            v2_red4(out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row4, acc0[i], acc0[i + 2],
+                    acc1[i], acc1[i + 2]);
+    }
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
+#else
+    const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w + (lane >> 2);
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         const int sl = slots[V2_TIDX(i)];
@@ -514,6 +547,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
         }
         acc0[i] = acc1[i] = 0.f;
     }
+#endif
 }
 
 /* Consumer warpgroup c (0, 1): one tile; `it` as the producer's.

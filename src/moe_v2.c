@@ -20,6 +20,7 @@ struct ramp_moe_v2_kernel {
     ramp_resources res;
     int sms, max_grid;
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
+    int red4;  /* the program adds float4s into out: 16-byte aligned */
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
 };
 
@@ -64,7 +65,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0};
     return o;
 }
 
@@ -93,6 +94,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
     DEF("RAMP_MV2_PIPE=%d", o->pipe);
     /* only when set: row-major programs keep their defines and cache keys */
     if (o->tiled) DEF("RAMP_MV2_TILED=%d", o->tiled);
+    if (o->red4) DEF("RAMP_MV2_RED4=%d", o->red4);
 #undef DEF
     return n;
 }
@@ -110,7 +112,9 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
                      v->geom.inter, v->geom.topk, v->geom.experts);
     if (o.diag && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
-    if (o.tiled && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-tiled");
+    if (o.tiled && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-tiled");
+    if (o.red4 && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-red4");
 }
 
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
@@ -127,10 +131,12 @@ ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = opts_or_default(opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 3 &&
-                   o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1),
+                   o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
+                   (o.red4 == 0 || o.red4 == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2), tiled %d (0, 1)",
-               o.prefetch, o.diag, o.pipe, o.tiled);
+               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2), tiled %d (0, 1), "
+               "red4 %d (0, 1)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
@@ -175,6 +181,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for(v);
     k->sms = info.limits.sms;
     k->tiled = opts_or_default(o).tiled;
+    k->red4 = opts_or_default(o).red4;
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
         char name[64];
@@ -316,6 +323,27 @@ ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
     return RAMP_OK;
 }
 
+int ramp_moe_v2_red4_row(int s) {
+    const int t = s >> 6, w = (s >> 4) & 3, hh = (s >> 3) & 1, g = s & 7;
+    return 4 * (8 * w + g) + 2 * t + hh;
+}
+
+ramp_status ramp_moe_v2_permute_w2(const ramp_geometry *g, const uint8_t *w2, uint8_t *dst) {
+    RAMP_CHECK(g && w2 && dst, RAMP_ERR_INVALID_ARGUMENT, "v2 permute W2: NULL argument");
+    RAMP_CHECK(w2 != dst, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 permute W2: source and destination are the same buffer");
+    RAMP_CHECK(g->experts > 0 && g->inter > 0 && g->hidden > 0 && g->hidden % 128 == 0,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 permute W2: d = %d is not a positive multiple of 128 (E = %d, h = %d)",
+               g->hidden, g->experts, g->inter);
+    const uint64_t rows = (uint64_t)g->experts * (uint64_t)g->hidden, cols = (uint64_t)g->inter;
+    for (uint64_t r = 0; r < rows; r++) {
+        const uint64_t src = (r & ~(uint64_t)127) + (uint64_t)ramp_moe_v2_red4_row((int)(r & 127));
+        memcpy(dst + r * cols, w2 + src * cols, cols);
+    }
+    return RAMP_OK;
+}
+
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                                ramp_stream stream) {
     RAMP_CHECK(k && p, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
@@ -327,6 +355,8 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     RAMP_CHECK(p->x && p->x_scale && p->w13 && p->w13_scale && p->w2 && p->w2_scale &&
                    p->topk_weights && p->sorted_ids && p->tile_expert && p->num_tiles && p->out,
                RAMP_ERR_INVALID_ARGUMENT, "a required device pointer is 0");
+    RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 red4: out (0x%llx) must be 16-byte aligned", (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};

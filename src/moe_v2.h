@@ -36,6 +36,8 @@ typedef struct {
     int diag;     /* timing diagnostic 0..3 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
+    int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
+                     red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */
 } ramp_moe_v2_opts;
 
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
@@ -110,6 +112,17 @@ ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t 
  * ramp_moe_v2_tiled_check. Either pair may be NULL to pack one tensor. */
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled);
+
+/* W2 [E * d][h] for the red4 kernel: in every 128-row block, stored row s =
+ * 64 t + 16 w + g + 8 hh (t, hh in 0..1, w in 0..3, g in 0..7) holds row
+ * 4 (8 w + g) + 2 t + hh of w2, so each consumer thread's four accumulators
+ * of a token are four consecutive output rows. d a multiple of 128 (v2
+ * needs 256); dst (E * d * h bytes) must not overlap src. The block scales
+ * are unchanged (rows move only within their 128-row scale block). Apply
+ * before ramp_moe_v2_tile_weights when both are used. CPU only. */
+ramp_status ramp_moe_v2_permute_w2(const ramp_geometry *g, const uint8_t *w2, uint8_t *dst);
+/* The output row that stored row s (0..127) of a block holds (above). */
+int ramp_moe_v2_red4_row(int s);
 
 /* Queues one launch. The weight tensor maps are (re)built on the host when
  * p->w13 or p->w2 differ from the previous launch's (a map holds the

@@ -39,7 +39,10 @@
  * sanitizer runs), RAMP_MOE_THREADS (compile and reference threads),
  * RAMP_MOE_V2_TILED=1 (v2 compiled for pre-tiled weights, RAMP_MV2_TILED:
  * the weights it reads are packed by ramp_moe_v2_tile_weights, v1 keeps a
- * row-major copy; the same reference, bounds and comparisons). Prints one
+ * row-major copy; the same reference, bounds and comparisons),
+ * RAMP_MOE_V2_RED4=1 (v2 compiled to add its output as float4s,
+ * RAMP_MV2_RED4: it reads W2 permuted by ramp_moe_v2_permute_w2, v1 the
+ * row-major copy; with TILED the permuted W2 is then tiled). Prints one
  * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -337,8 +340,10 @@ int main(void) {
     const int with_v1 = !(nov1_env && atoi(nov1_env) > 0);
     const char *plain_env = getenv("RAMP_MOE_V2_PLAIN_BOUND");
     const char *tiled_env = getenv("RAMP_MOE_V2_TILED");
+    const char *red4_env = getenv("RAMP_MOE_V2_RED4");
     ramp_moe_v2_opts opts = ramp_moe_v2_default_opts();
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
+    opts.red4 = red4_env && atoi(red4_env) > 0;
 
     runner R;
     memset(&R, 0, sizeof R);
@@ -348,9 +353,10 @@ int main(void) {
     GPU_OK(ramp_stream_create(R.gpu, &R.st));
     ramp_gpu_info info;
     GPU_OK(ramp_gpu_get_info(R.gpu, &info));
-    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s\n", info.limits.name,
+    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s%s\n", info.limits.name,
            info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
-           opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major");
+           opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major",
+           opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);
@@ -432,18 +438,24 @@ int main(void) {
         GPU_OK(ramp_gpu_alloc(R.gpu, s2, &R.w2s));
         R.w13_v1 = R.w13;
         R.w2_v1 = R.w2;
-        if (opts.tiled) {
-            /* v2 reads the packed copy; v1 (if it runs) the row-major one */
-            uint8_t *t13 = malloc(e13), *t2 = malloc(e2);
-            if (!t13 || !t2) {
+        if (opts.tiled || opts.red4) {
+            /* v2 reads the permuted and/or packed copy; v1 (if it runs)
+             * the row-major one */
+            uint8_t *t13 = malloc(e13), *t2 = malloc(e2), *p2 = malloc(e2);
+            if (!t13 || !t2 || !p2) {
                 fprintf(stderr, "out of host memory packing %s's weights\n", MODELS[mi].name);
                 return 1;
             }
-            GPU_OK(ramp_moe_v2_tile_weights(&g, W.w13, W.w2, t13, t2));
+            memcpy(t13, W.w13, e13);
+            memcpy(p2, W.w2, e2);
+            if (opts.red4) GPU_OK(ramp_moe_v2_permute_w2(&g, W.w2, p2));
+            if (opts.tiled) GPU_OK(ramp_moe_v2_tile_weights(&g, W.w13, p2, t13, t2));
+            else memcpy(t2, p2, e2);
             GPU_OK(ramp_gpu_upload(R.gpu, R.w13, t13, e13));
             GPU_OK(ramp_gpu_upload(R.gpu, R.w2, t2, e2));
             free(t13);
             free(t2);
+            free(p2);
             if (with_v1) {
                 GPU_OK(ramp_gpu_alloc(R.gpu, e13, &R.w13_v1));
                 GPU_OK(ramp_gpu_alloc(R.gpu, e2, &R.w2_v1));

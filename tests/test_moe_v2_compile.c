@@ -157,12 +157,14 @@ int main(void) {
                 snprintf(key, sizeof key, ",%s,", name);
                 if (!strstr(list, key)) continue;
             }
-            /* pre-tiled: only the producer's TMA coordinates differ, so
-             * the smallest and largest N of each width stand for the rest */
-            for (int tiled = 0; tiled <= (all || r == 2 || r == 64); tiled++) {
+            /* pre-tiled (mode 1): only the producer's TMA coordinates
+             * differ; float4 output (mode 2): only the epilogue; so the
+             * smallest and largest N of each width stand for the rest */
+            for (int mode = 0; mode <= ((all || r == 2 || r == 64) ? 2 : 0); mode++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].o = ramp_moe_v2_default_opts();
-                jobs[njobs].o.tiled = tiled;
+                jobs[njobs].o.tiled = mode == 1;
+                jobs[njobs].o.red4 = mode == 2;
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
@@ -185,6 +187,7 @@ int main(void) {
         char name[64];
         ramp_config_name(&j->v.cfg, name, sizeof name);
         if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
+        if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;

@@ -9,7 +9,13 @@
  *    ramp_geometry_for accepts (all v2 box offsets are then multiples of
  *    128) and refuses h or d not a multiple of 128 saying which;
  * 3. the packer's and the tiled tensor map's argument checks
- *    (ramp_tmap_tiled_check: no driver needed).
+ *    (ramp_tmap_tiled_check: no driver needed);
+ * 4. the red4 kernel's W2 row permutation (ramp_moe_v2_permute_w2): a
+ *    bijection within each 128-row block that puts the four rows a
+ *    consumer thread holds for one token (its wgmma accumulators' rows
+ *    g + 16 w + {0, 8} of m-tiles 0 and 1) on four consecutive output rows
+ *    in the order the kernel adds them; every byte of random W2s moved
+ *    where the definition says; its refusals.
  */
 #include "check.h"
 #include "moe_v2.h"
@@ -154,6 +160,56 @@ done:
     free(dst);
 }
 
+/* Shared-memory row of m-tile t, warp w, lane group g, half hh (the wgmma
+ * f32 accumulator layout: rows g and g + 8 of the warp's 16). */
+static int smem_row(int t, int w, int g, int hh) { return 64 * t + 16 * w + g + 8 * hh; }
+
+static void red4_permutation(ramp_rng *rng) {
+    int seen[128] = {0};
+    for (int s = 0; s < 128; s++) {
+        const int r = ramp_moe_v2_red4_row(s);
+        CHECK(r >= 0 && r < 128);
+        if (r >= 0 && r < 128) seen[r]++;
+    }
+    for (int r = 0; r < 128; r++) CHECK_EQ_INT(seen[r], 1);
+    /* the kernel adds (acc0 hh 0, acc0 hh 1, acc1 hh 0, acc1 hh 1) at
+     * output rows 4 (8 w + g) + 0..3 */
+    for (int w = 0; w < 4; w++)
+        for (int g = 0; g < 8; g++)
+            for (int t = 0; t < 2; t++)
+                for (int hh = 0; hh < 2; hh++)
+                    CHECK_EQ_INT(ramp_moe_v2_red4_row(smem_row(t, w, g, hh)),
+                                 4 * (8 * w + g) + 2 * t + hh);
+    const ramp_geometry geoms[] = {
+        {.experts = 3, .topk = 2, .inter = 384, .hidden = 640},
+        {.experts = 1, .topk = 1, .inter = 256, .hidden = 128},
+    };
+    for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
+        const ramp_geometry *g = &geoms[gi];
+        const uint64_t rows = (uint64_t)g->experts * (uint64_t)g->hidden, cols = (uint64_t)g->inter;
+        uint8_t *w2 = random_bytes(rng, (size_t)(rows * cols)), *p2 = malloc((size_t)(rows * cols));
+        CHECK(w2 && p2);
+        if (w2 && p2) {
+            memset(p2, 0xC3, (size_t)(rows * cols));
+            CHECK_OK(ramp_moe_v2_permute_w2(g, w2, p2));
+            long long bad = 0;
+            for (uint64_t s = 0; s < rows; s++) {
+                const uint64_t src = (s / 128) * 128 + (uint64_t)ramp_moe_v2_red4_row((int)(s % 128));
+                bad += memcmp(p2 + s * cols, w2 + src * cols, cols) != 0;
+            }
+            CHECK_EQ_INT(bad, 0);
+            CHECK_EQ_INT(ramp_moe_v2_permute_w2(g, w2, w2), RAMP_ERR_INVALID_ARGUMENT);
+            CHECK_EQ_INT(ramp_moe_v2_permute_w2(g, NULL, p2), RAMP_ERR_INVALID_ARGUMENT);
+        }
+        free(w2);
+        free(p2);
+    }
+    ramp_geometry odd = {.experts = 2, .topk = 1, .inter = 128, .hidden = 192};
+    uint8_t a[1], b[1];
+    CHECK_EQ_INT(ramp_moe_v2_permute_w2(&odd, a, b), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "d = 192") != NULL);
+}
+
 int main(void) {
     ramp_rng rng;
     unsigned long long seed = check_seed();
@@ -161,5 +217,6 @@ int main(void) {
     packer_layout(&rng);
     model_table();
     argument_checks();
+    red4_permutation(&rng);
     return check_finish("test_moe_v2_tile");
 }

@@ -65,7 +65,7 @@
 static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
-    "                   [--kernel v1|v2]\n"
+    "                   [--kernel v1|v2] [--red4 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -73,7 +73,11 @@ static const char *USAGE =
     "entry inside and outside the polymorphic kernel. GPU 0 of the plan's\n"
     "layout; uniform and Zipf-skewed routings. Needs a GPU.\n"
     "--kernel v2: the layer on the Hopper kernel v2 (entries alone: v2), with\n"
-    "the v1 layer of the same plan timed beside it (ramp-v1).\n";
+    "the v1 layer of the same plan timed beside it (ramp-v1).\n"
+    "--red4 1 (with --kernel v2): every v2 path (the layer, its entries forced\n"
+    "and alone) reads W2 in the float4-output row order and adds its output as\n"
+    "float4s (ramp_layer_desc.w2_red4); the v1 and vLLM-style paths keep the\n"
+    "row-major W2.\n";
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -182,12 +186,13 @@ typedef struct {
     ramp_moe_variant v;
     const ramp_poly_desc *poly;
     int v2;
+    ramp_moe_v2_opts o; /* v2 */
 } cjob;
 static void *compile_one(void *arg) {
     cjob *j = arg;
     ramp_jit_result *r = NULL;
     if (j->poly) ramp_moe_poly_compile(j->poly, &r);
-    else if (j->v2) ramp_moe_v2_compile(&j->v, &r);
+    else if (j->v2) ramp_moe_v2_compile_opts(&j->v, &j->o, &r);
     else ramp_moe_v1_compile(&j->v, &r);
     ramp_jit_result_free(r);
     return NULL;
@@ -239,6 +244,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
+    int red4 = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -256,6 +262,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--loads-json")) loads_json = v;
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--red4")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --red4 %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            red4 = v[0] == '1';
+        }
         else if (!strcmp(a, "--kernel")) {
             if (ramp_kernel_version_parse(v, &kernel) != RAMP_OK) {
                 fprintf(stderr, "bench_layer: --kernel %s: v1 or v2\n%s", v, USAGE);
@@ -265,6 +278,10 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
             return 2;
         }
+    }
+    if (red4 && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --red4 1 needs --kernel v2\n%s", USAGE);
+        return 2;
     }
     if (!plan_path || !data_path || !outdir || reps < 1) {
         fprintf(stderr, "bench_layer: --plan, --dataset and --out-dir are required, --reps >= 1\n%s",
@@ -321,10 +338,14 @@ int main(int argc, char **argv) {
     memset(&pd, 0, sizeof pd);
     pd.geom = g;
     pd.kernel = kernel;
+    pd.red4 = red4;
     pd.count = plan.count;
     memcpy(pd.cfgs, plan.configs, sizeof(ramp_config) * (size_t)plan.count);
     ramp_poly_desc pd1 = pd; /* --kernel v2: the v1 layer's kernel */
     pd1.kernel = RAMP_KERNEL_V1;
+    pd1.red4 = 0;
+    ramp_moe_v2_opts o2 = ramp_moe_v2_default_opts(); /* the v2 entries alone */
+    o2.red4 = red4;
     memcpy(pd1.cfgs, plan1.configs, sizeof(ramp_config) * (size_t)plan1.count);
     {
         cjob jobs[65 + 1 + RAMP_MENU_MAX];
@@ -338,6 +359,7 @@ int main(int argc, char **argv) {
                 jobs[nj].v.cfg = plan.configs[i];
                 jobs[nj].v.geom = g;
                 jobs[nj].v2 = 1;
+                jobs[nj].o = o2;
             }
         }
         for (int i = 0; i < ncfg; i++) {
@@ -381,6 +403,17 @@ int main(int argc, char **argv) {
     TRY(ramp_gpu_alloc(T.gpu, n2, &w2));
     TRY(ramp_gpu_upload(T.gpu, w13, W.w13, n13));
     TRY(ramp_gpu_upload(T.gpu, w2, W.w2, n2));
+    /* the W2 every v2 path reads: a float4-output copy under --red4 */
+    ramp_devptr w2v = w2;
+    if (red4) {
+        const int64_t shape[3] = {EL, d, h};
+        uint8_t *p2 = malloc(n2);
+        if (!p2) DIE("out of memory");
+        TRY(ramp_w2_to_red4(shape, W.w2, p2));
+        TRY(ramp_gpu_alloc(T.gpu, n2, &w2v));
+        TRY(ramp_gpu_upload(T.gpu, w2v, p2, n2));
+        free(p2);
+    }
     if (!g.bf16) {
         size_t s13 = (size_t)EL * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)EL * (d / 128) * (h / 128) * 4;
         TRY(ramp_gpu_alloc(T.gpu, s13, &w13s));
@@ -392,7 +425,7 @@ int main(int argc, char **argv) {
     /* the layer */
     ramp_layer_desc ld;
     memset(&ld, 0, sizeof ld);
-    ld.w13 = w13; ld.w13_scale = w13s; ld.w2 = w2; ld.w2_scale = w2s;
+    ld.w13 = w13; ld.w13_scale = w13s; ld.w2 = w2v; ld.w2_scale = w2s;
     ld.w13_shape[0] = EL; ld.w13_shape[1] = 2 * h; ld.w13_shape[2] = d;
     ld.w2_shape[0] = EL; ld.w2_shape[1] = d; ld.w2_shape[2] = h;
     ld.bf16 = g.bf16;
@@ -400,6 +433,7 @@ int main(int argc, char **argv) {
     ld.local_experts = EL;
     ld.max_tokens = max_tokens;
     ld.kernel = kernel;
+    ld.w2_red4 = red4;
     ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     ld.serial_launch = 1;
@@ -407,6 +441,8 @@ int main(int argc, char **argv) {
     if (is2) {
         ld.serial_launch = 0;
         ld.kernel = RAMP_KERNEL_V1;
+        ld.w2 = w2;
+        ld.w2_red4 = 0;
         TRY(ramp_layer_create(T.gpu, &plan1, &ld, &L1));
     }
     ramp_layer_info info;
@@ -467,7 +503,7 @@ int main(int argc, char **argv) {
     ramp_moe_v2_kernel *alone2[RAMP_MENU_MAX] = {0}; /* --kernel v2: the menu's v2 kernels */
     for (int i = 0; is2 && i < plan.count; i++) {
         ramp_moe_variant v = {plan.configs[i], g, 0};
-        TRY(ramp_moe_v2_create(T.gpu, &v, &alone2[i]));
+        TRY(ramp_moe_v2_create_opts(T.gpu, &v, &o2, &alone2[i]));
     }
     ramp_moe_poly *poly = NULL; /* the forced-entry copy of the layer's kernel */
     TRY(ramp_moe_poly_create(T.gpu, &pd, (int64_t)max_tokens * k, &poly));
@@ -493,12 +529,14 @@ int main(int argc, char **argv) {
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    snprintf(path, sizeof path, "%s/layer-%s-%s%s.csv", outdir, plan.model, plan.layout,
-             is2 ? "-v2" : "");
+    snprintf(path, sizeof path, "%s/layer-%s-%s%s%s.csv", outdir, plan.model, plan.layout,
+             is2 ? "-v2" : "", red4 ? "-red4" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d gpu=\"%s\" sms=%d driver=%d date=%s\n",
-            plan_path, data_path, reps, gi.limits.name, gi.limits.sms, gi.driver_version, date);
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d gpu=\"%s\" sms=%d "
+                 "driver=%d date=%s\n",
+            plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, gi.limits.name,
+            gi.limits.sms, gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
     if (loads_json) {
@@ -601,7 +639,7 @@ int main(int argc, char **argv) {
                 kernel_call c;
                 memset(&c, 0, sizeof c);
                 c.p.x = x; c.p.x_scale = g.bf16 ? 0 : xs;
-                c.p.w13 = w13; c.p.w13_scale = w13s; c.p.w2 = w2; c.p.w2_scale = w2s;
+                c.p.w13 = w13; c.p.w13_scale = w13s; c.p.w2 = is2 ? w2v : w2; c.p.w2_scale = w2s;
                 c.p.topk_weights = tw; c.p.sorted_ids = sorted; c.p.tile_expert = texp;
                 c.p.num_tiles = ntiles; c.p.out = out;
                 c.choice = choice;

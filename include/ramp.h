@@ -1719,7 +1719,22 @@ typedef struct {
                                (ramp_plan.kernel, what its times were
                                measured on): when they differ the layer
                                runs and ramp_layer_info.warning says so. */
+    int w2_red4;            /* kernel v2 only. 1: w2 is stored in the
+                               float4-output row order (ramp_w2_to_red4
+                               makes it, once, when the weights are loaded;
+                               scales unchanged): the kernel then adds its
+                               output into `out` as float4s, 4x fewer
+                               reductions (10% faster on DeepSeek-V3's large
+                               loads, bench/results/moe-v2-2026-11-30-red4.md);
+                               `out` must be 16-byte aligned. 0: row-major
+                               w2, scalar reductions. */
 } ramp_layer_desc;
+
+/* W2 [EL, d, h] (FP8, row-major, host memory) into dst in the row order of
+ * ramp_layer_desc.w2_red4: within every 128-row block of d, row s of dst is
+ * row 4 (8 w + g) + 2 t + hh of the source, s = 64 t + 16 w + g + 8 hh. d a
+ * multiple of 128; dst the same size, not overlapping. */
+ramp_status ramp_w2_to_red4(const int64_t w2_shape[3], const void *w2, void *dst);
 
 /* Checks the plan (ramp_plan_validate) and the descriptor against it,
  * compiles (or reads from the cache) and loads both kernels, and allocates

@@ -9,6 +9,7 @@
  * maps are built here, once.
  */
 #include "moe_poly.h"
+#include "moe_v2.h"
 #include "select_cpu.h"
 
 #include <limits.h>
@@ -87,6 +88,10 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     RAMP_CHECK(d->kernel == RAMP_KERNEL_V1 || d->kernel == RAMP_KERNEL_V2,
                RAMP_ERR_INVALID_ARGUMENT, "layer: kernel = %d is not RAMP_KERNEL_V1 (%d) or "
                "RAMP_KERNEL_V2 (%d)", d->kernel, RAMP_KERNEL_V1, RAMP_KERNEL_V2);
+    RAMP_CHECK(d->w2_red4 == 0 || (d->w2_red4 == 1 && d->kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: w2_red4 = %d: W2 in the float4-output row order is read by kernel v2 "
+               "only (0, or 1 with kernel = RAMP_KERNEL_V2)", d->w2_red4);
     return RAMP_OK;
 }
 
@@ -121,6 +126,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.geom.experts = d->local_experts;
     pd.xbf16 = d->hidden_bf16;
     pd.kernel = d->kernel;
+    pd.red4 = d->w2_red4;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 
@@ -232,4 +238,18 @@ ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {
     RAMP_CHECK(L && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_get_info: NULL argument");
     *out = L->info;
     return RAMP_OK;
+}
+
+ramp_status ramp_w2_to_red4(const int64_t w2_shape[3], const void *w2, void *dst) {
+    RAMP_CHECK(w2_shape && w2 && dst, RAMP_ERR_INVALID_ARGUMENT, "ramp_w2_to_red4: NULL argument");
+    RAMP_CHECK(w2_shape[0] >= 1 && w2_shape[1] >= 1 && w2_shape[2] >= 1 &&
+                   w2_shape[0] <= INT_MAX && w2_shape[1] <= INT_MAX && w2_shape[2] <= INT_MAX,
+               RAMP_ERR_INVALID_ARGUMENT, "ramp_w2_to_red4: shape {%lld, %lld, %lld}",
+               (long long)w2_shape[0], (long long)w2_shape[1], (long long)w2_shape[2]);
+    ramp_geometry g;
+    memset(&g, 0, sizeof g);
+    g.experts = (int)w2_shape[0];
+    g.hidden = (int)w2_shape[1];
+    g.inter = (int)w2_shape[2];
+    return ramp_moe_v2_permute_w2(&g, (const uint8_t *)w2, (uint8_t *)dst);
 }

@@ -47,6 +47,9 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                "v2 (%d)", d->kernel, RAMP_KERNEL_V1, RAMP_KERNEL_V2);
     RAMP_CHECK(d->count >= 1 && d->count <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "menu of %d entries: expected 1..%d", d->count, RAMP_MENU_MAX);
+    RAMP_CHECK(d->red4 == 0 || (d->red4 == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic kernel: red4 = %d (float4 output is a kernel v2 option: 0, or 1 "
+               "with v2)", d->red4);
     for (int i = 0; i < d->count; i++) {
         ramp_moe_variant v = variant_of(d, i);
         if (is_v2(d)) {
@@ -227,12 +230,15 @@ ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out
     if (!is_v2(d)) { /* v2 entries all have RAMP_MV2_THREADS */
         snprintf(storage[RAMP_MOE_MAX_DEFINES], 48, "RAMP_POLY_THREADS=%d", threads);
         defs[nd++] = storage[RAMP_MOE_MAX_DEFINES];
+    } else if (d->red4) { /* one output mode for every entry */
+        snprintf(storage[RAMP_MOE_MAX_DEFINES], 48, "RAMP_MV2_RED4=1");
+        defs[nd++] = storage[RAMP_MOE_MAX_DEFINES];
     }
     /* The name carries the geometry and a hash of the menu (the cache key
      * covers the full source anyway). */
     uint64_t h = ramp_fnv1a64(RAMP_FNV_OFFSET, src, strlen(src));
     char name[96];
-    snprintf(name, sizeof name, "poly%s%d-d%dh%dk%de%d-%s-%016llx", is_v2(d) ? "v2-" : "",
+    snprintf(name, sizeof name, "poly%s%d-d%dh%dk%de%d-%s-%016llx", is_v2(d) ? (d->red4 ? "v2r4-" : "v2-") : "",
              d->count, d->geom.hidden, d->geom.inter, d->geom.topk, d->geom.experts,
              d->geom.bf16 ? "bf16" : (d->xbf16 ? "fp8x16" : "fp8"), (unsigned long long)h);
     ramp_jit_request rq;
@@ -400,6 +406,9 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                "FP8 layer without weight scales");
     RAMP_CHECK(k->d.geom.bf16 || k->d.xbf16 || p->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "FP8 hidden states without x_scale");
+    RAMP_CHECK(!k->d.red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "float4 output (red4): out (0x%llx) must be 16-byte aligned",
+               (unsigned long long)p->out);
     if (is_v2(&k->d) && (p->w13 != k->map_w13 || p->w2 != k->map_w2))
         RAMP_TRY(ramp_moe_poly_set_weights(k, p->w13, p->w2));
     int splitk = 0;

@@ -37,6 +37,10 @@
  * captured-graph replays, and, in part 3, the refusals of menus v2 cannot
  * run. Against the tensor-core bound (ramp_moe_reference_tc, as
  * test_gpu_moe_v2.c: the FP8 tensor core's accumulator is not exact f32).
+ * RAMP_LAYER_RED4=1 (with v2): W2 uploaded in the float4-output row order
+ * (ramp_w2_to_red4), the polymorphic kernel and the layer told so
+ * (ramp_poly_desc.red4, ramp_layer_desc.w2_red4); the CPU reference keeps
+ * the row-major W2, so every check above holds unchanged.
  * Exit 77 without a GPU.
  */
 #include "check.h"
@@ -63,6 +67,7 @@ static int g_kernel = RAMP_KERNEL_V1;
 static const char *const *MENU = MENU_V1;
 static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
 static int g_nentries = NMENU;
+static int g_red4; /* RAMP_LAYER_RED4 */
 
 /* The CPU reference; for v2 with the tensor core's accumulator bound. */
 static ramp_status reference(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
@@ -93,7 +98,17 @@ static ramp_status upload_weights(ctx *C, int bf16, dev_weights *D) {
     RAMP_TRY(ramp_gpu_alloc(C->gpu, n13, &D->w13));
     RAMP_TRY(ramp_gpu_alloc(C->gpu, n2, &D->w2));
     RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13, D->w.w13, n13));
-    RAMP_TRY(ramp_gpu_upload(C->gpu, D->w2, D->w.w2, n2));
+    if (g_red4 && !bf16) {
+        const int64_t shape[3] = {E_LOC, HIDDEN, INTER};
+        uint8_t *p2 = malloc(n2);
+        if (!p2) return RAMP_ERR_OUT_OF_MEMORY;
+        ramp_status s = ramp_w2_to_red4(shape, D->w.w2, p2);
+        if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, D->w2, p2, n2);
+        free(p2);
+        RAMP_TRY(s);
+    } else {
+        RAMP_TRY(ramp_gpu_upload(C->gpu, D->w2, D->w.w2, n2));
+    }
     if (!bf16) {
         RAMP_TRY(ramp_gpu_alloc(C->gpu, s13, &D->w13s));
         RAMP_TRY(ramp_gpu_alloc(C->gpu, s2, &D->w2s));
@@ -221,6 +236,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, bf16};
     pd.xbf16 = xbf16;
     pd.kernel = g_kernel;
+    pd.red4 = g_red4;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
@@ -386,6 +402,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.local_experts = E_LOC;
     d.max_tokens = max_tokens;
     d.kernel = g_kernel;
+    d.w2_red4 = g_red4;
     return d;
 }
 
@@ -532,6 +549,15 @@ static void test_bad_input(ctx *C) {
     d = layer_desc(&W, 64);
     d.w13_scale = 0;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    /* W2 in the float4-output order is kernel v2's only */
+    d = layer_desc(&W, 64);
+    d.kernel = RAMP_KERNEL_V1;
+    d.w2_red4 = 1;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "w2_red4") != NULL);
+    d.kernel = RAMP_KERNEL_V2;
+    d.w2_red4 = 2;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
     ramp_plan bad = plan;
     bad.theta[2][1] = -1;
     d = layer_desc(&W, 64);
@@ -643,8 +669,15 @@ int main(void) {
             q = *end == ',' ? end + 1 : end;
         }
     }
-    printf("test_gpu_layer: polymorphic kernel %s\n",
-           ramp_kernel_version_name((ramp_kernel_version)g_kernel));
+    const char *red4_env = getenv("RAMP_LAYER_RED4");
+    g_red4 = red4_env && atoi(red4_env) > 0;
+    if (g_red4 && g_kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_RED4=1 needs RAMP_LAYER_KERNEL=v2\n");
+        return 2;
+    }
+    printf("test_gpu_layer: polymorphic kernel %s%s\n",
+           ramp_kernel_version_name((ramp_kernel_version)g_kernel),
+           g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "");
     CHECK_OK(ramp_gpu_open(0, &C.gpu));
     if (!C.gpu) return check_finish("test_gpu_layer");
     CHECK_OK(ramp_stream_create(C.gpu, &C.st));

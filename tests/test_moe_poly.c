@@ -267,12 +267,24 @@ static void test_v2_refusals(void) {
     d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     d.cfgs[4] = d.cfgs[2];
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    /* float4 output is v2's; 0 or 1 */
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    d.red4 = 2;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    d.red4 = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    d.kernel = RAMP_KERNEL_V1;
+    for (int i = 0; i < d.count; i++) CHECK_OK(ramp_config_parse("r8.w128.s3", &d.cfgs[i]));
+    d.count = 1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "red4") != NULL);
 }
 
 /* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
  * each entry's; prints Table 12 for it. */
-static int test_v2_compile(const char *model, const char *const *menu) {
+static int test_v2_compile(const char *model, const char *const *menu, int red4) {
     ramp_poly_desc d = v2_menu(model, menu);
+    d.red4 = red4; /* float4 output: one more define, the same budget */
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -286,7 +298,8 @@ static int test_v2_compile(const char *model, const char *const *menu) {
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8): entry, registers, shared memory (B)\n", model);
+    printf("Table 12 (v2, %s EP8%s): entry, registers, shared memory (B)\n", model,
+           red4 ? ", float4 output" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -320,7 +333,7 @@ static int test_v2_compile(const char *model, const char *const *menu) {
     const char *dir = getenv("RAMP_MOE_POLY_CUBIN_DIR");
     if (dir && *dir) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/poly-v2-%s.cubin", dir, model);
+        snprintf(path, sizeof path, "%s/poly-v2%s-%s.cubin", dir, red4 ? "r4" : "", model);
         FILE *f = fopen(path, "wb");
         int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
         if (f) ok &= fclose(f) == 0;
@@ -342,7 +355,8 @@ int main(void) {
     }
     test_compile(0, 1, "FP8, BF16 input");
     test_compile(1, 0, "BF16");
-    test_v2_compile("qwen3-30b", MENU_V2_QWEN);
-    test_v2_compile("deepseek-v3", MENU_V2_DSV3);
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0);
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0);
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1);
     return check_finish("test_moe_poly");
 }

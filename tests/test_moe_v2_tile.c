@@ -198,6 +198,15 @@ static void red4_permutation(ramp_rng *rng) {
                 bad += memcmp(p2 + s * cols, w2 + src * cols, cols) != 0;
             }
             CHECK_EQ_INT(bad, 0);
+            /* the public form (ramp.h, for ramp_layer_desc.w2_red4) is the same */
+            const int64_t shape[3] = {g->experts, g->hidden, g->inter};
+            uint8_t *q2 = malloc((size_t)(rows * cols));
+            CHECK(q2 != NULL);
+            if (q2) {
+                CHECK_OK(ramp_w2_to_red4(shape, w2, q2));
+                CHECK_EQ_INT(memcmp(q2, p2, (size_t)(rows * cols)), 0);
+                free(q2);
+            }
             CHECK_EQ_INT(ramp_moe_v2_permute_w2(g, w2, w2), RAMP_ERR_INVALID_ARGUMENT);
             CHECK_EQ_INT(ramp_moe_v2_permute_w2(g, NULL, p2), RAMP_ERR_INVALID_ARGUMENT);
         }
@@ -208,6 +217,10 @@ static void red4_permutation(ramp_rng *rng) {
     uint8_t a[1], b[1];
     CHECK_EQ_INT(ramp_moe_v2_permute_w2(&odd, a, b), RAMP_ERR_UNSUPPORTED);
     CHECK(strstr(ramp_last_error(), "d = 192") != NULL);
+    const int64_t bad_shape[3] = {2, 192, 128}, neg_shape[3] = {2, -128, 128};
+    CHECK_EQ_INT(ramp_w2_to_red4(bad_shape, a, b), RAMP_ERR_UNSUPPORTED);
+    CHECK_EQ_INT(ramp_w2_to_red4(neg_shape, a, b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(ramp_w2_to_red4(NULL, a, b), RAMP_ERR_INVALID_ARGUMENT);
 }
 
 int main(void) {

@@ -1,0 +1,286 @@
+/*
+ * wgmma_bench.cuh - tensor-core throughput of the FP8 wgmma forms kernel v2
+ * uses (m64nNk32 e4m3, N = 8..64, both operands in shared memory) against
+ * larger N and against A from registers (hopper.md, "Unknowns the first
+ * runs must measure": wgmma issue cost at small N). Timed by
+ * bench/bench_wgmma.c; compiled without a GPU by
+ * tests/test_wgmma_bench_compile.c. Layout: wgmma_bench_params.h.
+ *
+ * The operands are filled once per block with e4m3 bytes of magnitude
+ * 0.5-2 and random signs (real data toggles the multipliers as a real GEMM
+ * does; zeros might let the clock run higher than it would), then never
+ * written again: the timed loop has no global or shared-memory traffic but
+ * the wgmmas' own operand reads. Each of the W warpgroups runs `iters`
+ * iterations of
+ *
+ *     wgmma.fence
+ *     for each accumulator set a (ACCS of them; v2: gate and up = 2):
+ *         4 x wgmma m64nNk32 into acc[a], K = 128 (one SW128 row), A = the
+ *         warpgroup's own 64-row tile of set a, B = the shared N-row tile
+ *     commit
+ *     wait_group PIPE
+ *
+ * so every iteration is one commit group of 4 x ACCS wgmmas. PIPE = 0 waits
+ * for it before the next is issued, as v2's consumers do (they promote the
+ * group's sums before issuing the next K block); PIPE = 1 keeps one group
+ * in flight while the next is issued (a pipelined GEMM mainloop: the
+ * ceiling of the instruction form). The accumulators always add (scale-d
+ * = 1); the sums are meaningless and only written out so that nothing is
+ * optimised away.
+ *
+ * Specialisation (-D):
+ *   RAMP_WB_N     8, 16, 32, 64, 128, 256: the instruction's N
+ *   RAMP_WB_W     1 or 2: warpgroups per block (128 or 256 threads)
+ *   RAMP_WB_ACCS  1 or 2: independent accumulator sets per warpgroup
+ *                 (ACCS x N / 2 accumulator registers per thread, at most
+ *                 128: ACCS = 2 stops at N = 128)
+ *   RAMP_WB_PIPE  0 or 1: groups left pending at each wait (see above)
+ *   RAMP_WB_RS    0: both operands from shared memory (SS, v2's form);
+ *                 1: A from registers (RS: 4 x .b32 of e4m3 per thread,
+ *                 fixed for the whole loop), B from shared memory
+ *
+ * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters): block
+ * = 128 x W threads, dynamic shared memory ramp_wb_smem_bytes(W, ACCS, N);
+ * out[block * threads + thread] = the sum of the thread's accumulators;
+ * stats[2 x block] = clock64 cycles of the block's timed loop (thread 0,
+ * from the barrier before the loop to the one after every warpgroup's last
+ * wait), stats[2 x block + 1] = the SM it ran on (%smid), so the host can
+ * tell the blocks per SM and turn cycles into MACs per SM per clock.
+ */
+#include "hopper.cuh"
+#include "wgmma_bench_params.h"
+
+#ifndef RAMP_WB_N
+#error "wgmma_bench.cuh: define RAMP_WB_N (8, 16, 32, 64, 128 or 256)"
+#endif
+#if RAMP_WB_N != 8 && RAMP_WB_N != 16 && RAMP_WB_N != 32 && RAMP_WB_N != 64 && \
+    RAMP_WB_N != 128 && RAMP_WB_N != 256
+#error "RAMP_WB_N must be 8, 16, 32, 64, 128 or 256"
+#endif
+#ifndef RAMP_WB_W
+#define RAMP_WB_W 1
+#endif
+#ifndef RAMP_WB_ACCS
+#define RAMP_WB_ACCS 1
+#endif
+#ifndef RAMP_WB_PIPE
+#define RAMP_WB_PIPE 0
+#endif
+#ifndef RAMP_WB_RS
+#define RAMP_WB_RS 0
+#endif
+#if RAMP_WB_W != 1 && RAMP_WB_W != 2
+#error "RAMP_WB_W must be 1 or 2"
+#endif
+#if RAMP_WB_ACCS != 1 && RAMP_WB_ACCS != 2
+#error "RAMP_WB_ACCS must be 1 or 2"
+#endif
+#if RAMP_WB_PIPE != 0 && RAMP_WB_PIPE != 1
+#error "RAMP_WB_PIPE must be 0 or 1"
+#endif
+#if RAMP_WB_RS != 0 && RAMP_WB_RS != 1
+#error "RAMP_WB_RS must be 0 or 1"
+#endif
+#if RAMP_WB_ACCS * RAMP_WB_N / 2 > RAMP_WB_MAX_ACC_REGS
+#error "RAMP_WB_ACCS x RAMP_WB_N / 2 accumulators exceed RAMP_WB_MAX_ACC_REGS"
+#endif
+
+#define WB_N RAMP_WB_N
+#define WB_ACC (WB_N / 2) /* accumulator floats per thread per set */
+#define WB_THREADS (RAMP_WB_W * RAMP_WB_WG_THREADS)
+
+/* ------------------------------------------- wgmma forms hopper.cuh lacks */
+
+/* Operand lists past hopper.cuh's N = 64 (its HOP_R4 / HOP_F4 pattern):
+ * 64 and 128 accumulators. */
+#define WB_D128                                                                              \
+    HOP_D64 ", " HOP_R4(32, 33, 34, 35) ", " HOP_R4(36, 37, 38, 39) ", " HOP_R4(40, 41, 42, 43) \
+        ", " HOP_R4(44, 45, 46, 47) ", " HOP_R4(48, 49, 50, 51) ", " HOP_R4(52, 53, 54, 55)      \
+        ", " HOP_R4(56, 57, 58, 59) ", " HOP_R4(60, 61, 62, 63)
+#define WB_D256                                                                              \
+    WB_D128 ", " HOP_R4(64, 65, 66, 67) ", " HOP_R4(68, 69, 70, 71) ", " HOP_R4(72, 73, 74, 75) \
+        ", " HOP_R4(76, 77, 78, 79) ", " HOP_R4(80, 81, 82, 83) ", " HOP_R4(84, 85, 86, 87)      \
+        ", " HOP_R4(88, 89, 90, 91) ", " HOP_R4(92, 93, 94, 95) ", " HOP_R4(96, 97, 98, 99)      \
+        ", " HOP_R4(100, 101, 102, 103) ", " HOP_R4(104, 105, 106, 107) ", " HOP_R4(            \
+            108, 109, 110, 111) ", " HOP_R4(112, 113, 114, 115) ", " HOP_R4(116, 117, 118, 119) \
+            ", " HOP_R4(120, 121, 122, 123) ", " HOP_R4(124, 125, 126, 127)
+#define WB_C128(d)                                                                           \
+    HOP_C64(d), HOP_F4(d, 32), HOP_F4(d, 36), HOP_F4(d, 40), HOP_F4(d, 44), HOP_F4(d, 48),   \
+        HOP_F4(d, 52), HOP_F4(d, 56), HOP_F4(d, 60)
+#define WB_C256(d)                                                                           \
+    WB_C128(d), HOP_F4(d, 64), HOP_F4(d, 68), HOP_F4(d, 72), HOP_F4(d, 76), HOP_F4(d, 80),   \
+        HOP_F4(d, 84), HOP_F4(d, 88), HOP_F4(d, 92), HOP_F4(d, 96), HOP_F4(d, 100),          \
+        HOP_F4(d, 104), HOP_F4(d, 108), HOP_F4(d, 112), HOP_F4(d, 116), HOP_F4(d, 120),      \
+        HOP_F4(d, 124)
+/* the smaller lists are hopper.cuh's */
+#define WB_D8 HOP_D8
+#define WB_D16 HOP_D16
+#define WB_D32 HOP_D32
+#define WB_D64 HOP_D64
+#define WB_C8(d) HOP_C8(d)
+#define WB_C16(d) HOP_C16(d)
+#define WB_C32(d) HOP_C32(d)
+#define WB_C64(d) HOP_C64(d)
+
+/* SS operand numbers after the accumulators (descriptor A, B; scale-d),
+ * for the two N hopper.cuh does not define. */
+#define WB_AB128 "%64, %65"
+#define WB_SD128 "%66"
+#define WB_AB256 "%128, %129"
+#define WB_SD256 "%130"
+
+/* SS m64n128k32 / m64n256k32 e4m3, exactly as HOP_DEFINE_WGMMA's. */
+#define WB_DEFINE_SS(N)                                                                      \
+    static __device__ __forceinline__ void wb_ss_n##N(float *d, unsigned long long da,       \
+                                                      unsigned long long db, int scale_d) {  \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WB_SD##N ", 0;\n"                   \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 "             \
+                     "{" WB_D##N "}, " WB_AB##N ", p, 1, 1;\n}\n"                             \
+                     : WB_C##N(d)                                                            \
+                     : "l"(da), "l"(db), "r"(scale_d)                                        \
+                     : "memory");                                                            \
+    }
+WB_DEFINE_SS(128)
+WB_DEFINE_SS(256)
+
+/* RS operand numbers after the accumulators: A's four registers, descriptor
+ * B, scale-d. */
+#define WB_RA8 "{%4, %5, %6, %7}, %8"
+#define WB_RSD8 "%9"
+#define WB_RA16 "{%8, %9, %10, %11}, %12"
+#define WB_RSD16 "%13"
+#define WB_RA32 "{%16, %17, %18, %19}, %20"
+#define WB_RSD32 "%21"
+#define WB_RA64 "{%32, %33, %34, %35}, %36"
+#define WB_RSD64 "%37"
+#define WB_RA128 "{%64, %65, %66, %67}, %68"
+#define WB_RSD128 "%69"
+#define WB_RA256 "{%128, %129, %130, %131}, %132"
+#define WB_RSD256 "%133"
+
+/* RS m64nNk32 e4m3: D[64 x N] (+)= A[64 x 32] . B[N x 32]^T with A in
+ * registers, four .b32 per thread (16 e4m3 of the warpgroup's 64 x 32
+ * fragment; the PTX ISA's "Register Fragments" layout, which a benchmark
+ * of constant operands need not follow) and B an SW128 tile. FP8 takes no
+ * transpose immediates; "1, 1" are the A and B scales. A's registers must
+ * not change while the wgmma is in flight (here they never change). */
+#define WB_DEFINE_RS(N)                                                                      \
+    static __device__ __forceinline__ void wb_rs_n##N(float *d, const unsigned *a,           \
+                                                      unsigned long long db, int scale_d) {  \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WB_RSD##N ", 0;\n"                  \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 "             \
+                     "{" WB_D##N "}, " WB_RA##N ", p, 1, 1;\n}\n"                             \
+                     : WB_C##N(d)                                                            \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d)     \
+                     : "memory");                                                            \
+    }
+WB_DEFINE_RS(8)
+WB_DEFINE_RS(16)
+WB_DEFINE_RS(32)
+WB_DEFINE_RS(64)
+WB_DEFINE_RS(128)
+WB_DEFINE_RS(256)
+
+#if RAMP_WB_RS
+#define WB_MMA HOP_CAT(wb_rs_n, RAMP_WB_N)
+#elif RAMP_WB_N <= 64
+#define WB_MMA HOP_WGMMA_E4M3(RAMP_WB_N) /* v2's own wrapper */
+#else
+#define WB_MMA HOP_CAT(wb_ss_n, RAMP_WB_N)
+#endif
+
+/* ---------------------------------------------------------------- kernel */
+
+/* Four e4m3 bytes from word index i: sign random, exponent 6 or 7 (0.5 ..
+ * 1.875), mantissa random; never NaN (S.1111.111). */
+static __device__ __forceinline__ unsigned wb_pattern(unsigned i) {
+    unsigned x = i * 0x9E3779B1u;
+    x ^= x >> 15;
+    x *= 0x85EBCA77u;
+    x ^= x >> 13;
+    return (x & 0x8F8F8F8Fu) | 0x30303030u;
+}
+
+extern "C" __global__ void __launch_bounds__(WB_THREADS)
+ramp_wgmma_bench(float *out, long long *stats, int iters) {
+    extern __shared__ __align__(1024) unsigned char wb_dyn[];
+    const unsigned raw = hop_smem(wb_dyn);
+    unsigned char *sm =
+        wb_dyn + (((raw + RAMP_WB_ALIGN - 1) & ~(unsigned)(RAMP_WB_ALIGN - 1)) - raw);
+    const int tile_bytes = ramp_wb_tile_bytes(RAMP_WB_W, RAMP_WB_ACCS, WB_N);
+    for (int i = threadIdx.x; i < tile_bytes / 4; i += WB_THREADS)
+        ((unsigned *)sm)[i] = wb_pattern((unsigned)i + 7919u * blockIdx.x);
+    hop_fence_proxy_async(); /* generic stores, read by wgmma (async proxy) */
+    __syncthreads();
+
+    const int wg = hop_warpgroup();
+    const unsigned base = hop_smem(sm);
+    const unsigned sb = base + RAMP_WB_W * RAMP_WB_ACCS * RAMP_WB_A_TILE;
+    /* descriptors of the K steps: +32 bytes of K = +2 in the address field */
+    unsigned long long db[RAMP_WB_KSTEPS];
+#pragma unroll
+    for (int k4 = 0; k4 < RAMP_WB_KSTEPS; k4++)
+        db[k4] = hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES);
+#if RAMP_WB_RS
+    unsigned a[RAMP_WB_ACCS][4];
+#pragma unroll
+    for (int s = 0; s < RAMP_WB_ACCS; s++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            a[s][j] = wb_pattern(((blockIdx.x * WB_THREADS + threadIdx.x) * 2 + s) * 4 + j);
+#else
+    unsigned long long da[RAMP_WB_ACCS][RAMP_WB_KSTEPS];
+#pragma unroll
+    for (int s = 0; s < RAMP_WB_ACCS; s++)
+#pragma unroll
+        for (int k4 = 0; k4 < RAMP_WB_KSTEPS; k4++)
+            da[s][k4] = hop_desc_sw128(base + (wg * RAMP_WB_ACCS + s) * RAMP_WB_A_TILE +
+                                       k4 * HOP_WGMMA_K_BYTES);
+#endif
+    float acc[RAMP_WB_ACCS][WB_ACC];
+#pragma unroll
+    for (int s = 0; s < RAMP_WB_ACCS; s++)
+#pragma unroll
+        for (int i = 0; i < WB_ACC; i++) acc[s][i] = 0.f;
+
+    __syncthreads();
+    const long long t0 = clock64();
+    for (int it = 0; it < iters; it++) {
+        hop_wgmma_fence();
+#pragma unroll
+        for (int s = 0; s < RAMP_WB_ACCS; s++)
+#pragma unroll
+            for (int k4 = 0; k4 < RAMP_WB_KSTEPS; k4++)
+#if RAMP_WB_RS
+                WB_MMA(acc[s], a[s], db[k4], 1);
+#else
+                WB_MMA(acc[s], da[s][k4], db[k4], 1);
+#endif
+        hop_wgmma_commit();
+#if RAMP_WB_PIPE
+        HOP_WGMMA_WAIT(1);
+#else
+        HOP_WGMMA_WAIT(0);
+#pragma unroll
+        for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);
+#endif
+    }
+    HOP_WGMMA_WAIT(0);
+#pragma unroll
+    for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);
+    __syncthreads();
+    const long long t1 = clock64();
+
+    float sum = 0.f;
+#pragma unroll
+    for (int s = 0; s < RAMP_WB_ACCS; s++)
+#pragma unroll
+        for (int i = 0; i < WB_ACC; i++) sum += acc[s][i];
+    out[(size_t)blockIdx.x * WB_THREADS + threadIdx.x] = sum;
+    if (threadIdx.x == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+        stats[2 * blockIdx.x] = t1 - t0;
+        stats[2 * blockIdx.x + 1] = smid;
+    }
+}

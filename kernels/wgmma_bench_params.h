@@ -1,0 +1,43 @@
+/*
+ * wgmma_bench_params.h - the shared-memory layout and launch shape of the
+ * wgmma throughput benchmark (kernels/wgmma_bench.cuh), shared by the device
+ * (NVRTC) and the host (bench/bench_wgmma.c, tests/test_wgmma_bench_compile.c)
+ * so both size a launch from the same formula.
+ *
+ * Layout (after rounding the dynamic base up to 1024 B): one A tile of 64
+ * rows x 128 B (8 KB, SW128) per (warpgroup, accumulator set), warpgroup
+ * major, then the one B tile of N rows x 128 B that every warpgroup reads
+ * (v2's consumers share the token tile the same way).
+ */
+#ifndef RAMP_WGMMA_BENCH_PARAMS_H
+#define RAMP_WGMMA_BENCH_PARAMS_H
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define RAMP_WB_INLINE static __host__ __device__ __forceinline__
+#else
+#define RAMP_WB_INLINE static inline
+#endif
+
+#define RAMP_WB_WG_THREADS 128   /* threads per warpgroup */
+#define RAMP_WB_ROW_BYTES 128    /* bytes of K per tile row: one SW128 row */
+#define RAMP_WB_A_TILE 8192      /* 64 rows x 128 B */
+#define RAMP_WB_ALIGN 1024       /* SW128 tiles start on 1024-byte atoms */
+#define RAMP_WB_KSTEPS 4         /* k32 wgmmas per iteration per set: K = 128 */
+#define RAMP_WB_MAX_ACC_REGS 128 /* accumulator floats per thread we allow */
+
+/* Bytes of the tiles (without the alignment slack). */
+RAMP_WB_INLINE int ramp_wb_tile_bytes(int w, int accs, int n) {
+    return w * accs * RAMP_WB_A_TILE + n * RAMP_WB_ROW_BYTES;
+}
+
+/* Dynamic shared memory of a launch: alignment slack plus the tiles. */
+RAMP_WB_INLINE int ramp_wb_smem_bytes(int w, int accs, int n) {
+    return RAMP_WB_ALIGN + ramp_wb_tile_bytes(w, accs, n);
+}
+
+/* FLOPs of one wgmma m64nNk32: 2 x 64 x N x 32. */
+RAMP_WB_INLINE double ramp_wb_wgmma_flop(int n) {
+    return 2.0 * 64.0 * (double)n * 32.0;
+}
+
+#endif /* RAMP_WGMMA_BENCH_PARAMS_H */

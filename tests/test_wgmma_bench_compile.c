@@ -1,0 +1,188 @@
+/*
+ * test_wgmma_bench_compile.c - the wgmma throughput benchmark's kernel
+ * (kernels/wgmma_bench.cuh, timed by bench/bench_wgmma.c) compiled with
+ * NVRTC for sm_90a, no GPU needed (CI): every variant of
+ * tests/wgmma_bench_util.h (6 forms x N in {8, 16, 32, 64, 128, 256} x W in
+ * {1, 2}, less the two-set forms at N = 256: 68 programs), and ptxas's
+ * report of each must show no spills, no stack frame (no local memory), no
+ * static shared memory, <= 255 registers, no warning, and no info line
+ * saying the wgmmas were serialised or a wait injected (the timing would
+ * then measure something else than the instruction form); the dynamic
+ * shared memory within the 227 KB of a block. Prints registers, shared
+ * memory and the blocks per SM the measured resources allow (H200 limits).
+ *
+ * RAMP_WGMMA_BENCH_CUBIN_DIR=dir writes each cubin there (tools/gpu-check
+ * step wgmma_bench disassembles them: QGMMA present, no LDL/STL).
+ * RAMP_WGMMA_BENCH_COMPILE_THREADS threads (default 2). RAMP_WGMMA_BENCH_FORMS
+ * = a comma list of forms (e.g. ss.a1,rs.a1) keeps only those. Exit 77
+ * without NVRTC.
+ */
+#include "check.h"
+#include "wgmma_bench_util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct {
+    wb_variant v;
+    ramp_status status;
+    ramp_kernel_report rep;
+    int found, warnings, serialised, cached;
+    char err[2048];
+} job;
+
+#define MAXJOBS (WB_NFORMS * WB_NN * 2)
+static job jobs[MAXJOBS];
+static int njobs, next_job;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void save_cubin(const job *j, const ramp_jit_result *r) {
+    const char *dir = getenv("RAMP_WGMMA_BENCH_CUBIN_DIR");
+    if (!dir || !*dir) return;
+    char name[64], path[1200];
+    wb_variant_name(&j->v, name, sizeof name);
+    snprintf(path, sizeof path, "%s/wgmma-bench-%s.cubin", dir, name);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
+    if (f) ok &= fclose(f) == 0;
+    if (!ok) {
+        fprintf(stderr, "cannot write %s\n", path);
+        pthread_mutex_lock(&lock);
+        check_failures++;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+static void *worker(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int i = next_job++;
+        pthread_mutex_unlock(&lock);
+        if (i >= njobs) return NULL;
+        job *j = &jobs[i];
+        ramp_jit_result *r = NULL;
+        j->status = wb_compile(&j->v, &r);
+        if (j->status != RAMP_OK) {
+            snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+            continue;
+        }
+        const ramp_kernel_report *k = ramp_jit_kernel(r, WB_KERNEL);
+        if (k) {
+            j->rep = *k;
+            j->found = 1;
+        }
+        j->warnings = r->ptxas_warnings;
+        j->serialised = wb_log_serialised(r);
+        j->cached = r->from_cache;
+        if (j->warnings || j->serialised) snprintf(j->err, sizeof j->err, "%s", r->log);
+        save_cubin(j, r);
+        ramp_jit_result_free(r);
+    }
+}
+
+/* Variant names are what the form table says they are. */
+static void table_checks(void) {
+    CHECK(wb_form_find("ss.a1") == &WB_FORMS[0]);
+    CHECK(wb_form_find("rs.a1.p") != NULL);
+    CHECK(wb_form_find("ss.a3") == NULL);
+    CHECK(wb_form_find("") == NULL);
+    const wb_form *a2 = wb_form_find("ss.a2");
+    CHECK(wb_variant_valid(a2, 128, 2));
+    CHECK(!wb_variant_valid(a2, 256, 1));
+    CHECK(!wb_variant_valid(WB_FORMS, 64, 3));
+    wb_variant v = {a2, 64, 2};
+    char name[64];
+    wb_variant_name(&v, name, sizeof name);
+    CHECK(strcmp(name, "ss.a2-n64-w2") == 0);
+    /* two A tiles per warpgroup (8 KB each) and the 64-row B tile, after
+     * the 1 KB alignment slack */
+    CHECK_EQ_INT(wb_smem(&v), 1024 + 2 * 2 * 8192 + 64 * 128);
+}
+
+int main(void) {
+    table_checks();
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) {
+        printf("test_wgmma_bench_compile: NVRTC not available (%s): compiles skipped\n",
+               ramp_last_error());
+        if (check_failures) return check_finish("test_wgmma_bench_compile");
+        return 77;
+    }
+    printf("NVRTC %d.%d\n", major, minor);
+
+    const wb_form *forms[WB_NFORMS];
+    int nf = 0;
+    const char *sel = getenv("RAMP_WGMMA_BENCH_FORMS");
+    for (int i = 0; i < WB_NFORMS; i++) {
+        if (sel && *sel) {
+            /* exact items of the comma list */
+            char buf[256];
+            snprintf(buf, sizeof buf, ",%s,", sel);
+            char item[32];
+            snprintf(item, sizeof item, ",%s,", WB_FORMS[i].name);
+            if (!strstr(buf, item)) continue;
+        }
+        forms[nf++] = &WB_FORMS[i];
+    }
+    const int ws[2] = {1, 2};
+    wb_variant vs[MAXJOBS];
+    njobs = wb_variants(forms, nf, WB_NS, WB_NN, ws, 2, vs, MAXJOBS);
+    if (njobs == 0) {
+        fprintf(stderr, "RAMP_WGMMA_BENCH_FORMS=%s names no form\n", sel ? sel : "");
+        return 1;
+    }
+    for (int i = 0; i < njobs; i++) jobs[i].v = vs[i];
+
+    int threads = 2;
+    const char *te = getenv("RAMP_WGMMA_BENCH_COMPILE_THREADS");
+    if (te && atoi(te) > 0) threads = atoi(te) > 64 ? 64 : atoi(te);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th[64];
+    for (int t = 0; t < threads; t++) pthread_create(&th[t], NULL, worker, NULL);
+    for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    int cached = 0;
+    printf("%-8s %3s %1s  %4s %7s %6s\n", "form", "N", "W", "regs", "smem", "blk/SM");
+    for (int i = 0; i < njobs; i++) {
+        const job *j = &jobs[i];
+        char name[64];
+        wb_variant_name(&j->v, name, sizeof name);
+        if (j->status != RAMP_OK) {
+            fprintf(stderr, "%s: %s\n", name, j->err);
+            check_failures++;
+            continue;
+        }
+        cached += j->cached;
+        const ramp_kernel_report *r = &j->rep;
+        ramp_resources res;
+        memset(&res, 0, sizeof res);
+        ramp_status rs = j->found ? ramp_resources_from_report(r, wb_threads(&j->v),
+                                                               wb_smem(&j->v), &lim, &res)
+                                  : RAMP_ERR_INTERNAL;
+        int bad = !j->found || j->warnings || j->serialised || r->spill_store_bytes ||
+                  r->spill_load_bytes || r->stack_bytes || r->registers > 255 ||
+                  r->registers < 1 || r->smem_bytes != 0 || wb_smem(&j->v) > 232448 ||
+                  rs != RAMP_OK || !res.valid || res.blocks_per_sm < 1;
+        printf("%-8s %3d %d  %4d %7d %6d%s\n", j->v.form->name, j->v.n, j->v.w, r->registers,
+               wb_smem(&j->v), res.blocks_per_sm, bad ? "   BAD" : "");
+        if (bad) {
+            fprintf(stderr,
+                    "  %s: found %d, spill %d/%d, stack %d, static smem %d, regs %d, "
+                    "%d warning(s), serialised %d, resources %s (%s)\n",
+                    name, j->found, r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes,
+                    r->smem_bytes, r->registers, j->warnings, j->serialised,
+                    ramp_status_name(rs), res.why);
+            if (j->warnings || j->serialised) fprintf(stderr, "%.3000s\n", j->err);
+            check_failures++;
+        }
+    }
+    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs,
+           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), threads, cached);
+    return check_finish("test_wgmma_bench_compile");
+}

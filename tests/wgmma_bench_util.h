@@ -1,0 +1,121 @@
+/*
+ * wgmma_bench_util.h - the variants of the wgmma throughput benchmark
+ * (kernels/wgmma_bench.cuh) and how to compile one, for the programs that
+ * use them: bench/bench_wgmma.c (GPU, timing) and
+ * tests/test_wgmma_bench_compile.c (CPU, ptxas report). Header-only.
+ *
+ * A variant is a form x N x W:
+ *   form  how the wgmmas are issued, named <operands>.a<sets>[.p]:
+ *         ss / rs   both operands from shared memory / A from registers
+ *         a1 / a2   accumulator sets per warpgroup (a2: gate and up, as v2)
+ *         .p        one commit group left in flight at each wait (pipelined);
+ *                   without it every group is waited for (v2's consumers)
+ *   N     the instruction's N: 8, 16, 32, 64 (v2's tiles), 128, 256
+ *   W     warpgroups per block: 1 or 2 (v2 has two consumers)
+ * A variant exists when its accumulators fit: sets x N / 2 <= 128 floats
+ * per thread (a2 stops at N = 128).
+ */
+#ifndef RAMP_WGMMA_BENCH_UTIL_H
+#define RAMP_WGMMA_BENCH_UTIL_H
+
+#include "ramp.h"
+
+#include "../kernels/wgmma_bench_params.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int rs, accs, pipe;
+} wb_form;
+
+static const wb_form WB_FORMS[] = {
+    {"ss.a1", 0, 1, 0},   {"ss.a2", 0, 2, 0}, {"ss.a1.p", 0, 1, 1},
+    {"ss.a2.p", 0, 2, 1}, {"rs.a1", 1, 1, 0}, {"rs.a1.p", 1, 1, 1},
+};
+#define WB_NFORMS ((int)(sizeof WB_FORMS / sizeof WB_FORMS[0]))
+
+static const int WB_NS[] = {8, 16, 32, 64, 128, 256};
+#define WB_NN ((int)(sizeof WB_NS / sizeof WB_NS[0]))
+
+#define WB_KERNEL "ramp_wgmma_bench"
+
+/* One variant. */
+typedef struct {
+    const wb_form *form;
+    int n, w;
+} wb_variant;
+
+/* 1 if the variant's accumulators fit (see the top). */
+static inline int wb_variant_valid(const wb_form *f, int n, int w) {
+    return f && (w == 1 || w == 2) && f->accs * n / 2 <= RAMP_WB_MAX_ACC_REGS;
+}
+
+static inline int wb_threads(const wb_variant *v) {
+    return v->w * RAMP_WB_WG_THREADS;
+}
+
+static inline int wb_smem(const wb_variant *v) {
+    return ramp_wb_smem_bytes(v->w, v->form->accs, v->n);
+}
+
+/* The form named `name`, or NULL. */
+static inline const wb_form *wb_form_find(const char *name) {
+    for (int i = 0; i < WB_NFORMS; i++)
+        if (strcmp(WB_FORMS[i].name, name) == 0) return &WB_FORMS[i];
+    return NULL;
+}
+
+/* "ss.a2.p-n64-w2": the program name (JIT cache, cubin files). */
+static inline void wb_variant_name(const wb_variant *v, char *buf, size_t size) {
+    snprintf(buf, size, "%s-n%d-w%d", v->form->name, v->n, v->w);
+}
+
+/* Compiles wgmma_bench.cuh for the variant (NVRTC, sm_90a, no GPU needed). */
+static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out) {
+    char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32];
+    wb_variant_name(v, name, sizeof name);
+    snprintf(prog, sizeof prog, "wgmma-bench-%s", name);
+    snprintf(dn, sizeof dn, "RAMP_WB_N=%d", v->n);
+    snprintf(dw, sizeof dw, "RAMP_WB_W=%d", v->w);
+    snprintf(da, sizeof da, "RAMP_WB_ACCS=%d", v->form->accs);
+    snprintf(dp, sizeof dp, "RAMP_WB_PIPE=%d", v->form->pipe);
+    snprintf(dr, sizeof dr, "RAMP_WB_RS=%d", v->form->rs);
+    const char *defs[5] = {dn, dw, da, dp, dr};
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = prog;
+    rq.source = "#include \"wgmma_bench.cuh\"\n";
+    rq.defines = defs;
+    rq.ndefines = 5;
+    return ramp_jit_compile(&rq, out);
+}
+
+/* ptxas's info lines that say wgmmas were serialised (C7514 and kin) or a
+ * wait injected (C7517): either would make the timing measure something
+ * else than the instruction form (test_moe_v2_compile counts them as
+ * warnings too). */
+static inline int wb_log_serialised(const ramp_jit_result *r) {
+    return r->log && (strstr(r->log, "Potential Performance Loss") != NULL ||
+                      strstr(r->log, "is injected") != NULL);
+}
+
+/* Every valid variant of the forms, Ns and Ws given (lists of counts nf,
+ * nn, nw) into out (room for max); returns how many. */
+static inline int wb_variants(const wb_form *const *forms, int nf, const int *ns, int nn,
+                              const int *ws, int nw, wb_variant *out, int max) {
+    int k = 0;
+    for (int f = 0; f < nf; f++)
+        for (int i = 0; i < nn; i++)
+            for (int j = 0; j < nw; j++)
+                if (wb_variant_valid(forms[f], ns[i], ws[j]) && k < max) {
+                    out[k].form = forms[f];
+                    out[k].n = ns[i];
+                    out[k].w = ws[j];
+                    k++;
+                }
+    return k;
+}
+
+#endif /* RAMP_WGMMA_BENCH_UTIL_H */

@@ -130,11 +130,11 @@ ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = opts_or_default(opts);
-    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 3 &&
+    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..3), pipe %d (0..2), tiled %d (0, 1), "
+               "v2 options: prefetch %d (0..16), diag %d (0..4), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));

@@ -33,7 +33,7 @@ typedef struct {
  * issue #5; moe_v2.md). */
 typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
-    int diag;     /* timing diagnostic 0..3 (RAMP_MV2_DIAG); results are wrong if > 0 */
+    int diag;     /* timing diagnostic 0..4 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by

@@ -17,7 +17,7 @@
  *     normal e4m3 values, 2^-10 * scale below 2^-6) times |W2|, plus the
  *     f32 terms: a looser but independent check of the quantization itself.
  * Negative controls show the bound of (1) is tight enough to fail on a
- * missing router weight, swapped gate/up rows or a wrong block scale. Also:
+ * router weight off by 0.5, swapped gate/up rows or a wrong block scale. Also:
  * BF16 hidden states quantized inside equal FP8 inputs quantized outside bit
  * for bit, threads do not change a bit, and bad arguments are refused.
  */
@@ -53,7 +53,11 @@ static void naive(const moe_weights *W, const moe_batch *b, int use_bf16_x, int 
         for (int j = 0; j < k; j++) {
             int e = b->ids[(size_t)m * k + j];
             if (e < 0 || e >= W->experts) continue;
-            double rw = flaw == FLAW_NO_ROUTER && m == 0 ? 1.0 : b->weights[(size_t)m * k + j];
+            double rw = b->weights[(size_t)m * k + j];
+            /* a mishandled router weight: off by 0.5 (dropping it, rw -> 1,
+             * is invisible when the token's one local weight is near 1, as
+             * the one-expert shape drew with seed 11156294533417145613) */
+            if (flaw == FLAW_NO_ROUTER && m == 0) rw = rw > 0.5 ? rw - 0.5 : rw + 0.5;
             for (int i = 0; i < 2 * h; i++) {
                 double s = 0, sa = 0;
                 for (int t = 0; t < d; t++) {

@@ -23,11 +23,9 @@
  *    (after part 1).
  */
 #include "check.h"
+#include "compile_pool.h"
 #include "tensormap.h"
 #include "wgmma_util.h"
-
-#include <pthread.h>
-#include <time.h>
 
 /* ------------------------------------------------------------ tensormap */
 
@@ -182,51 +180,31 @@ typedef struct {
 } job;
 
 static job jobs[2 * WGT_NN];
-static int njobs, next_job;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int njobs;
 
-static void save_cubin(const job *j, const ramp_jit_result *r) {
-    const char *dir = getenv("RAMP_HOPPER_CUBIN_DIR");
-    if (!dir || !*dir) return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/wgmma-test-n%d-%s.cubin", dir, j->n, j->bf16 ? "bf16" : "e4m3");
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(r->cubin, 1, r->cubin_size, f) != r->cubin_size) {
-        fprintf(stderr, "cannot write %s\n", path);
-        pthread_mutex_lock(&lock);
-        check_failures++;
-        pthread_mutex_unlock(&lock);
+/* One job of the compile pool (compile_pool.h). */
+static void compile_one(int i, void *ctx) {
+    job *j = (job *)ctx + i;
+    ramp_jit_result *r = NULL;
+    j->status = wgt_compile(j->n, j->bf16, &r);
+    if (j->status != RAMP_OK) {
+        snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+        return;
     }
-    if (f) fclose(f);
-}
-
-static void *worker(void *arg) {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        int i = next_job++;
-        pthread_mutex_unlock(&lock);
-        if (i >= njobs) return NULL;
-        job *j = &jobs[i];
-        ramp_jit_result *r = NULL;
-        j->status = wgt_compile(j->n, j->bf16, &r);
-        if (j->status != RAMP_OK) {
-            snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
-            continue;
+    for (int k = 0; k < 2; k++) {
+        const ramp_kernel_report *rep = ramp_jit_kernel(r, WGT_KERNELS[k]);
+        if (rep) {
+            j->rep[k] = *rep;
+            j->found[k] = 1;
         }
-        for (int k = 0; k < 2; k++) {
-            const ramp_kernel_report *rep = ramp_jit_kernel(r, WGT_KERNELS[k]);
-            if (rep) {
-                j->rep[k] = *rep;
-                j->found[k] = 1;
-            }
-        }
-        j->warnings = r->ptxas_warnings;
-        j->cached = r->from_cache;
-        if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
-        save_cubin(j, r);
-        ramp_jit_result_free(r);
     }
+    j->warnings = r->ptxas_warnings;
+    j->cached = r->from_cache;
+    if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
+    char file[64];
+    snprintf(file, sizeof file, "wgmma-test-n%d-%s.cubin", j->n, j->bf16 ? "bf16" : "e4m3");
+    compile_pool_save_cubin("RAMP_HOPPER_CUBIN_DIR", file, r);
+    ramp_jit_result_free(r);
 }
 
 static void compile_checks(void) {
@@ -236,12 +214,7 @@ static void compile_checks(void) {
             jobs[njobs].bf16 = bf16;
             njobs++;
         }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, worker, NULL);
-    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = compile_pool_run(njobs, 2, compile_one, jobs);
 
     int cached = 0;
     printf("%-5s %3s  %-36s  %-36s\n", "type", "N", "ramp_wgmma_test: regs smem(dyn)",
@@ -279,8 +252,8 @@ static void compile_checks(void) {
             check_failures++;
         }
     }
-    printf("%d programs (%d kernels) in %.1f s, %d from the JIT cache\n", njobs, 2 * njobs,
-           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), cached);
+    printf("%d programs (%d kernels) in %.1f s, %d from the JIT cache\n", njobs, 2 * njobs, secs,
+           cached);
 }
 
 int main(void) {

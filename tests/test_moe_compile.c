@@ -29,10 +29,8 @@
  * RAMP_MOE_COMPILE_THREADS threads (default: 2). Exit 77 without NVRTC.
  */
 #include "check.h"
+#include "compile_pool.h"
 #include "moe_gpu.h"
-
-#include <pthread.h>
-#include <time.h>
 
 typedef struct {
     ramp_moe_variant v;
@@ -45,30 +43,23 @@ typedef struct {
 } job;
 
 static job *jobs;
-static int njobs, next_job;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int njobs;
 static ramp_device_limits lim;
 
-static void *worker(void *arg) {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        int i = next_job++;
-        pthread_mutex_unlock(&lock);
-        if (i >= njobs) return NULL;
-        job *j = &jobs[i];
-        ramp_jit_result *r = NULL;
-        j->status = ramp_moe_v1_compile(&j->v, &r);
-        if (j->status == RAMP_OK) {
-            const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v1");
-            if (k) j->rep = *k;
-            else j->status = RAMP_ERR_INTERNAL;
-            j->cached = r->from_cache;
-            ramp_jit_result_free(r);
-        }
-        if (j->status == RAMP_OK) j->status = ramp_moe_v1_resources(&j->v, &lim, &j->meas);
-        if (j->status != RAMP_OK) snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+/* One job of the compile pool (compile_pool.h). */
+static void compile_one(int i, void *ctx) {
+    job *j = (job *)ctx + i;
+    ramp_jit_result *r = NULL;
+    j->status = ramp_moe_v1_compile(&j->v, &r);
+    if (j->status == RAMP_OK) {
+        const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v1");
+        if (k) j->rep = *k;
+        else j->status = RAMP_ERR_INTERNAL;
+        j->cached = r->from_cache;
+        ramp_jit_result_free(r);
     }
+    if (j->status == RAMP_OK) j->status = ramp_moe_v1_resources(&j->v, &lim, &j->meas);
+    if (j->status != RAMP_OK) snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
 }
 
 static int in(int v, const int *list, int n) {
@@ -165,18 +156,10 @@ int main(void) {
         add_model("qwen3-30b", 0, 0, 0, r4, 1, 0, 256);
         add_model("mixtral-8x22b", 0, 0, 0, r32, 1, 0, 512);
     }
-    int nthreads = 2;
-    const char *t_env = getenv("RAMP_MOE_COMPILE_THREADS");
-    if (t_env && atoi(t_env) > 0) nthreads = atoi(t_env);
-    if (nthreads > 64) nthreads = 64;
+    int nthreads = compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 64);
     printf("NVRTC %d.%d, %d variants (%s), %d threads\n", major, minor, njobs,
            all ? "all configurations" : "stratified subset", nthreads);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_t th[64];
-    for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, NULL);
-    for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = compile_pool_run(njobs, nthreads, compile_one, jobs);
 
     int over_est = 0, cached = 0, maxreg = 0;
     for (int i = 0; i < njobs; i++) {
@@ -216,8 +199,7 @@ int main(void) {
     printf("%d variants in %.1f s (%d from the JIT cache); max registers %d; %d above "
            "config.c's shared-memory estimate (the kernel's layout is in "
            "kernels/moe_v1_params.h)\n",
-           njobs, (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), cached, maxreg,
-           over_est);
+           njobs, secs, cached, maxreg, over_est);
     free(jobs);
     return check_finish("test_moe_compile");
 }

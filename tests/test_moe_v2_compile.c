@@ -15,20 +15,20 @@
  * Prints registers and shared memory per configuration. Default (CI): one
  * row count per wgmma N (2, 12, 24, 32, 48, 64) for each width of both
  * models: 30 compiles, plus rows 2 and 64 of each width with pre-tiled
- * weights (RAMP_MV2_TILED, "tiled" in the table; the same rules): 10.
- * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled. RAMP_MOE_CONFIGS = a
+ * weights (RAMP_MV2_TILED, "tiled" in the table) and with float4 output
+ * (RAMP_MV2_RED4, "red4"; the same rules): 20.
+ * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
  * v2 disassembles them). RAMP_MOE_COMPILE_THREADS threads (default 2).
  * Exit 77 without NVRTC.
  */
 #include "check.h"
+#include "compile_pool.h"
 #include "moe_v2_util.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     ramp_moe_variant v;
@@ -42,55 +42,34 @@ typedef struct {
 } job;
 
 static job jobs[256];
-static int njobs, next_job;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int njobs;
 static ramp_device_limits lim;
 
-static void save_cubin(const job *j, const ramp_jit_result *r) {
-    const char *dir = getenv("RAMP_MOE_V2_CUBIN_DIR");
-    if (!dir || !*dir) return;
-    char name[96], path[1200];
-    ramp_moe_v2_program_name_opts(&j->v, &j->o, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
-    if (f) ok &= fclose(f) == 0;
-    if (!ok) {
-        fprintf(stderr, "cannot write %s\n", path);
-        pthread_mutex_lock(&lock);
-        check_failures++;
-        pthread_mutex_unlock(&lock);
+/* One job of the compile pool (compile_pool.h). */
+static void compile_one(int i, void *ctx) {
+    job *j = (job *)ctx + i;
+    ramp_jit_result *r = NULL;
+    j->status = ramp_moe_v2_compile_opts(&j->v, &j->o, &r);
+    if (j->status == RAMP_OK) {
+        const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
+        if (k) j->rep = *k;
+        j->warnings = r->ptxas_warnings;
+        /* ptxas's info lines about wgmma: serialised (C7514 and kin)
+         * or a wait injected (C7517) cost the pipelined consumers their
+         * overlap silently (2026-11-30), so they count as warnings */
+        if (r->log && (strstr(r->log, "Potential Performance Loss") ||
+                       strstr(r->log, "is injected")))
+            j->warnings++;
+        j->cached = r->from_cache;
+        if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
+        j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
+        char name[96], file[104];
+        ramp_moe_v2_program_name_opts(&j->v, &j->o, name, sizeof name);
+        snprintf(file, sizeof file, "%s.cubin", name);
+        compile_pool_save_cubin("RAMP_MOE_V2_CUBIN_DIR", file, r);
     }
-}
-
-static void *worker(void *arg) {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        int i = next_job++;
-        pthread_mutex_unlock(&lock);
-        if (i >= njobs) return NULL;
-        job *j = &jobs[i];
-        ramp_jit_result *r = NULL;
-        j->status = ramp_moe_v2_compile_opts(&j->v, &j->o, &r);
-        if (j->status == RAMP_OK) {
-            const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
-            if (k) j->rep = *k;
-            j->warnings = r->ptxas_warnings;
-            /* ptxas's info lines about wgmma: serialised (C7514 and kin)
-             * or a wait injected (C7517) cost the pipelined consumers their
-             * overlap silently (2026-11-30), so they count as warnings */
-            if (r->log && (strstr(r->log, "Potential Performance Loss") ||
-                           strstr(r->log, "is injected")))
-                j->warnings++;
-            j->cached = r->from_cache;
-            if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
-            j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
-            save_cubin(j, r);
-        }
-        if (j->status != RAMP_OK) snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
-        ramp_jit_result_free(r);
-    }
+    if (j->status != RAMP_OK) snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+    ramp_jit_result_free(r);
 }
 
 static void refusals(void) {
@@ -170,15 +149,8 @@ int main(void) {
             }
         }
     }
-    const char *th_env = getenv("RAMP_MOE_COMPILE_THREADS");
-    int nth = th_env && atoi(th_env) > 0 ? atoi(th_env) : 2;
-    if (nth > 32) nth = 32;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_t th[32];
-    for (int t = 0; t < nth; t++) pthread_create(&th[t], NULL, worker, NULL);
-    for (int t = 0; t < nth; t++) pthread_join(th[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const int nth = compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32);
+    double secs = compile_pool_run(njobs, nth, compile_one, jobs);
 
     int cached = 0;
     printf("%-12s %-22s %5s %9s %6s\n", "model", "config", "regs", "smem(B)", "blocks");
@@ -211,7 +183,7 @@ int main(void) {
             check_failures++;
         }
     }
-    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs,
-           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), nth, cached);
+    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs, secs, nth,
+           cached);
     return check_finish("test_moe_v2_compile");
 }

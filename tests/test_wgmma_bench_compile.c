@@ -18,11 +18,10 @@
  * without NVRTC.
  */
 #include "check.h"
+#include "compile_pool.h"
 #include "wgmma_bench_util.h"
 
-#include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 typedef struct {
     wb_variant v;
@@ -34,52 +33,31 @@ typedef struct {
 
 #define MAXJOBS (WB_NFORMS * WB_NN * 2)
 static job jobs[MAXJOBS];
-static int njobs, next_job;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int njobs;
 
-static void save_cubin(const job *j, const ramp_jit_result *r) {
-    const char *dir = getenv("RAMP_WGMMA_BENCH_CUBIN_DIR");
-    if (!dir || !*dir) return;
-    char name[64], path[1200];
+/* One job of the compile pool (compile_pool.h). */
+static void compile_one(int i, void *ctx) {
+    job *j = (job *)ctx + i;
+    ramp_jit_result *r = NULL;
+    j->status = wb_compile(&j->v, &r);
+    if (j->status != RAMP_OK) {
+        snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
+        return;
+    }
+    const ramp_kernel_report *k = ramp_jit_kernel(r, WB_KERNEL);
+    if (k) {
+        j->rep = *k;
+        j->found = 1;
+    }
+    j->warnings = r->ptxas_warnings;
+    j->serialised = wb_log_serialised(r);
+    j->cached = r->from_cache;
+    if (j->warnings || j->serialised) snprintf(j->err, sizeof j->err, "%s", r->log);
+    char name[64], file[96];
     wb_variant_name(&j->v, name, sizeof name);
-    snprintf(path, sizeof path, "%s/wgmma-bench-%s.cubin", dir, name);
-    FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
-    if (f) ok &= fclose(f) == 0;
-    if (!ok) {
-        fprintf(stderr, "cannot write %s\n", path);
-        pthread_mutex_lock(&lock);
-        check_failures++;
-        pthread_mutex_unlock(&lock);
-    }
-}
-
-static void *worker(void *arg) {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        int i = next_job++;
-        pthread_mutex_unlock(&lock);
-        if (i >= njobs) return NULL;
-        job *j = &jobs[i];
-        ramp_jit_result *r = NULL;
-        j->status = wb_compile(&j->v, &r);
-        if (j->status != RAMP_OK) {
-            snprintf(j->err, sizeof j->err, "%s", ramp_last_error());
-            continue;
-        }
-        const ramp_kernel_report *k = ramp_jit_kernel(r, WB_KERNEL);
-        if (k) {
-            j->rep = *k;
-            j->found = 1;
-        }
-        j->warnings = r->ptxas_warnings;
-        j->serialised = wb_log_serialised(r);
-        j->cached = r->from_cache;
-        if (j->warnings || j->serialised) snprintf(j->err, sizeof j->err, "%s", r->log);
-        save_cubin(j, r);
-        ramp_jit_result_free(r);
-    }
+    snprintf(file, sizeof file, "wgmma-bench-%s.cubin", name);
+    compile_pool_save_cubin("RAMP_WGMMA_BENCH_CUBIN_DIR", file, r);
+    ramp_jit_result_free(r);
 }
 
 /* Variant names are what the form table says they are. */
@@ -135,15 +113,8 @@ int main(void) {
     }
     for (int i = 0; i < njobs; i++) jobs[i].v = vs[i];
 
-    int threads = 2;
-    const char *te = getenv("RAMP_WGMMA_BENCH_COMPILE_THREADS");
-    if (te && atoi(te) > 0) threads = atoi(te) > 64 ? 64 : atoi(te);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_t th[64];
-    for (int t = 0; t < threads; t++) pthread_create(&th[t], NULL, worker, NULL);
-    for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const int threads = compile_pool_threads("RAMP_WGMMA_BENCH_COMPILE_THREADS", 2, 64);
+    double secs = compile_pool_run(njobs, threads, compile_one, jobs);
 
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
@@ -182,7 +153,7 @@ int main(void) {
             check_failures++;
         }
     }
-    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs,
-           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), threads, cached);
+    printf("%d programs in %.1f s on %d threads, %d from the JIT cache\n", njobs, secs, threads,
+           cached);
     return check_finish("test_wgmma_bench_compile");
 }

@@ -6,7 +6,10 @@
  *               (programmatic dependent launch; ramp-serial: without),
  *               captured for the batch's size (grid sized for it), and
  *               ramp-anysize: one graph for every size (token count read
- *               on device, grid sized for max_tokens)
+ *               on device, grid sized for max_tokens); select: a graph of
+ *               the layer's selection kernel alone (a selector built from
+ *               the same plan), so that ramp - select - poly[chosen] is
+ *               what the two launches cost together beyond their parts
  *   alone       the chosen entry compiled alone, tokens grouped beforehand,
  *               grid = the load's exact tile count (the target: ramp <=
  *               alone + 2 us)
@@ -524,6 +527,9 @@ int main(int argc, char **argv) {
      * engines capture one graph per batch size) */
     vllm_path vp[32];
     int nvp = 0;
+    /* the layer's selection alone (same descriptor as the layer's) */
+    ramp_selector *sel_only = NULL;
+    TRY(ramp_selector_create(T.gpu, &sd, &sel_only));
 
     char path[1024];
     char date[32];
@@ -605,6 +611,16 @@ int main(int argc, char **argv) {
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
+            stat3 s_sel;
+            {
+                ramp_graph *Gsel = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_selector_launch(sel_only, ids, Mt, 0, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gsel));
+                s_sel = time_it(&T, replay, Gsel);
+                ROW("select", chosen, &plan.configs[chosen], s_sel);
+                ramp_graph_free(Gsel);
+            }
             ramp_graph_free(G);
             ramp_graph_free(Gs);
             stat3 s_v1 = {0, 0, 0}; /* --kernel v2: the v1 layer, same plan, same graph kind */
@@ -621,7 +637,7 @@ int main(int argc, char **argv) {
                 ramp_graph_free(G1);
             }
             /* every entry, forced in the polymorphic kernel and alone */
-            stat3 s_alone_chosen = {0, 0, 0};
+            stat3 s_alone_chosen = {0, 0, 0}, s_poly_chosen = {0, 0, 0};
             for (int i = 0; i < plan.count; i++) {
                 ramp_select_desc di = sd;
                 di.nentries = 1;
@@ -675,7 +691,10 @@ int main(int argc, char **argv) {
                 }
                 ramp_moe_poly_set_grid(poly, 0);
                 if (nover < 64) over[i][nover] = s_poly.med / s_alone.med;
-                if (i == chosen) s_alone_chosen = s_alone;
+                if (i == chosen) {
+                    s_alone_chosen = s_alone;
+                    s_poly_chosen = s_poly;
+                }
             }
             nover++;
             /* the vLLM-style layer on our kernel */
@@ -727,6 +746,9 @@ int main(int argc, char **argv) {
             printf("%-6d %-8s %6d %6d  %-24s %9.2f %9.2f %9.2f %+9.2f  %-24s %9.2f %6.2fx\n", Mt,
                    rname, pairs, active, cn, s_ramp.med, s_serial.med, s_alone_chosen.med,
                    s_ramp.med - s_alone_chosen.med, vn, s_vllm.med, s_vllm.med / s_ramp.med);
+            printf("       select %.2f us + chosen entry in the polymorphic kernel %.2f us; layer - "
+                   "both %+.2f us\n",
+                   s_sel.med, s_poly_chosen.med, s_ramp.med - s_sel.med - s_poly_chosen.med);
             if (is2) {
                 char c1[64];
                 ramp_config_name(&plan1.configs[chosen1], c1, sizeof c1);
@@ -766,6 +788,7 @@ int main(int argc, char **argv) {
         ramp_graph_free(vp[i].g);
         ramp_selector_free(vp[i].sel);
     }
+    ramp_selector_free(sel_only);
     for (int i = 0; i < ncfg; i++) ramp_moe_kernel_free(alone[i]);
     ramp_moe_poly_free(poly);
     ramp_graph_free(G_any);

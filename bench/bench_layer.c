@@ -254,6 +254,15 @@ int main(int argc, char **argv) {
             fputs(USAGE, stdout);
             return 0;
         }
+        static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
+                                            "--reps", "--loads-json", "--seed", "--kernel",
+                                            "--red4"};
+        int is_known = 0;
+        for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
+        if (!is_known) {
+            fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
+            return 2;
+        }
         if (!v) {
             fprintf(stderr, "bench_layer: %s needs a value\n%s", a, USAGE);
             return 2;

@@ -15,6 +15,7 @@
  * Usage: bench_moe OUTDIR [reps]   writes OUTDIR/moe-v1-<date>.md and .csv
  * (one row per load and configuration) with the command, date and GPU.
  */
+#include "bench_args.h"
 #include "bench_common.h"
 #include "internal.h"
 #include "moe_gpu.h"
@@ -66,13 +67,22 @@ typedef struct {
     int best;
 } load;
 
+static const char USAGE[] =
+    "usage: bench_moe OUTDIR [reps]\n"
+    "\n"
+    "Times every configuration of the fused MoE kernel v1 on Qwen3-30B-A3B EP8\n"
+    "at 64-1,024 token-expert pairs (balanced and skewed) against the HBM floor\n"
+    "(the active experts' bytes at the copy rate measured in the same run), the\n"
+    "L2 evicted before each launch, the median of `reps` launches (default 20,\n"
+    "at least 3). Writes OUTDIR/moe-v1-<date>.md and .csv. Needs a GPU (exit 77\n"
+    "without one).\n";
+
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s OUTDIR [reps]\n", argv[0]);
-        return 2;
-    }
+    int rc = bench_args(argc, argv, "bench_moe", USAGE, 1, 2);
+    if (rc >= 0) return rc;
     const char *outdir = argv[1];
-    int reps = argc > 2 ? atoi(argv[2]) : 20;
+    int reps = 20;
+    if (argc > 2 && !bench_int_arg("bench_moe", "reps", argv[2], 1, &reps)) return 2;
     if (reps < 3) reps = 3;
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK) {

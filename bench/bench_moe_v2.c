@@ -34,6 +34,7 @@
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
  */
+#include "bench_args.h"
 #include "bench_common.h"
 #include "internal.h"
 #include "moe_v2.h"
@@ -252,13 +253,24 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
     return bad;
 }
 
+static const char USAGE[] =
+    "usage: bench_moe_v2 OUTDIR [reps]\n"
+    "\n"
+    "Times the Hopper kernel v2 against v1 and the HBM floor on Qwen3-30B-A3B\n"
+    "and DeepSeek-V3 EP8 loads (balanced and skewed), the L2 evicted before each\n"
+    "launch, the median of `reps` launches (default 20, at least 3); writes\n"
+    "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
+    "comma list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
+    "[.x<pipe>][.t<tiled>][.v<float4 output>][.g<grid cap>] (ramp_moe_v2_opts),\n"
+    "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b), RAMP_MV2_BENCH_NAME; see the\n"
+    "file's comment. Needs a GPU (exit 77 without one).\n";
+
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s OUTDIR [reps]\n", argv[0]);
-        return 2;
-    }
+    int rc = bench_args(argc, argv, "bench_moe_v2", USAGE, 1, 2);
+    if (rc >= 0) return rc;
     const char *outdir = argv[1];
-    int reps = argc > 2 ? atoi(argv[2]) : 20;
+    int reps = 20;
+    if (argc > 2 && !bench_int_arg("bench_moe_v2", "reps", argv[2], 1, &reps)) return 2;
     if (reps < 3) reps = 3;
     /* variant mode */
     xvariant xv[MAXX];

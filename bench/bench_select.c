@@ -34,6 +34,7 @@
  * Usage: bench_select [out.csv] [replays] [profile.csv]
  *        (defaults bench_select.csv, 300, bench_select_profile.csv)
  */
+#include "bench_args.h"
 #include "internal.h"
 #include "ramp.h"
 #include "select_cpu.h"
@@ -352,9 +353,23 @@ static int parse_list(const char *env, const int *defaults, int ndef, int *out, 
     return n;
 }
 
+static const char USAGE[] =
+    "usage: bench_select [out.csv] [replays] [profile.csv]\n"
+    "\n"
+    "Times the selection kernel in CUDA-graph replays (8-4,096 token-expert\n"
+    "pairs, 8-32 local experts, a menu of six) against the plain group-and-pad\n"
+    "kernel it replaces, plus launch floors; every configuration checked\n"
+    "against the CPU twin first. Defaults: bench_select.csv, 300 replays (at\n"
+    "least 10), bench_select_profile.csv (RAMP_BENCH_PROFILE=1). Environment:\n"
+    "RAMP_BENCH_WARPS, RAMP_BENCH_CTAS, RAMP_BENCH_PROFILE, RAMP_BENCH_FLOORS\n"
+    "(the file's comment). Needs a GPU (exit 77 without one).\n";
+
 int main(int argc, char **argv) {
+    int rc = bench_args(argc, argv, "bench_select", USAGE, 0, 3);
+    if (rc >= 0) return rc;
     const char *csv_path = argc > 1 ? argv[1] : "bench_select.csv";
-    int replays = argc > 2 ? atoi(argv[2]) : 300;
+    int replays = 300;
+    if (argc > 2 && !bench_int_arg("bench_select", "replays", argv[2], 1, &replays)) return 2;
     const char *pcsv_path = argc > 3 ? argv[3] : "bench_select_profile.csv";
     if (replays < 10) replays = 10;
     const char *pe = getenv("RAMP_BENCH_PROFILE"), *fe = getenv("RAMP_BENCH_FLOORS");

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The benchmark programs (bench/bench_*.c, built beside ramp) answer --help
+# and refuse unknown options and bad numbers before touching a GPU, so this
+# runs the same on CPU-only CI and on the GPU machine. Args: path of the
+# ramp binary (the benchmarks sit beside it), source dir.
+set -u
+source "$(dirname "$0")/lib_cli.sh" "$1"
+bin=$(dirname "$ramp")
+
+for b in bench_layer bench_wgmma bench_moe bench_moe_v2 bench_select; do
+  [ -x "$bin/$b" ] || { fail "$bin/$b is missing"; continue; }
+  expect 0 "^usage: $b" -- "$bin/$b" --help
+  expect 2 "$b: unknown option --frobnicate" -- "$bin/$b" --frobnicate
+done
+expect 2 "bench_moe: reps 'abc': expected a whole number >= 1" -- "$bin/bench_moe" out abc
+expect 2 "bench_moe_v2: 3 argument\(s\), expected 1 to 2" -- "$bin/bench_moe_v2" a 3 c
+expect 2 "bench_moe_v2: 0 argument\(s\), expected 1 to 2" -- "$bin/bench_moe_v2"
+expect 2 "bench_select: replays '5x': expected a whole number >= 1" -- "$bin/bench_select" x.csv 5x
+expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
+expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2
+expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3
+expect 2 "bench_layer: --reps needs a value" -- "$bin/bench_layer" --reps
+expect 2 "bench_layer: --plan, --dataset and --out-dir are required" -- "$bin/bench_layer" --plan p
+expect 0 "--red4 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
+finish cli_bench_tools

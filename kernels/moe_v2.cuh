@@ -41,7 +41,7 @@
  * lands in shared memory exactly as the 2-D map's box does and only the
  * coordinates passed to TMA change. Scales are as without it.
  *
- * RAMP_MV2_RED4 = 1 (moe_v2.md, "Vector output reductions"): W2's rows are
+ * RAMP_MV2_RED4 = 1 (moe_v2.md, session 5, "Float4 output reductions"): W2's rows are
  * stored permuted within each 128-row block (ramp_moe_v2_permute_w2), so
  * that the four accumulators a consumer thread holds for one token (m-tile
  * rows r, r + 8, r + 64, r + 72) are four consecutive output rows, added

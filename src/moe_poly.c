@@ -238,8 +238,9 @@ ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out
      * covers the full source anyway). */
     uint64_t h = ramp_fnv1a64(RAMP_FNV_OFFSET, src, strlen(src));
     char name[96];
-    snprintf(name, sizeof name, "poly%s%d-d%dh%dk%de%d-%s-%016llx", is_v2(d) ? (d->red4 ? "v2r4-" : "v2-") : "",
-             d->count, d->geom.hidden, d->geom.inter, d->geom.topk, d->geom.experts,
+    const char *kind = is_v2(d) ? (d->red4 ? "v2r4-" : "v2-") : "";
+    snprintf(name, sizeof name, "poly%s%d-d%dh%dk%de%d-%s-%016llx", kind, d->count,
+             d->geom.hidden, d->geom.inter, d->geom.topk, d->geom.experts,
              d->geom.bf16 ? "bf16" : (d->xbf16 ? "fp8x16" : "fp8"), (unsigned long long)h);
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);

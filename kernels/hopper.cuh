@@ -124,6 +124,33 @@ static __device__ __forceinline__ unsigned long long hop_desc_sw128(unsigned add
 #define HOP_C48(d) HOP_C32(d), HOP_F4(d, 16), HOP_F4(d, 20)
 #define HOP_C64(d) HOP_C48(d), HOP_F4(d, 24), HOP_F4(d, 28)
 
+/* Past the configuration space (bench_wgmma's N = 128 and 256; the
+ * 128-token tiles of kernels/moe_v2.md, session 5): 64 and 128
+ * accumulators, instantiated with HOP_DEFINE_WGMMA where used. */
+#define HOP_D128                                                                              \
+    HOP_D64 ", " HOP_R4(32, 33, 34, 35) ", " HOP_R4(36, 37, 38, 39) ", " HOP_R4(40, 41, 42, 43) \
+        ", " HOP_R4(44, 45, 46, 47) ", " HOP_R4(48, 49, 50, 51) ", " HOP_R4(52, 53, 54, 55)      \
+        ", " HOP_R4(56, 57, 58, 59) ", " HOP_R4(60, 61, 62, 63)
+#define HOP_D256                                                                              \
+    HOP_D128 ", " HOP_R4(64, 65, 66, 67) ", " HOP_R4(68, 69, 70, 71) ", " HOP_R4(72, 73, 74, 75) \
+        ", " HOP_R4(76, 77, 78, 79) ", " HOP_R4(80, 81, 82, 83) ", " HOP_R4(84, 85, 86, 87)      \
+        ", " HOP_R4(88, 89, 90, 91) ", " HOP_R4(92, 93, 94, 95) ", " HOP_R4(96, 97, 98, 99)      \
+        ", " HOP_R4(100, 101, 102, 103) ", " HOP_R4(104, 105, 106, 107) ", " HOP_R4(            \
+            108, 109, 110, 111) ", " HOP_R4(112, 113, 114, 115) ", " HOP_R4(116, 117, 118, 119) \
+            ", " HOP_R4(120, 121, 122, 123) ", " HOP_R4(124, 125, 126, 127)
+#define HOP_C128(d)                                                                           \
+    HOP_C64(d), HOP_F4(d, 32), HOP_F4(d, 36), HOP_F4(d, 40), HOP_F4(d, 44), HOP_F4(d, 48),   \
+        HOP_F4(d, 52), HOP_F4(d, 56), HOP_F4(d, 60)
+#define HOP_C256(d)                                                                           \
+    HOP_C128(d), HOP_F4(d, 64), HOP_F4(d, 68), HOP_F4(d, 72), HOP_F4(d, 76), HOP_F4(d, 80),   \
+        HOP_F4(d, 84), HOP_F4(d, 88), HOP_F4(d, 92), HOP_F4(d, 96), HOP_F4(d, 100),          \
+        HOP_F4(d, 104), HOP_F4(d, 108), HOP_F4(d, 112), HOP_F4(d, 116), HOP_F4(d, 120),      \
+        HOP_F4(d, 124)
+#define HOP_AB128 "%64, %65"
+#define HOP_SD128 "%66"
+#define HOP_AB256 "%128, %129"
+#define HOP_SD256 "%130"
+
 /* FP8 takes only K-major operands (no transpose immediates); the trailing
  * "1, 1" are the A and B negation scales (+1). BF16 adds the transpose
  * immediates, "0, 0" = both K-major. */

@@ -91,57 +91,10 @@
 
 /* ------------------------------------------- wgmma forms hopper.cuh lacks */
 
-/* Operand lists past hopper.cuh's N = 64 (its HOP_R4 / HOP_F4 pattern):
- * 64 and 128 accumulators. */
-#define WB_D128                                                                              \
-    HOP_D64 ", " HOP_R4(32, 33, 34, 35) ", " HOP_R4(36, 37, 38, 39) ", " HOP_R4(40, 41, 42, 43) \
-        ", " HOP_R4(44, 45, 46, 47) ", " HOP_R4(48, 49, 50, 51) ", " HOP_R4(52, 53, 54, 55)      \
-        ", " HOP_R4(56, 57, 58, 59) ", " HOP_R4(60, 61, 62, 63)
-#define WB_D256                                                                              \
-    WB_D128 ", " HOP_R4(64, 65, 66, 67) ", " HOP_R4(68, 69, 70, 71) ", " HOP_R4(72, 73, 74, 75) \
-        ", " HOP_R4(76, 77, 78, 79) ", " HOP_R4(80, 81, 82, 83) ", " HOP_R4(84, 85, 86, 87)      \
-        ", " HOP_R4(88, 89, 90, 91) ", " HOP_R4(92, 93, 94, 95) ", " HOP_R4(96, 97, 98, 99)      \
-        ", " HOP_R4(100, 101, 102, 103) ", " HOP_R4(104, 105, 106, 107) ", " HOP_R4(            \
-            108, 109, 110, 111) ", " HOP_R4(112, 113, 114, 115) ", " HOP_R4(116, 117, 118, 119) \
-            ", " HOP_R4(120, 121, 122, 123) ", " HOP_R4(124, 125, 126, 127)
-#define WB_C128(d)                                                                           \
-    HOP_C64(d), HOP_F4(d, 32), HOP_F4(d, 36), HOP_F4(d, 40), HOP_F4(d, 44), HOP_F4(d, 48),   \
-        HOP_F4(d, 52), HOP_F4(d, 56), HOP_F4(d, 60)
-#define WB_C256(d)                                                                           \
-    WB_C128(d), HOP_F4(d, 64), HOP_F4(d, 68), HOP_F4(d, 72), HOP_F4(d, 76), HOP_F4(d, 80),   \
-        HOP_F4(d, 84), HOP_F4(d, 88), HOP_F4(d, 92), HOP_F4(d, 96), HOP_F4(d, 100),          \
-        HOP_F4(d, 104), HOP_F4(d, 108), HOP_F4(d, 112), HOP_F4(d, 116), HOP_F4(d, 120),      \
-        HOP_F4(d, 124)
-/* the smaller lists are hopper.cuh's */
-#define WB_D8 HOP_D8
-#define WB_D16 HOP_D16
-#define WB_D32 HOP_D32
-#define WB_D64 HOP_D64
-#define WB_C8(d) HOP_C8(d)
-#define WB_C16(d) HOP_C16(d)
-#define WB_C32(d) HOP_C32(d)
-#define WB_C64(d) HOP_C64(d)
-
-/* SS operand numbers after the accumulators (descriptor A, B; scale-d),
- * for the two N hopper.cuh does not define. */
-#define WB_AB128 "%64, %65"
-#define WB_SD128 "%66"
-#define WB_AB256 "%128, %129"
-#define WB_SD256 "%130"
-
-/* SS m64n128k32 / m64n256k32 e4m3, exactly as HOP_DEFINE_WGMMA's. */
-#define WB_DEFINE_SS(N)                                                                      \
-    static __device__ __forceinline__ void wb_ss_n##N(float *d, unsigned long long da,       \
-                                                      unsigned long long db, int scale_d) {  \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WB_SD##N ", 0;\n"                   \
-                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 "             \
-                     "{" WB_D##N "}, " WB_AB##N ", p, 1, 1;\n}\n"                             \
-                     : WB_C##N(d)                                                            \
-                     : "l"(da), "l"(db), "r"(scale_d)                                        \
-                     : "memory");                                                            \
-    }
-WB_DEFINE_SS(128)
-WB_DEFINE_SS(256)
+/* SS m64n128k32 / m64n256k32 e4m3: hopper.cuh's wrapper, its operand lists
+ * for N past the configuration space */
+HOP_DEFINE_WGMMA(128)
+HOP_DEFINE_WGMMA(256)
 
 /* RS operand numbers after the accumulators: A's four registers, descriptor
  * B, scale-d. */
@@ -169,8 +122,8 @@ WB_DEFINE_SS(256)
                                                       unsigned long long db, int scale_d) {  \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WB_RSD##N ", 0;\n"                  \
                      "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 "             \
-                     "{" WB_D##N "}, " WB_RA##N ", p, 1, 1;\n}\n"                             \
-                     : WB_C##N(d)                                                            \
+                     "{" HOP_D##N "}, " WB_RA##N ", p, 1, 1;\n}\n"                            \
+                     : HOP_C##N(d)                                                           \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d)     \
                      : "memory");                                                            \
     }
@@ -183,10 +136,8 @@ WB_DEFINE_RS(256)
 
 #if RAMP_WB_RS
 #define WB_MMA HOP_CAT(wb_rs_n, RAMP_WB_N)
-#elif RAMP_WB_N <= 64
-#define WB_MMA HOP_WGMMA_E4M3(RAMP_WB_N) /* v2's own wrapper */
 #else
-#define WB_MMA HOP_CAT(wb_ss_n, RAMP_WB_N)
+#define WB_MMA HOP_WGMMA_E4M3(RAMP_WB_N) /* hopper.cuh's wrapper, v2's up to N = 64 */
 #endif
 
 /* ---------------------------------------------------------------- kernel */

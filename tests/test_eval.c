@@ -118,6 +118,16 @@ static void check_consistent(const ramp_timing *t, const ramp_eval_result *r) {
     }
 }
 
+/* RaMP equals exhaustive search on every batch (float rounding aside): the
+ * synthetic truths are exactly the cost model's form. */
+static void check_ramp_is_exhaustive(const ramp_eval_result *r) {
+    for (int64_t b = 0; b < r->nbatches; b++)
+        CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_COSTMODEL],
+                   r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE],
+                   1e-5 * r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
+    CHECK(fabs(r->policy[RAMP_POLICY_COSTMODEL].gap_all_pct) < 1e-3);
+}
+
 static ramp_eval_result *run(const ramp_timing *t, const ramp_eval_options *o) {
     ramp_eval_result *r = NULL;
     CHECK_OK(ramp_eval_run(t, o, &r));
@@ -141,12 +151,7 @@ static void test_noiseless(ramp_rng *rng) {
     CHECK_EQ_INT(r->nfolds, 4);
     for (int k = 0; k < NP; k++) CHECK(r->policy[k].ran);
     check_consistent(t, r);
-    /* RaMP equals exhaustive search on every batch (float rounding aside). */
-    for (int64_t b = 0; b < r->nbatches; b++)
-        CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_COSTMODEL],
-                   r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE],
-                   1e-5 * r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
-    CHECK(fabs(r->policy[RAMP_POLICY_COSTMODEL].gap_all_pct) < 1e-3);
+    check_ramp_is_exhaustive(r);
     CHECK_NEAR(r->policy[RAMP_POLICY_COSTMODEL].speedup_all.geomean, 1.0, 0);
     CHECK(r->spearman_median > 0.999999);
     CHECK(r->pick_err_median < 1e-5);
@@ -851,11 +856,7 @@ static void test_eval_pairs(ramp_rng *rng) {
     ramp_eval_result *r = run(t, &o);
     if (r) {
         check_consistent(t, r);
-        for (int64_t b = 0; b < r->nbatches; b++)
-            CHECK_NEAR(r->layer_us[b * NP + RAMP_POLICY_COSTMODEL],
-                       r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE],
-                       1e-5 * r->layer_us[b * NP + RAMP_POLICY_EXHAUSTIVE]);
-        CHECK(fabs(r->policy[RAMP_POLICY_COSTMODEL].gap_all_pct) < 1e-3);
+        check_ramp_is_exhaustive(r);
         CHECK(r->spearman_median > 0.999999);
         CHECK(r->pick_err_median < 1e-5);
         /* RaMP on the menu is the best of the menu. */

@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAXV (3 * MV2_NROWS)
+#define MAXV MV2_MAXV
 #define MAXX 32 /* variants of variant mode */
 
 typedef struct {
@@ -452,8 +452,9 @@ int main(int argc, char **argv) {
         desc.nentries = 1;
         desc.group_only = 1;
         int64_t cap_slots = 0, cap_tiles = 0;
-        for (int i = 0; i < MV2_NROWS; i++) {
-            desc.entries[0] = (ramp_select_entry){MV2_ROWS[i], h / 128, 132, {0, 0, 0, 0}};
+        for (int i = 0; i <= MV2_NROWS; i++) { /* and the wide tile */
+            const int rows = i < MV2_NROWS ? MV2_ROWS[i] : MV2_WIDE_ROWS;
+            desc.entries[0] = (ramp_select_entry){rows, h / 128, 132, {0, 0, 0, 0}};
             int64_t ms, mt;
             TRY(ramp_select_capacity(&desc, &ms, &mt));
             if (ms > cap_slots) cap_slots = ms;

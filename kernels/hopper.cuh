@@ -182,6 +182,8 @@ HOP_DEFINE_WGMMA(24)
 HOP_DEFINE_WGMMA(32)
 HOP_DEFINE_WGMMA(48)
 HOP_DEFINE_WGMMA(64)
+/* m64n128: kernel v2's wide tiles (moe_v2_wide.cuh), 128 weight rows per wgmma */
+HOP_DEFINE_WGMMA(128)
 
 /* hop_wgmma_e4m3_n<N> / hop_wgmma_bf16_n<N> for an N given by a macro. */
 #define HOP_WGMMA_E4M3(N) HOP_CAT(hop_wgmma_e4m3_n, N)

@@ -111,8 +111,14 @@
 #define V2_N 48
 #elif RAMP_ROWS >= 57 && RAMP_ROWS <= 64
 #define V2_N 64
+#elif RAMP_ROWS >= 65 && RAMP_ROWS <= 128
+#define V2_N 128 /* a wide tile: 128 token rows, roles swapped (moe_v2_wide.cuh) */
+#define V2_WIDE 1
 #else
-#error "ceil8(RAMP_ROWS) must be 8, 16, 24, 32, 48 or 64"
+#error "ceil8(RAMP_ROWS) must be 8, 16, 24, 32, 48 or 64, or RAMP_ROWS 65..128 (a wide tile)"
+#endif
+#ifndef V2_WIDE
+#define V2_WIDE 0
 #endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
@@ -295,13 +301,14 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
                 sl >= 0 ? x + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + kb * RAMP_MV2_KB + ch * 16 : x;
             hop_cp16(sb + hop_swz128(n, ch), src, sl >= 0 ? 16 : 0);
         }
-        if (t < V2_N) {
+        if (t < V2_N) { /* (every producer thread of a wide tile) */
             const int sl = tok[t];
             const float *xs = (const float *)prm.x_scale;
             const float *src =
                 sl >= 0 ? xs + (size_t)(sl / RAMP_TOPK) * (RAMP_HIDDEN / 128) + kb : xs;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, sl >= 0 ? 4 : 0);
-        } else if (t >= 126) { /* 126: gate block scale, 127: up */
+        }
+        if (t >= 126) { /* 126: gate block scale, 127: up */
             const int row = (t == 127 ? RAMP_INTER : 0) + col;
             const float *src = (const float *)prm.w13_scale +
                                ((size_t)e * (2 * RAMP_INTER / 128) + row / 128) * (RAMP_HIDDEN / 128) +
@@ -374,6 +381,21 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
 }
 
 /* ------------------------------------------------------------ consumers */
+
+/* Timing diagnostics 1-3: the tile's stages waited for and released, no
+ * math. */
+static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &it) {
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    for (int st = 0; st < V2_NST; st++, it++) {
+        const int s = it % V2_S;
+        hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+        hop_mbar_arrive(empty + 8 * s);
+    }
+}
+
+#if V2_WIDE
+#include "moe_v2_wide.cuh"
+#else
 
 /* tmp[V2_ACC] = A (SW128 tile at sa, 64 rows) . B (at sb)^T over one
  * 128-byte K block: four k32 wgmmas, the first overwriting (scale-d = 0). */
@@ -566,16 +588,9 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int &it) {
 #if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
-    { /* timing diagnostic: every stage waited for and released, no math */
-        const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-        (void)prm; (void)c;
-        for (int st = 0; st < V2_NST; st++, it++) {
-            const int s = it % V2_S;
-            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-            hop_mbar_arrive(empty + 8 * s);
-        }
-        return;
-    }
+    (void)prm; (void)c;
+    v2_consumer_diag(sm, it);
+    return;
 #endif
     const int t = threadIdx.x & 3;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
@@ -670,6 +685,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     }
 #endif
 }
+
+#endif /* !V2_WIDE */
 
 /* ----------------------------------------------------------------- kernel */
 
@@ -821,6 +838,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
  * namespace) can define its own. */
 enum { v2_slices = V2_SLICES }; /* work tiles per row tile */
 #undef V2_N
+#undef V2_WIDE
 #undef V2_ACC
 #undef V2_TPT
 #undef V2_MMA

@@ -23,7 +23,8 @@
  * Per block:
  *   inter   the FP8 intermediate: width/128 SW128 tiles of npad x 128 B
  *   iscale  f32 [npad][width/128] its per-token group scales
- *   amax    f32 [8 consumer warps][npad] scratch for the group maxima
+ *   amax    f32 [8 consumer warps][npad] scratch for the group maxima (none
+ *           in a wide tile: a thread holds whole token rows there)
  *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
  *   bars    u64 full[stages], empty[stages]
  * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
@@ -57,11 +58,12 @@ typedef struct {
 
 RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x + a - 1) / a * a; }
 
-/* rows b (1..64; npad = ceil8(b)), width w (128, 256, 512), stages. total is
- * the dynamic shared memory of a launch, slack included. */
+/* rows b (1..64: npad = ceil8(b); 65..128: a wide tile, npad = 128, no amax
+ * scratch), width w (128, 256, 512), stages. total is the dynamic shared
+ * memory of a launch, slack included. */
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, int stages) {
     ramp_moe_v2_layout l;
-    l.npad = (rows + 7) / 8 * 8;
+    l.npad = rows > 64 ? 128 : (rows + 7) / 8 * 8; /* > 64: a wide tile, moe_v2_wide.cuh */
     l.stages = stages;
     l.passes = width / 128;
     long long o = 0;
@@ -73,7 +75,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     o = (long long)stages * l.slot_bytes;
     l.inter = o;    o += (long long)l.npad * width; /* npad * 128 per tile: 1024-aligned */
     l.iscale = o;   o = ramp_mv2_align(o + 4LL * l.npad * (width / 128), 16);
-    l.amax = o;     o = ramp_mv2_align(o + 4LL * 8 * l.npad, 16);
+    l.amax = o;     o = ramp_mv2_align(o + (rows > 64 ? 0 : 4LL * 8 * l.npad), 16);
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);

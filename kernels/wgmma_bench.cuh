@@ -91,9 +91,8 @@
 
 /* ------------------------------------------- wgmma forms hopper.cuh lacks */
 
-/* SS m64n128k32 / m64n256k32 e4m3: hopper.cuh's wrapper, its operand lists
- * for N past the configuration space */
-HOP_DEFINE_WGMMA(128)
+/* SS m64n256k32 e4m3: hopper.cuh's wrapper and operand lists (hopper.cuh
+ * itself instantiates N up to 128) */
 HOP_DEFINE_WGMMA(256)
 
 /* RS operand numbers after the accumulators: A's four registers, descriptor

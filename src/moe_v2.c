@@ -33,9 +33,11 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     char name[64];
     ramp_config_name(c, name, sizeof name);
     const int n = (c->rows + 7) / 8 * 8;
-    RAMP_CHECK(c->rows >= 1 && c->rows <= 64 && n != 40 && n != 56, RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: rows %d (rounded up to 8: %d) is not 1..64 with a wgmma N of "
-               "8, 16, 24, 32, 48 or 64", name, c->rows, n);
+    RAMP_CHECK((c->rows >= 1 && c->rows <= 64 && n != 40 && n != 56) ||
+                   (c->rows > 64 && c->rows <= 128),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: rows %d (rounded up to 8: %d) is neither 1..64 with a wgmma N of "
+               "8, 16, 24, 32, 48 or 64 nor a wide tile of 65..128", name, c->rows, n);
     RAMP_CHECK(c->width == 128 || c->width == 256 || c->width == 512, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: width %d not 128, 256 or 512", name, c->width);
     RAMP_CHECK(c->stages >= 2 && c->stages <= 6, RAMP_ERR_UNSUPPORTED,
@@ -181,7 +183,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for(v);
     k->sms = info.limits.sms;
     k->tiled = opts_or_default(o).tiled;
-    k->red4 = opts_or_default(o).red4;
+    k->red4 = opts_or_default(o).red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
         char name[64];
@@ -356,7 +358,8 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                    p->topk_weights && p->sorted_ids && p->tile_expert && p->num_tiles && p->out,
                RAMP_ERR_INVALID_ARGUMENT, "a required device pointer is 0");
     RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "v2 red4: out (0x%llx) must be 16-byte aligned", (unsigned long long)p->out);
+               "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
+               (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};

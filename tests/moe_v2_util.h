@@ -16,6 +16,11 @@ static const int MV2_ROWS[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 #define MV2_NROWS ((int)(sizeof MV2_ROWS / sizeof MV2_ROWS[0]))
 static const int MV2_WIDTHS[] = {128, 256, 512};
 #define MV2_STAGES 4
+/* The wide tile (kernel v2 only, not yet in ramp.h's configuration space:
+ * moe_v2_wide.cuh): 128 rows, as many stages up to MV2_STAGES as fit. */
+#define MV2_WIDE_ROWS 128
+/* Variants per geometry at most: the rows above and the wide tile, x widths. */
+#define MV2_MAXV (3 * (MV2_NROWS + 1))
 
 /* The per-GPU geometry of model `name` on EP8 (FP8). */
 static inline ramp_status mv2_geometry(const char *name, ramp_geometry *g) {
@@ -40,8 +45,9 @@ static inline ramp_moe_variant mv2_variant(const ramp_geometry *g, int rows, int
     return v;
 }
 
-/* Every supported variant of g (rows x widths that divide h), into out
- * (room for MV2_NROWS * 3); returns the count. */
+/* Every supported variant of g (rows x widths that divide h, then the wide
+ * tile of each width with the most stages that fit), into out (room for
+ * MV2_MAXV); returns the count. */
 static inline int mv2_variants(const ramp_geometry *g, ramp_moe_variant *out) {
     int n = 0;
     for (int wi = 0; wi < 3; wi++)
@@ -49,6 +55,11 @@ static inline int mv2_variants(const ramp_geometry *g, ramp_moe_variant *out) {
             ramp_moe_variant v = mv2_variant(g, MV2_ROWS[ri], MV2_WIDTHS[wi]);
             if (ramp_moe_v2_check(&v) == RAMP_OK) out[n++] = v;
         }
+    for (int wi = 0; wi < 3; wi++) {
+        ramp_moe_variant v = mv2_variant(g, MV2_WIDE_ROWS, MV2_WIDTHS[wi]);
+        while (v.cfg.stages > 2 && ramp_moe_v2_check(&v) != RAMP_OK) v.cfg.stages--;
+        if (ramp_moe_v2_check(&v) == RAMP_OK) out[n++] = v;
+    }
     return n;
 }
 

@@ -123,12 +123,14 @@ int main(void) {
     for (int mi = 0; mi < 2; mi++) {
         ramp_geometry g;
         CHECK_OK(mv2_geometry(models[mi], &g));
-        ramp_moe_variant vs[3 * MV2_NROWS];
+        ramp_moe_variant vs[MV2_MAXV];
         int n = mv2_variants(&g, vs);
         for (int i = 0; i < n; i++) {
             /* default: one rows value per wgmma N (12 stands for 16, ...) */
             const int r = vs[i].cfg.rows;
-            if (!all && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64) continue;
+            if (!all && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64 &&
+                r != MV2_WIDE_ROWS)
+                continue;
             if (configs_env && *configs_env) {
                 char name[64], list[1100], key[80];
                 ramp_config_name(&vs[i].cfg, name, sizeof name);
@@ -139,7 +141,8 @@ int main(void) {
             /* pre-tiled (mode 1): only the producer's TMA coordinates
              * differ; float4 output (mode 2): only the epilogue; so the
              * smallest and largest N of each width stand for the rest */
-            for (int mode = 0; mode <= ((all || r == 2 || r == 64) ? 2 : 0); mode++) {
+            for (int mode = 0; mode <= ((all || r == 2 || r == 64 || r == MV2_WIDE_ROWS) ? 2 : 0);
+                 mode++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].o = ramp_moe_v2_default_opts();
                 jobs[njobs].o.tiled = mode == 1;

@@ -1,0 +1,229 @@
+/*
+ * moe_v2_wide.cuh - kernel v2's consumers for wide tiles: 65..128 token
+ * slots per tile, the wgmma roles swapped (moe_v2.md, "Session 6: wide
+ * tiles"). Included by moe_v2.cuh in place of its own consumer when
+ * RAMP_ROWS > 64 (V2_WIDE); the producer, the ring, the tile loop and the
+ * slot layout (a token tile of 128 rows) are moe_v2.cuh's, unchanged. No
+ * include guard: a polymorphic kernel includes moe_v2.cuh once per entry.
+ *
+ * Why: a 64-row tile streams its expert-slice's weights into shared memory
+ * once per 64 tokens, which bounds v2 at ~749 TFLOP/s on DeepSeek-V3's
+ * 4,096 pairs (moe_v2.md, session 5). Here both consumers read the same
+ * weight stage for 128 tokens, so a weight byte feeds twice the tokens.
+ *
+ * Roles: the tokens are wgmma's A operand (M = 64: consumer c owns token
+ * rows 64c .. 64c + 63 of the tile), the weights B (N = 128: one 128-row
+ * TMA box). A consumer thread's accumulator i (hopper.cuh's layout) is
+ * token row 16 w + g + 8 h, h = (i >> 1) & 1, and weight row
+ * 8 j + 2 t + e of the box, j = i >> 2, e = i & 1: whole token rows, so
+ *  - gate and up of one (token, column) are the same index of the gate and
+ *    up accumulators: SiLU x up needs no data movement;
+ *  - a token's amax over a pass's 128 columns is the thread's 32 values
+ *    and two shuffles over t: no shared-memory exchange;
+ *  - each consumer writes and reads only its own rows of the intermediate,
+ *    so its barrier is its own warpgroup's;
+ *  - the down projection's outputs of a thread are pairs of adjacent output
+ *    rows: one shuffle with lane t ^ 1 makes them float4s (or none, with
+ *    W2's rows permuted for RAMP_MV2_RED4, below).
+ * Up stage (K block kb of pass p): Tg = X[64 tokens] . Wgate[128 rows]^T,
+ * then Tu likewise (4 k32 wgmmas each, 64 f32 temporaries), each promoted
+ * into accg / accu (64 each) with weight scale x the token's x_scale.
+ * Down stage (chunk of 256 rows of d, K block kk): two halves of 128 rows
+ * (one W2 scale block each) into acc0 / acc1, promoted with the W2 scale x
+ * the token's intermediate scale. 192 live f32 registers at the peak.
+ */
+
+#define V2W_MMA HOP_WGMMA_E4M3(128)
+#define V2W_ACC 64 /* accumulators per thread of one m64n128 result */
+
+/* This consumer's named barrier over its own 128 threads (ids 3, 4). */
+static __device__ __forceinline__ void v2w_wg_sync(int c) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + c) : "memory");
+}
+
+/* T = A (SW128 tile at sa, 64 token rows) . B (SW128 at sb, 128 weight
+ * rows)^T over one 128-byte K block: four k32 wgmmas, the first
+ * overwriting (scale-d = 0); committed as one group. */
+static __device__ __forceinline__ void v2w_mma_kblock(float *T, unsigned sa, unsigned sb) {
+    hop_wgmma_fence();
+#pragma unroll
+    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
+        V2W_MMA(T, hop_desc_sw128(sa + k4 * HOP_WGMMA_K_BYTES),
+                hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0);
+    hop_wgmma_commit();
+}
+
+/* acc += T * f[h(i)] once the group that wrote T is complete. */
+static __device__ __forceinline__ void v2w_promote(float *acc, float *T, float f0, float f1) {
+    HOP_WGMMA_WAIT(0);
+    HOP_ACC_FENCE(T, V2W_ACC);
+#pragma unroll
+    for (int i = 0; i < V2W_ACC; i++) acc[i] += T[i] * ((i >> 1) & 1 ? f1 : f0);
+}
+
+/* SiLU(gate) * up * rw of pass p, quantized per token over its 128 columns
+ * into intermediate tile p, rows 64c.. (SW128, token-major: the down
+ * projection's A operand), the scales into iscale[n][p]. */
+static __device__ __forceinline__ void v2w_act_quant(unsigned char *sm, const float *accg,
+                                                     const float *accu, int p, int c) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int g = lane >> 2, t = lane & 3;
+    const float *rw = (const float *)(sm + V2_LAYOUT.rw);
+    float *iscale = (float *)(sm + V2_LAYOUT.iscale);
+    const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + p * V2_ITILE;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int n = 64 * c + 16 * w + g + 8 * h; /* token row of the tile */
+        const float r = rw[n];
+        float a[32], m = 0.f;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int i = 4 * j + 2 * h + e;
+                const float gt = accg[i];
+                a[2 * j + e] = gt / (1.0f + expf(-gt)) * accu[i] * r;
+                m = fmaxf(m, fabsf(a[2 * j + e]));
+            }
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+        m = fmaxf(m, RAMP_FP8_AMAX_MIN);
+        const float s = m / RAMP_E4M3_MAX, inv = 1.0f / s;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const unsigned q = ramp_e4m3x2(a[2 * j] * inv, a[2 * j + 1] * inv);
+            const unsigned addr = tile + hop_swz128(n, j >> 1) + 8 * (j & 1) + 2 * t;
+            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "h"((unsigned short)q)
+                         : "memory");
+        }
+        if (t == 0) iscale[n * V2_PASSES + p] = s;
+    }
+    hop_fence_proxy_async(); /* generic stores, read next by wgmma */
+    v2w_wg_sync(c);
+}
+
+/* The chunk's sums of one token row (acc0: rows 0..127 of the chunk, acc1:
+ * 128..255) into out. Row-major W2: thread t holds rows 8 j + 2 t + {0, 1}
+ * of both its tokens; lanes t and t ^ 1 swap halves so that even t adds
+ * token h = 0's rows 8 j + 2 t .. + 3 and odd t token h = 1's, one float4
+ * each. RAMP_MV2_RED4 (W2 permuted by ramp_moe_v2_permute_w2: stored row
+ * 64 t' + 16 w' + g' + 8 hh holds row 4 (8 w' + g') + 2 t' + hh of its
+ * 128-row block): stored rows 8 j + 2 t + e are rows 32 ((j >> 1) & 3) +
+ * 8 t + 4 e + 2 (j >> 3) + (j & 1), so j = 2m, 2m + 1, 2m + 8, 2m + 9 of
+ * one (token, e) are four consecutive rows, in this thread already. */
+static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, const float *acc,
+                                                  int row0, const int *slots) {
+    const int t = threadIdx.x & 3;
+    float *out = (float *)prm.out;
+#if RAMP_MV2_RED4
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int sl = h ? slots[1] : slots[0];
+        if (sl < 0) continue;
+        float *o = out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0 + 8 * t;
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int i = 4 * (2 * m) + 2 * h + e; /* j = 2m; +4: 2m+1, +32: 2m+8 */
+#if RAMP_MV2_DIAG == 4
+                if (acc[i] == 1234.5f) /* never: keeps the sums live, adds nothing */
+#endif
+                v2_red4(o + 32 * m + 4 * e, acc[i], acc[i + 4], acc[i + 32], acc[i + 36]);
+            }
+    }
+#else
+    const int odd = t & 1;
+    const int sl = odd ? slots[1] : slots[0]; /* not slots[odd]: a local-memory array */
+    float *o = out + (size_t)(sl < 0 ? 0 : sl / RAMP_TOPK) * RAMP_HIDDEN + row0 + 2 * (t & 2);
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        /* even t keeps token 0 (i = 4j, 4j+1) and sends token 1's pair */
+        const float s0 = odd ? acc[4 * j] : acc[4 * j + 2];
+        const float s1 = odd ? acc[4 * j + 1] : acc[4 * j + 3];
+        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+        const float k0 = odd ? acc[4 * j + 2] : acc[4 * j];
+        const float k1 = odd ? acc[4 * j + 3] : acc[4 * j + 1];
+        if (sl >= 0)
+#if RAMP_MV2_DIAG == 4
+            if (k0 == 1234.5f) /* never: keeps the sums live, adds nothing */
+#endif
+            v2_red4(o + 8 * j, odd ? r0 : k0, odd ? r1 : k1, odd ? k0 : r0, odd ? k1 : r1);
+    }
+#endif
+}
+
+/* Consumer warpgroup c (0, 1) of a wide tile; `it` as the producer's. */
+static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
+                                                   unsigned char *sm, int c, int &it) {
+#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
+    (void)prm; (void)c;
+    v2_consumer_diag(sm, it);
+    return;
+#endif
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int n0 = 64 * c + 16 * w + (lane >> 2); /* token rows n0, n0 + 8 */
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    const unsigned a_tok = (unsigned)V2_LAYOUT.slot_b + c * 8192; /* rows 64c.. */
+    float accg[V2W_ACC], accu[V2W_ACC], T[V2W_ACC];
+#pragma unroll
+    for (int i = 0; i < V2W_ACC; i++) T[i] = 0.f;
+
+    /* up projection and requantization, one 128-column pass at a time */
+    for (int p = 0; p < V2_PASSES; p++) {
+#pragma unroll
+        for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
+            const int s = it % V2_S;
+            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+            hop_fence_proxy_async(); /* the producer's cp.async token tile, read by wgmma */
+            const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+            const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
+            const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
+            const float wg = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
+            const float wu = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
+            const float x0 = xs[n0], x1 = xs[n0 + 8];
+            v2w_mma_kblock(T, slot + a_tok, slot);
+            v2w_promote(accg, T, wg * x0, wg * x1);
+            v2w_mma_kblock(T, slot + a_tok, slot + 16384);
+            HOP_WGMMA_WAIT(0);
+            hop_mbar_arrive(empty + 8 * s); /* scales read, wgmmas done: refill */
+            v2w_promote(accu, T, wu * x0, wu * x1);
+        }
+        if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
+        v2w_act_quant(sm, accg, accu, p, c);
+    }
+
+    /* down projection, 256 rows of d per chunk: rows 0..127 into acc0,
+     * 128..255 into acc1; K = the slice's columns, the intermediate */
+    const int *tok = (const int *)(sm + V2_LAYOUT.tok);
+    const int slots[2] = {tok[n0], tok[n0 + 8]};
+    const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
+    float *acc0 = accg, *acc1 = accu;
+    for (int ch = 0; ch < V2_CHUNKS; ch++) {
+#pragma unroll
+        for (int i = 0; i < V2W_ACC; i++) acc0[i] = acc1[i] = 0.f;
+#pragma unroll 1
+        for (int kk = 0; kk < V2_DKB; kk++, it++) {
+            const int s = it % V2_S;
+            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+            const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+            const float *ws = (const float *)(sm + s * V2_LAYOUT.slot_bytes + V2_LAYOUT.slot_wsc);
+            const float w0 = ws[0], w1 = ws[1];
+            const float i0 = iscale[n0 * V2_PASSES + kk], i1 = iscale[(n0 + 8) * V2_PASSES + kk];
+            const unsigned a_int = hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE + c * 8192;
+            v2w_mma_kblock(T, a_int, slot);
+            v2w_promote(acc0, T, w0 * i0, w0 * i1);
+            v2w_mma_kblock(T, a_int, slot + 16384);
+            HOP_WGMMA_WAIT(0);
+            hop_mbar_arrive(empty + 8 * s);
+            v2w_promote(acc1, T, w1 * i0, w1 * i1);
+        }
+        v2w_output(prm, acc0, ch * RAMP_MV2_CHUNK, slots);
+        v2w_output(prm, acc1, ch * RAMP_MV2_CHUNK + 128, slots);
+    }
+}
+
+#undef V2W_MMA
+#undef V2W_ACC

@@ -7,30 +7,34 @@
  *   loads of 64, 256, 512 and 1,024 token-expert pairs, balanced (every
  *   local expert the same count) and skewed (Zipf 1.2 over local experts);
  *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
- *   balanced.
+ *   balanced; Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
+ *   256, 512 and 1,024 pairs (load tags m256, m512, m1024).
  * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
- * widths dividing h, 4 stages, plain launch) is timed in both kernels: each
- * launch alone after a 512 MiB write that evicts the L2, between two
+ * widths dividing h, 4 stages, plus the wide tile r128 of each width; plain
+ * launch) is timed in both kernels where both run (v1 has no wide tile):
+ * each launch alone after a 512 MiB write that evicts the L2, between two
  * events, median of `reps`. TFLOP/s counts 2 x pairs x 3 x h x d. The best
  * v2 configuration of each load is checked once: Qwen3 against the CPU
  * reference (every element within ramp_moe_reference_tc's bound, the one
- * for FP8 tensor-core sums), DeepSeek-V3 against
- * v1's output of the same configuration (max |v2 - v1| / rms(v1), printed).
+ * for FP8 tensor-core sums), DeepSeek-V3 and Mixtral against v1's output
+ * of the same configuration (max |v2 - v1| / rms(v1), printed; -1 when the
+ * best is a wide tile, which test_gpu_moe_v2 checks instead).
  *
  * Usage: bench_moe_v2 OUTDIR [reps]  writes OUTDIR/moe-v2-<date>.md and
  * .csv (one row per load and configuration) with the command, date and GPU.
  * Exit 77 without a GPU.
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
- * list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.g<grid cap>] (q: Qwen3 only, d: DeepSeek-V3
+ * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
+ * [.x<pipe>][.t<tiled>][.v<red4>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
  * only; prefetch, diag, pipe, tiled and red4 as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
  * ramp_moe_v2_tile_weights, .v1 on them with W2 permuted by
  * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
  * times only those v2 programs, no v1, on the loads named in
  * RAMP_MV2_BENCH_LOADS (e.g.
- * "64b,64s,512b,4096b": pairs + b/s for balanced/skewed; default all), checks
+ * "64b,64s,512b,4096b,m1024": pairs + b/s for balanced/skewed, m + pairs
+ * for Mixtral; default all), checks
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
  */
@@ -48,10 +52,12 @@
 
 #define MAXV MV2_MAXV
 #define MAXX 32 /* variants of variant mode */
+#define NMODELS 3
+#define NLOADS 12 /* 8 Qwen3, 1 DeepSeek-V3, 3 Mixtral */
 
 typedef struct {
     char text[64];
-    int model; /* -1 both, 0 Qwen3, 1 DeepSeek-V3 */
+    int model; /* -1 every model, 0 Qwen3, 1 DeepSeek-V3, 2 Mixtral-8x22B */
     int rows, width, stages, grid;
     ramp_moe_v2_opts o;
 } xvariant;
@@ -63,8 +69,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     x->model = -1;
     x->o = ramp_moe_v2_default_opts();
     const char *p = txt;
-    if ((p[0] == 'q' || p[0] == 'd') && p[1] == ':') {
-        x->model = p[0] == 'q' ? 0 : 1;
+    if ((p[0] == 'q' || p[0] == 'd' || p[0] == 'm') && p[1] == ':') {
+        x->model = p[0] == 'q' ? 0 : p[0] == 'd' ? 1 : 2;
         p += 2;
     }
     int used = 0;
@@ -89,7 +95,9 @@ static int parse_xvariant(const char *txt, xvariant *x) {
 
 typedef struct {
     const char *model;
+    int mi; /* index of model in main's models[] */
     int pairs, skewed, active;
+    double flop; /* 2 x pairs x 3 x h x d */
     moe_batch b;
     double floor_us;
     ramp_devptr x, xs, tw;
@@ -214,7 +222,7 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             fprintf(f, "# command: RAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
                        "# copy_rate_tb_s: %.4f\n", xenv, cmd, stamp, info->limits.name,
                     info->limits.sms, copy_rate / 1e12);
-            fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,check\n");
+            fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,tflops,check\n");
         } else {
             fprintf(f, "# Fused MoE kernel v2: variants (%s)\n\n", xname);
             fprintf(f, "- command: `RAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
@@ -227,8 +235,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .gN "
                        "grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
-            fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | check |\n");
-            fprintf(f, "|---|---|---|---|---|---|---|---|\n");
+            fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
+            fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
         }
         for (int li = 0; li < nl; li++) {
             const load *ld = &loads[li];
@@ -236,13 +244,13 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                 if (ld->tx[xi] < 0) continue;
                 const double t = ld->tx[xi];
                 if (pass == 0)
-                    fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.4g\n", ld->model, ld->pairs,
+                    fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.1f,%.4g\n", ld->model, ld->pairs,
                             ld->skewed ? "skewed" : "balanced", ld->active, xv[xi].text, t,
-                            ld->floor_us, t / ld->floor_us, ld->cx[xi]);
+                            ld->floor_us, t / ld->floor_us, ld->flop / (t * 1e6), ld->cx[xi]);
                 else
-                    fprintf(f, "| %s | %d | %s | %s | %.1f | %.1f | %.2f | %.3g |\n", ld->model,
-                            ld->pairs, ld->skewed ? "skewed" : "balanced", xv[xi].text, t,
-                            ld->floor_us, t / ld->floor_us, ld->cx[xi]);
+                    fprintf(f, "| %s | %d | %s | %s | %.1f | %.1f | %.2f | %.0f | %.3g |\n",
+                            ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced", xv[xi].text,
+                            t, ld->floor_us, t / ld->floor_us, ld->flop / (t * 1e6), ld->cx[xi]);
                 if (pass == 0 && !(ld->cx[xi] <= 1.0) && ld->cx[xi] != -1) bad = 1;
             }
         }
@@ -256,13 +264,13 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
 static const char USAGE[] =
     "usage: bench_moe_v2 OUTDIR [reps]\n"
     "\n"
-    "Times the Hopper kernel v2 against v1 and the HBM floor on Qwen3-30B-A3B\n"
-    "and DeepSeek-V3 EP8 loads (balanced and skewed), the L2 evicted before each\n"
+    "Times the Hopper kernel v2 against v1 and the HBM floor on Qwen3-30B-A3B,\n"
+    "DeepSeek-V3 and Mixtral-8x22B EP8 loads (balanced and skewed), the L2 evicted before each\n"
     "launch, the median of `reps` launches (default 20, at least 3); writes\n"
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
-    "comma list of [q:|d:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
+    "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
     "[.x<pipe>][.t<tiled>][.v<float4 output>][.g<grid cap>] (ramp_moe_v2_opts),\n"
-    "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b), RAMP_MV2_BENCH_NAME; see the\n"
+    "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b,m1024), RAMP_MV2_BENCH_NAME; see the\n"
     "file's comment. Needs a GPU (exit 77 without one).\n";
 
 int main(int argc, char **argv) {
@@ -317,14 +325,14 @@ int main(int argc, char **argv) {
 
     ramp_rng rng;
     ramp_rng_seed(&rng, 20261130);
-    load loads[9];
+    load loads[NLOADS];
     memset(loads, 0, sizeof loads);
     int nl = 0;
-    ramp_moe_variant vars[2][MAXV];
-    int nv[2];
-    ramp_geometry geoms[2];
-    const char *models[2] = {"qwen3-30b", "deepseek-v3"};
-    for (int mi = 0; mi < 2; mi++) {
+    ramp_moe_variant vars[NMODELS][MAXV];
+    int nv[NMODELS];
+    ramp_geometry geoms[NMODELS];
+    const char *models[NMODELS] = {"qwen3-30b", "deepseek-v3", "mixtral-8x22b"};
+    for (int mi = 0; mi < NMODELS; mi++) {
         ramp_model m;
         TRY(ramp_model_lookup(models[mi], &m));
         TRY(mv2_geometry(models[mi], &geoms[mi]));
@@ -345,12 +353,16 @@ int main(int argc, char **argv) {
             p[perm[e]] = 1.0 / pow(e + 1, 1.2);
             tot += p[perm[e]];
         }
-        const int qp[4] = {64, 256, 512, 1024};
-        for (int li = 0; li < (mi == 0 ? 8 : 1); li++) {
+        /* Qwen3: 64..1024 pairs balanced and skewed; DeepSeek-V3: 4,096
+         * balanced; Mixtral (one local expert): 256, 512, 1,024 */
+        const int qp[4] = {64, 256, 512, 1024}, mp[3] = {256, 512, 1024};
+        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 3); li++) {
             load *ld = &loads[nl++];
             ld->model = models[mi];
-            ld->pairs = mi == 0 ? qp[li / 2] : 4096;
+            ld->mi = mi;
+            ld->pairs = mi == 0 ? qp[li / 2] : mi == 1 ? 4096 : mp[li];
             ld->skewed = mi == 0 ? li % 2 : 0;
+            ld->flop = 2.0 * ld->pairs * 3.0 * h * d;
             if (moe_batch_make(&rng, MOE_UNIFORM, ld->pairs, k, m.experts, E, d, &ld->b))
                 DIE("out of memory");
             int counts[64] = {0};
@@ -377,7 +389,10 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, ld->tw, ld->b.weights, (size_t)ld->pairs * k * 4));
             ld->best2 = ld->best1 = -1;
             char tag[32];
-            snprintf(tag, sizeof tag, "%d%c", ld->pairs, ld->skewed ? 's' : 'b');
+            if (mi == 2) /* m1024: not Qwen3's 1024b */
+                snprintf(tag, sizeof tag, "m%d", ld->pairs);
+            else
+                snprintf(tag, sizeof tag, "%d%c", ld->pairs, ld->skewed ? 's' : 'b');
             ld->selected = 1;
             if (nx && lenv && *lenv) {
                 char lb[512];
@@ -391,7 +406,7 @@ int main(int argc, char **argv) {
     }
 
     /* time, model by model (the weights of one model on the GPU at a time) */
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < NMODELS; mi++) {
         const ramp_geometry g = geoms[mi];
         const int E = g.experts, k = g.topk, h = g.inter, d = g.hidden;
         int wanted = !nx;
@@ -543,6 +558,8 @@ int main(int argc, char **argv) {
                     double r = fabs(o[i] - ref[i]) / (bd[i] + fabs(ref[i]) / 65536.0 + 1e-30);
                     if (!(r <= worst)) worst = isnan(r) ? INFINITY : r;
                 }
+            } else if (ramp_moe_v1_check(v) != RAMP_OK) {
+                worst = -1; /* v1 cannot run a wide tile: no check here (test_gpu_moe_v2 has) */
             } else {
                 ramp_moe_kernel *K1;
                 TRY(ramp_moe_kernel_create(T.gpu, v, &K1));
@@ -592,7 +609,7 @@ int main(int argc, char **argv) {
     fprintf(f, "model,pairs,shape,active_experts,config,v2_us,v1_us,floor_us,v2_tflops\n");
     for (int li = 0; li < nl; li++) {
         const load *ld = &loads[li];
-        const int mi = ld->model == models[0] ? 0 : 1;
+        const int mi = ld->mi;
         const double flop = 2.0 * ld->pairs * 3.0 * geoms[mi].inter * geoms[mi].hidden;
         for (int ci = 0; ci < nv[mi]; ci++) {
             char name[64];
@@ -613,15 +630,15 @@ int main(int argc, char **argv) {
             copy_rate / 1e12);
     fprintf(f, "- timing: each launch alone after a 512 MiB write (L2 evicted), events, median of %d\n", reps);
     fprintf(f, "- floor: active experts x (w13 + w2 + block scales) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n");
-    fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, plain launch; v1 timed in the same ones\n");
-    fprintf(f, "- check: Qwen3 max err/bound of the best v2 config vs the CPU reference; DeepSeek-V3 max |v2-v1| / rms(v1)\n\n");
+    fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, and the wide tile r128 of each width (most stages that fit), plain launch; v1 timed in the same ones (no wide tile)\n");
+    fprintf(f, "- check: Qwen3 max err/bound of the best v2 config vs the CPU reference; DeepSeek-V3 and Mixtral max |v2-v1| / rms(v1) (-1: a wide tile, no v1)\n\n");
     fprintf(f, "| model | pairs | routing | active | best v2 config | v2 (us) | v1 same config (us) | best v1 (us) | floor (us) | v2 / floor | v2 TFLOP/s | check |\n");
     fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     printf("\nmodel        pairs routing  active best v2 config   v2 us  v1same us  best v1 us  floor us  v2/floor  TFLOP/s  check\n");
     int bad = 0;
     for (int li = 0; li < nl; li++) {
         const load *ld = &loads[li];
-        const int mi = ld->model == models[0] ? 0 : 1;
+        const int mi = ld->mi;
         if (ld->best2 < 0) continue;
         char name[64];
         ramp_config_name(&vars[mi][ld->best2].cfg, name, sizeof name);
@@ -642,7 +659,7 @@ int main(int argc, char **argv) {
     char worst_name[96] = "";
     for (int li = 0; li < nl; li++) {
         const load *ld = &loads[li];
-        const int mi = ld->model == models[0] ? 0 : 1;
+        const int mi = ld->mi;
         for (int ci = 0; ci < nv[mi]; ci++) {
             if (ld->t1[ci] <= 0) continue;
             const double r = ld->t2[ci] / ld->t1[ci];

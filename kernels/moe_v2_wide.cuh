@@ -34,6 +34,11 @@
  */
 
 #define V2W_MMA HOP_WGMMA_E4M3(128)
+/* RAMP_MV2_PIPE != 0 (ramp_moe_v2_opts.pipe): the output reductions of a
+ * down chunk's first half are issued while its second half's wgmmas run,
+ * instead of after the chunk with the tensor cores idle. (Overlapping the
+ * second half's with the next chunk's first spilled at w >= 256.) */
+#define V2W_OVERLAP (RAMP_MV2_PIPE != 0)
 #define V2W_ACC 64 /* accumulators per thread of one m64n128 result */
 
 /* This consumer's named barrier over its own 128 threads (ids 3, 4). */
@@ -201,10 +206,15 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     const int slots[2] = {tok[n0], tok[n0 + 8]};
     const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
     float *acc0 = accg, *acc1 = accu;
-    for (int ch = 0; ch < V2_CHUNKS; ch++) {
 #pragma unroll
-        for (int i = 0; i < V2W_ACC; i++) acc0[i] = acc1[i] = 0.f;
+    for (int i = 0; i < V2W_ACC; i++) acc0[i] = acc1[i] = 0.f;
 #pragma unroll 1
+    for (int ch = 0; ch < V2_CHUNKS; ch++) {
+#if V2W_OVERLAP
+#pragma unroll /* the outputs' kk tests resolved at compile time (spilled as a loop) */
+#else
+#pragma unroll 1
+#endif
         for (int kk = 0; kk < V2_DKB; kk++, it++) {
             const int s = it % V2_S;
             hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
@@ -216,14 +226,28 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             v2w_mma_kblock(T, a_int, slot);
             v2w_promote(acc0, T, w0 * i0, w0 * i1);
             v2w_mma_kblock(T, a_int, slot + 16384);
+#if V2W_OVERLAP
+            if (kk == V2_DKB - 1) { /* first half done: added during the second */
+                v2w_output(prm, acc0, ch * RAMP_MV2_CHUNK, slots);
+#pragma unroll
+                for (int i = 0; i < V2W_ACC; i++) acc0[i] = 0.f;
+            }
+#endif
             HOP_WGMMA_WAIT(0);
             hop_mbar_arrive(empty + 8 * s);
             v2w_promote(acc1, T, w1 * i0, w1 * i1);
         }
+#if !V2W_OVERLAP
         v2w_output(prm, acc0, ch * RAMP_MV2_CHUNK, slots);
+#pragma unroll
+        for (int i = 0; i < V2W_ACC; i++) acc0[i] = 0.f;
+#endif
         v2w_output(prm, acc1, ch * RAMP_MV2_CHUNK + 128, slots);
+#pragma unroll
+        for (int i = 0; i < V2W_ACC; i++) acc1[i] = 0.f;
     }
 }
 
 #undef V2W_MMA
+#undef V2W_OVERLAP
 #undef V2W_ACC

@@ -26,8 +26,8 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
- * only; prefetch, diag, pipe, tiled and red4 as ramp_moe_v2_opts, by default
+ * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
+ * only; prefetch, diag, pipe, tiled, red4 and split as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
  * ramp_moe_v2_tile_weights, .v1 on them with W2 permuted by
  * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
@@ -87,6 +87,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'x') x->o.pipe = val;
         else if (c == 't') x->o.tiled = val;
         else if (c == 'v') x->o.red4 = val;
+        else if (c == 'u') x->o.split = val;
         else return 0;
         p += 2 + used;
     }
@@ -114,6 +115,7 @@ typedef struct {
     ramp_stream st;
     ramp_event *e0, *e1;
     ramp_devptr flush, sorted, texp, ntiles, out;
+    ramp_devptr ws; /* split variants' intermediate (0: none) */
     size_t flush_bytes;
     int reps;
     double *samp;
@@ -140,6 +142,7 @@ static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ram
     p->topk_weights = ld->tw; p->sorted_ids = T->sorted; p->tile_expert = T->texp;
     p->num_tiles = T->ntiles; p->out = T->out; p->num_tokens = ld->pairs;
     p->max_tiles = (int)sel->max_tiles;
+    p->ws = T->ws;
     ramp_select_result_free(sel);
     return s;
 }
@@ -232,8 +235,9 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
-                       "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .gN "
-                       "grid capped at N blocks\n");
+                       "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
+                       "two launches (up projection storing the intermediate, then the down projection "
+                       "over all of h); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
@@ -269,7 +273,8 @@ static const char USAGE[] =
     "launch, the median of `reps` launches (default 20, at least 3); writes\n"
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
     "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
-    "[.x<pipe>][.t<tiled>][.v<float4 output>][.g<grid cap>] (ramp_moe_v2_opts),\n"
+    "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.g<grid cap>]\n"
+    "(ramp_moe_v2_opts),\n"
     "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b,m1024), RAMP_MV2_BENCH_NAME; see the\n"
     "file's comment. Needs a GPU (exit 77 without one).\n";
 
@@ -477,6 +482,13 @@ int main(int argc, char **argv) {
         }
         TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_slots * 4 + 64, &T.sorted));
         TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_tiles * 4 + 64, &T.texp));
+        int any_split = 0;
+        for (int xi = 0; xi < nx; xi++)
+            any_split |= xv[xi].o.split && (xv[xi].model < 0 || xv[xi].model == mi);
+        T.ws = 0; /* the largest capacity of any rows bounds every split variant's */
+        if (any_split)
+            TRY(ramp_gpu_alloc(T.gpu, (size_t)ramp_moe_v2_ws_layout_of((int)cap_tiles, h).total,
+                               &T.ws));
         TRY(ramp_gpu_alloc(T.gpu, 64, &T.ntiles));
         TRY(ramp_gpu_alloc(T.gpu, (size_t)maxM * d * 4, &T.out));
         TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, (size_t)maxM * d, T.st));
@@ -583,7 +595,7 @@ int main(int argc, char **argv) {
         ramp_gpu_free(T.gpu, w13t); ramp_gpu_free(T.gpu, w2t); ramp_gpu_free(T.gpu, w2p);
         ramp_gpu_free(T.gpu, w13s); ramp_gpu_free(T.gpu, w2s);
         ramp_gpu_free(T.gpu, T.sorted); ramp_gpu_free(T.gpu, T.texp);
-        ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out);
+        ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out); ramp_gpu_free(T.gpu, T.ws);
         moe_weights_free(&W);
     }
 

@@ -120,6 +120,18 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
+/* RAMP_MV2_PHASE (ramp_moe_v2_opts.split; moe_v2.md "Session 6"): 0 the fused
+ * kernel; 1 the up projection only, each tile's FP8 intermediate and its
+ * scales stored to the workspace prm.ws (ramp_moe_v2_ws_layout); 2 the down
+ * projection only, tile = (row tile, 256-row chunk of d), K = all of h read
+ * back from the workspace, so each output element is added once per expert
+ * instead of once per slice. Wide tiles only. */
+#ifndef RAMP_MV2_PHASE
+#define RAMP_MV2_PHASE 0
+#endif
+#if RAMP_MV2_PHASE && !V2_WIDE
+#error "RAMP_MV2_PHASE needs a wide tile (RAMP_ROWS 65..128)"
+#endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 #define V2_MMA HOP_WGMMA_E4M3(V2_N)
@@ -128,8 +140,11 @@
 #define V2_CHUNKS (RAMP_HIDDEN / RAMP_MV2_CHUNK)
 #define V2_DKB (RAMP_WIDTH / 128)          /* K blocks per down chunk */
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
+#define V2_HKB (RAMP_INTER / 128)          /* K blocks of the down projection (phase 2) */
+/* work tiles per row tile: slices, or phase 2's chunks of d */
+#define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS : V2_SLICES)
 #define V2_S RAMP_STAGES
-#define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES))
+#define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_MV2_PHASE == 2 ? 128 : RAMP_WIDTH, RAMP_STAGES))
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-column tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
  * 1 for 16 <= N <= 48, 2 for N <= 48): at N = 64 two more sets of 2 x 32
@@ -196,7 +211,13 @@ static __device__ __forceinline__ void v2_st_u8(unsigned addr, unsigned v) {
 
 /* Stages of one tile: up stages first (passes x K blocks), then down stages
  * (chunks x K blocks of the slice). */
+#if RAMP_MV2_PHASE == 1
+#define V2_NST (V2_PASSES * V2_KBLK)
+#elif RAMP_MV2_PHASE == 2
+#define V2_NST V2_HKB /* stage kb: W2 rows of the chunk x K block kb of h */
+#else
 #define V2_NST (V2_PASSES * V2_KBLK + V2_CHUNKS * V2_DKB)
+#endif
 /* Stages whose weights the producer loads before the tile's token slots are
  * known (the ring's depth, or fewer for a short tile). */
 #define V2_HEAD (V2_NST < V2_S ? V2_NST : V2_S)
@@ -213,6 +234,14 @@ typedef struct {
 static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &maps, int st, int e,
                                                       int slice) {
     v2_box b;
+#if RAMP_MV2_PHASE == 2
+    if (1) { /* slice = the chunk of d */
+        b.map = &maps.w2;
+        b.x = st * (128 / V2_CU);
+        b.y0 = e * (RAMP_HIDDEN / V2_CU) + slice * (RAMP_MV2_CHUNK / V2_CU);
+        b.y1 = b.y0 + 128 / V2_CU;
+    } else
+#endif
     if (st < V2_PASSES * V2_KBLK) {
         const int p = st / V2_KBLK, kb = st % V2_KBLK;
         b.map = &maps.w13;
@@ -282,13 +311,41 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
  * zero fill), their x_scale, the gate and up block scales; down stages the
  * two consumers' W2 block scales. */
 static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, unsigned char *sm,
-                                                 int st, int e, int slice, int s) {
+                                                 int st, int e, int slice, int s, int r) {
 #if RAMP_MV2_DIAG == 2 || RAMP_MV2_DIAG == 3
-    (void)prm; (void)sm; (void)st; (void)e; (void)slice; (void)s;
+    (void)prm; (void)sm; (void)st; (void)e; (void)slice; (void)s; (void)r;
 #else
     const int t = threadIdx.x;
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
+    (void)r;
+#if RAMP_MV2_PHASE == 2
+    if (1) { /* the tile's intermediate rows r * 128 + n, K block st of h */
+        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(prm.max_tiles, RAMP_INTER);
+        const unsigned char *ib = (const unsigned char *)prm.ws;
+        const float *is = (const float *)(ib + wl.iscale);
+        const size_t row0 = (size_t)r * 128;
+        const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
+#pragma unroll
+        for (int i = t; i < V2_N * 8; i += 128) {
+            const int n = i >> 3, ch = i & 7;
+            const int ok = tok[n] >= 0;
+            const unsigned char *src = ok ? ib + (row0 + n) * RAMP_INTER + st * 128 + ch * 16 : ib;
+            hop_cp16(sb + hop_swz128(n, ch), src, ok ? 16 : 0);
+        }
+        {
+            const int ok = tok[t] >= 0;
+            const float *src = ok ? is + (row0 + t) * V2_HKB + st : is;
+            v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, ok ? 4 : 0);
+        }
+        if (t >= 126) { /* W2 block scales of the chunk's two 128-row halves */
+            const int c = t - 126;
+            const float *src = (const float *)prm.w2_scale +
+                               ((size_t)e * (RAMP_HIDDEN / 128) + slice * 2 + c) * V2_HKB + st;
+            v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * c, src, 4);
+        }
+    } else
+#endif
     if (st < V2_PASSES * V2_KBLK) {
         const int p = st / V2_KBLK, kb = st % V2_KBLK;
         const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
@@ -363,7 +420,8 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &
  * one stage per load latency: ~25-35 GB/s per block, measured 2026-11-30.) */
 static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
                                                    const ramp_moe_v2_maps &maps,
-                                                   unsigned char *sm, int e, int slice, int &it) {
+                                                   unsigned char *sm, int e, int slice, int r,
+                                                   int &it) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int st = 0; st < V2_NST; it++, st++) {
         const int s = it % V2_S;
@@ -375,7 +433,7 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
         if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
             v2_prefetch(maps, st + RAMP_MV2_PF, e, slice);
 #endif
-        v2_gather(prm, sm, st, e, slice, s);
+        v2_gather(prm, sm, st, e, slice, s, r);
         hop_cp_arrive_noinc(full + 8 * s);
     }
 }
@@ -586,7 +644,9 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
  * wgmmas are issued before stage i's are waited for (wgmma.wait_group 1),
  * so the tensor cores work while stage i is released and promoted. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
-                                                   unsigned char *sm, int c, int &it) {
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r; (void)slice;
 #if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
     (void)prm; (void)c;
     v2_consumer_diag(sm, it);
@@ -695,8 +755,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
  * loaded at the start (e_first). */
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt, int *r,
                                               int *slice, int e_first) {
-    *r = tt / V2_SLICES;
-    *slice = tt % V2_SLICES;
+    *r = tt / V2_TPR;
+    *slice = tt % V2_TPR;
     const int e = tt == (int)blockIdx.x ? e_first : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
@@ -729,8 +789,8 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt
  * not three); -1 past max_tiles * h/w. */
 static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm, int *e_first,
                                                      int *sl_first) {
-    if ((int)blockIdx.x < prm.max_tiles * V2_SLICES) {
-        const int r0 = blockIdx.x / V2_SLICES;
+    if ((int)blockIdx.x < prm.max_tiles * V2_TPR) {
+        const int r0 = blockIdx.x / V2_TPR;
         *e_first = ((const int *)prm.tile_expert)[r0];
         if (threadIdx.x < RAMP_ROWS)
             *sl_first = ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
@@ -776,7 +836,7 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
         V2_BLOCK_SYNC();
         if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
         V2_BLOCK_SYNC();
-        v2_producer(prm, maps, sm, e, slice, it);
+        v2_producer(prm, maps, sm, e, slice, r, it);
     }
     /* no thread leaves with its copies in flight (their arrivals) */
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -797,7 +857,7 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
          * (v2_act_quant's extra barrier): off the producer's path */
         const int n = threadIdx.x - 128;
         if (n < V2_N) rw[n] = tok[n] >= 0 ? ((const float *)prm.topk_weights)[tok[n]] : 0.f;
-        v2_consumer(prm, sm, wg - 1, it);
+        v2_consumer(prm, sm, wg - 1, r, slice, it);
     }
 }
 
@@ -817,7 +877,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
      * the grid min(max_tiles * h/w, SMs) */
     int rtiles = *(const volatile int *)prm.num_tiles;
     if (rtiles > prm.max_tiles) rtiles = prm.max_tiles;
-    const int total = rtiles * V2_SLICES;
+    const int total = rtiles * V2_TPR;
     if ((int)blockIdx.x >= total) return;
 
     if (threadIdx.x == 0) v2_init(sm, maps);
@@ -836,7 +896,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 /* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
  * roles above; the macros are undefined so that the next entry (its own
  * namespace) can define its own. */
-enum { v2_slices = V2_SLICES }; /* work tiles per row tile */
+enum { v2_slices = V2_TPR }; /* work tiles per row tile */
 #undef V2_N
 #undef V2_WIDE
 #undef V2_ACC
@@ -847,6 +907,8 @@ enum { v2_slices = V2_SLICES }; /* work tiles per row tile */
 #undef V2_CHUNKS
 #undef V2_DKB
 #undef V2_SLICES
+#undef V2_TPR
+#undef V2_HKB
 #undef V2_S
 #undef V2_LAYOUT
 #undef V2_ITILE

@@ -83,6 +83,24 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     return l;
 }
 
+/* The workspace of the two-phase wide kernel (ramp_moe_v2_opts.split,
+ * RAMP_MV2_PHASE): phase 1 stores each tile's FP8 intermediate, row
+ * r * 128 + n of [max_tiles * 128][h] bytes, and its per-token scales
+ * [max_tiles * 128][h / 128] f32; phase 2 reads them back. Offsets in bytes
+ * from prm.ws (256-byte aligned); total = the bytes to allocate. */
+typedef struct {
+    long long inter, iscale, total;
+} ramp_moe_v2_ws_layout;
+
+RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, int inter) {
+    ramp_moe_v2_ws_layout l;
+    const long long rows = 128LL * max_tiles;
+    l.inter = 0;
+    l.iscale = ramp_mv2_align(rows * inter, 256);
+    l.total = l.iscale + rows * (inter / 128) * 4;
+    return l;
+}
+
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #include "hopper.cuh"
 /* The kernel's second parameter, device side (src/moe_v2.h has the host's,

@@ -159,9 +159,84 @@ static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, co
 #endif
 }
 
+#if RAMP_MV2_PHASE == 1
+/* Phase 1: this consumer's 64 rows of intermediate tile p (just written to
+ * shared memory, SW128) and their scales into the workspace, rows
+ * r * 128 + n, columns slice * w + 128 p. */
+static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &prm,
+                                                       unsigned char *sm, int c, int r, int slice,
+                                                       int p) {
+    const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(prm.max_tiles, RAMP_INTER);
+    unsigned char *ib = (unsigned char *)prm.ws;
+    const unsigned char *tile = sm + V2_LAYOUT.inter + p * V2_ITILE;
+    const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
+    const int lt = threadIdx.x & 127;
+#pragma unroll
+    for (int i = lt; i < 64 * 8; i += 128) { /* 16-byte chunk ch of row n */
+        const int n = 64 * c + (i >> 3), ch = i & 7;
+        const uint4 v = *(const uint4 *)(tile + hop_swz128(n, ch));
+        *(uint4 *)(ib + ((size_t)r * 128 + n) * RAMP_INTER + slice * RAMP_WIDTH + p * 128 + ch * 16) = v;
+    }
+    if (lt < 64) {
+        const int n = 64 * c + lt;
+        ((float *)(ib + wl.iscale))[((size_t)r * 128 + n) * V2_HKB + slice * V2_PASSES + p] =
+            iscale[n * V2_PASSES + p];
+    }
+}
+#endif
+
+#if RAMP_MV2_PHASE == 2
+/* Phase 2, consumer c of tile (row tile r, chunk `slice` of d): the chunk's
+ * 256 rows for the tile's 128 intermediate rows over all of h (stages kb:
+ * W2 rows [256 chunk, +256) x K block kb, the intermediate rows' K block kb
+ * and scales, gathered by the producer as tokens are in phase 1), promoted
+ * per K block with the W2 block scale x the row's intermediate scale, then
+ * added into out once. */
+static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r;
+#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
+    (void)prm; (void)c; (void)slice;
+    v2_consumer_diag(sm, it);
+    return;
+#endif
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int n0 = 64 * c + 16 * w + (lane >> 2);
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    const unsigned a_row = (unsigned)V2_LAYOUT.slot_b + c * 8192;
+    float acc0[V2W_ACC], acc1[V2W_ACC], T[V2W_ACC];
+#pragma unroll
+    for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
+#pragma unroll 1
+    for (int kb = 0; kb < V2_HKB; kb++, it++) {
+        const int s = it % V2_S;
+        hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+        hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
+        const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+        const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
+        const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
+        const float w0 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
+        const float w1 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
+        const float x0 = xs[n0], x1 = xs[n0 + 8];
+        v2w_mma_kblock(T, slot + a_row, slot);
+        v2w_promote(acc0, T, w0 * x0, w0 * x1);
+        v2w_mma_kblock(T, slot + a_row, slot + 16384);
+        HOP_WGMMA_WAIT(0);
+        hop_mbar_arrive(empty + 8 * s);
+        v2w_promote(acc1, T, w1 * x0, w1 * x1);
+    }
+    const int *tok = (const int *)(sm + V2_LAYOUT.tok);
+    const int slots[2] = {tok[n0], tok[n0 + 8]};
+    v2w_output(prm, acc0, slice * RAMP_MV2_CHUNK, slots);
+    v2w_output(prm, acc1, slice * RAMP_MV2_CHUNK + 128, slots);
+}
+#else
 /* Consumer warpgroup c (0, 1) of a wide tile; `it` as the producer's. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
-                                                   unsigned char *sm, int c, int &it) {
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r; (void)slice;
 #if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
     (void)prm; (void)c;
     v2_consumer_diag(sm, it);
@@ -198,7 +273,13 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         }
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_quant(sm, accg, accu, p, c);
+#if RAMP_MV2_PHASE == 1
+        v2w_store_inter(prm, sm, c, r, slice, p);
+#endif
     }
+#if RAMP_MV2_PHASE == 1
+    return; /* phase 2 does the down projection */
+#endif
 
     /* down projection, 256 rows of d per chunk: rows 0..127 into acc0,
      * 128..255 into acc1; K = the slice's columns, the intermediate */
@@ -247,6 +328,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         for (int i = 0; i < V2W_ACC; i++) acc1[i] = 0.f;
     }
 }
+#endif /* RAMP_MV2_PHASE == 2 */
 
 #undef V2W_MMA
 #undef V2W_OVERLAP

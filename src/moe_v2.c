@@ -21,6 +21,10 @@ struct ramp_moe_v2_kernel {
     int sms, max_grid;
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
     int red4;  /* the program adds float4s into out: 16-byte aligned */
+    int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2 */
+    ramp_moe_v2_layout layout2;
+    ramp_module *module2;
+    ramp_kernel *kernel2;
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
 };
 
@@ -67,7 +71,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0};
     return o;
 }
 
@@ -75,7 +79,8 @@ static ramp_moe_v2_opts opts_or_default(const ramp_moe_v2_opts *o) {
     return o ? *o : ramp_moe_v2_default_opts();
 }
 
-static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+/* phase: RAMP_MV2_PHASE of a split program (1, 2), 0 for the fused kernel */
+static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
 #define DEF(fmt, val)                       \
@@ -97,13 +102,14 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
     /* only when set: row-major programs keep their defines and cache keys */
     if (o->tiled) DEF("RAMP_MV2_TILED=%d", o->tiled);
     if (o->red4) DEF("RAMP_MV2_RED4=%d", o->red4);
+    if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
 #undef DEF
     return n;
 }
 
 int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs) {
     const ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
-    return defines_opts(v, &o, storage, defs);
+    return defines_opts(v, &o, 0, storage, defs);
 }
 
 void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
@@ -116,7 +122,9 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
         n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
     if (o.tiled && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-tiled");
-    if (o.red4 && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-red4");
+    if (o.red4 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-red4");
+    if (o.split && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-ph1");
 }
 
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
@@ -127,18 +135,20 @@ ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out
     return ramp_moe_v2_compile_opts(v, NULL, out);
 }
 
-ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
-                                     ramp_jit_result **out) {
+ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                      int phase, ramp_jit_result **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = opts_or_default(opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
-                   (o.red4 == 0 || o.red4 == 1),
+                   (o.red4 == 0 || o.red4 == 1) && (o.split == 0 || o.split == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..4), pipe %d (0..2), tiled %d (0, 1), "
-               "red4 %d (0, 1)",
-               o.prefetch, o.diag, o.pipe, o.tiled, o.red4);
+               "red4 %d (0, 1), split %d (0, 1)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split);
+    RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
+               "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
@@ -146,11 +156,17 @@ ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
     ramp_moe_v2_program_name_opts(v, &o, name, sizeof name);
+    if (phase == 2) name[strlen(name) - 1] = '2'; /* "-ph1" -> "-ph2" */
     rq.name = name;
     rq.source = "#include \"moe_v2.cuh\"\n";
     rq.defines = defs;
-    rq.ndefines = defines_opts(v, &o, storage, defs);
+    rq.ndefines = defines_opts(v, &o, o.split ? (phase ? phase : 1) : 0, storage, defs);
     return ramp_jit_compile(&rq, out);
+}
+
+ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                     ramp_jit_result **out) {
+    return ramp_moe_v2_compile_phase(v, opts, 0, out);
 }
 
 ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_result *r,
@@ -194,6 +210,16 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
+    k->split = opts_or_default(o).split;
+    if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
+        ramp_jit_result *j2 = NULL;
+        k->layout2 = ramp_moe_v2_layout_of(v->cfg.rows, 128, v->cfg.stages);
+        s = ramp_moe_v2_compile_phase(v, o, 2, &j2);
+        if (s == RAMP_OK) s = ramp_module_load(gpu, j2->cubin, j2->cubin_size, &k->module2);
+        if (s == RAMP_OK)
+            s = ramp_module_kernel(k->module2, "ramp_moe_v2", (int)k->layout2.total, &k->kernel2);
+        ramp_jit_result_free(j2);
+    }
     if (s != RAMP_OK) {
         ramp_moe_v2_free(k);
         return s;
@@ -220,6 +246,7 @@ ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
 void ramp_moe_v2_free(ramp_moe_v2_kernel *k) {
     if (!k) return;
     ramp_module_free(k->module);
+    ramp_module_free(k->module2);
     free(k);
 }
 
@@ -357,6 +384,9 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     RAMP_CHECK(p->x && p->x_scale && p->w13 && p->w13_scale && p->w2 && p->w2_scale &&
                    p->topk_weights && p->sorted_ids && p->tile_expert && p->num_tiles && p->out,
                RAMP_ERR_INVALID_ARGUMENT, "a required device pointer is 0");
+    RAMP_CHECK(!k->split || p->ws, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 split: prm.ws (the intermediate, %lld bytes) is 0",
+               ramp_moe_v2_ws_layout_of(p->max_tiles, k->v.geom.inter).total);
     RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
@@ -365,5 +395,12 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     ramp_moe_params copy = *p;
     void *args[2] = {&copy, &k->maps};
-    return ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args);
+    RAMP_TRY(ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args));
+    if (!k->split) return RAMP_OK;
+    /* phase 2: tiles (row tile, 256-row chunk of d) */
+    long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK);
+    if (g2 > k->sms && k->sms > 0) g2 = k->sms;
+    if (k->max_grid > 0 && g2 > k->max_grid) g2 = k->max_grid;
+    grid[0] = (unsigned)(g2 < 1 ? 1 : g2);
+    return ramp_kernel_launch(k->kernel2, grid, block, (int)k->layout2.total, stream, args);
 }

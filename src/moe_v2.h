@@ -38,6 +38,10 @@ typedef struct {
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
                      red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */
+    int split;    /* 1 (wide tiles only): two launches, the up projection storing
+                     the FP8 intermediate into prm.ws, then the down projection over
+                     all of h (RAMP_MV2_PHASE 1, 2); prm.ws must hold
+                     ramp_moe_v2_ws_layout_of(max_tiles, h).total bytes */
 } ramp_moe_v2_opts;
 
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
@@ -57,6 +61,11 @@ ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out
 /* The same with options (NULL: the defaults). */
 ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                                      ramp_jit_result **out);
+/* With o->split: the program of phase 1 (phase 0 or 1: the up projection,
+ * which ramp_moe_v2_compile_opts gives) or 2 (the down projection); without
+ * it, the fused program whatever phase says. */
+ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                      int phase, ramp_jit_result **out);
 /* From a compile result: registers from ptxas, the layout's shared memory,
  * 384 threads, validity (spills, fit). */
 ramp_status ramp_moe_v2_resources_of(const ramp_moe_variant *v, const ramp_jit_result *r,

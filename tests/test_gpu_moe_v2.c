@@ -42,7 +42,10 @@
  * row-major copy; the same reference, bounds and comparisons),
  * RAMP_MOE_V2_RED4=1 (v2 compiled to add its output as float4s,
  * RAMP_MV2_RED4: it reads W2 permuted by ramp_moe_v2_permute_w2, v1 the
- * row-major copy; with TILED the permuted W2 is then tiled). Prints one
+ * row-major copy; with TILED the permuted W2 is then tiled),
+ * RAMP_MOE_V2_SPLIT=1 (wide tiles only, in two launches: the up projection
+ * storing the intermediate into a workspace poisoned with NaNs before every
+ * launch, then the down projection over all of h). Prints one
  * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -140,6 +143,8 @@ typedef struct {
     ramp_stream st;
     ramp_rng *rng;
     int d, max_tiles;
+    ramp_devptr ws; /* split programs' intermediate (0: none) */
+    size_t ws_bytes;
     ramp_devptr sorted, texp, ntiles, out, w13, w13s, w2, w2s;
     ramp_devptr w13_v1, w2_v1; /* v1's row-major weights: w13, w2 unless v2's are tiled */
     float *host_out, *host_v1, *base;
@@ -163,6 +168,7 @@ static ramp_moe_params params_of(const runner *R, const shape_data *sd) {
     p.out = R->out;
     p.num_tokens = sd->b.tokens;
     p.max_tiles = R->max_tiles;
+    p.ws = R->ws;
     return p;
 }
 
@@ -199,6 +205,9 @@ static ramp_status run_check(runner *R, ramp_moe_v2_kernel *k2, ramp_moe_kernel 
     const size_t bytes = (size_t)(M + 2) * d * 4;
     ramp_moe_params p = params_of(R, sd);
     RAMP_TRY(ramp_gpu_upload(R->gpu, R->out, R->base, bytes));
+    /* split: the intermediate poisoned (0xFF: e4m3 NaN, f32 NaN scales), so
+     * that a row phase 2 reads and phase 1 did not write shows as NaN */
+    if (R->ws) RAMP_TRY(ramp_gpu_fill32_async(R->gpu, R->ws, 0xFFFFFFFFu, R->ws_bytes / 4, R->st));
     RAMP_TRY(ramp_moe_v2_launch(k2, &p, R->st));
     RAMP_TRY(ramp_stream_sync(R->gpu, R->st));
     RAMP_TRY(ramp_gpu_download(R->gpu, R->host_out, R->out, bytes));
@@ -341,9 +350,11 @@ int main(void) {
     const char *plain_env = getenv("RAMP_MOE_V2_PLAIN_BOUND");
     const char *tiled_env = getenv("RAMP_MOE_V2_TILED");
     const char *red4_env = getenv("RAMP_MOE_V2_RED4");
+    const char *split_env = getenv("RAMP_MOE_V2_SPLIT");
     ramp_moe_v2_opts opts = ramp_moe_v2_default_opts();
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
     opts.red4 = red4_env && atoi(red4_env) > 0;
+    opts.split = split_env && atoi(split_env) > 0;
 
     runner R;
     memset(&R, 0, sizeof R);
@@ -381,6 +392,7 @@ int main(void) {
         int n = mv2_variants(&geoms[mi], all);
         for (int i = 0; i < n; i++) {
             if (!wanted(configs_env, &all[i].cfg)) continue;
+            if (opts.split && all[i].cfg.rows <= 64) continue; /* split: wide tiles only */
             int k = nvar[mi]++;
             vars[mi][k] = all[i];
             cjobs[ncjobs].v = all[i];
@@ -536,6 +548,11 @@ int main(void) {
             int64_t ms, mt;
             GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
             R.max_tiles = (int)mt;
+            R.ws = 0;
+            if (opts.split) {
+                R.ws_bytes = (size_t)ramp_moe_v2_ws_layout_of(R.max_tiles, h).total;
+                GPU_OK(ramp_gpu_alloc(R.gpu, R.ws_bytes, &R.ws));
+            }
             ramp_select_result *sel = NULL;
             GPU_OK(ramp_select_result_create(&desc, &sel));
             stats S;
@@ -588,6 +605,8 @@ int main(void) {
             if (S.worst_rel > total.worst_rel) total.worst_rel = S.worst_rel;
             if (S.worst_v1 > total.worst_v1) total.worst_v1 = S.worst_v1;
             nconfigs++;
+            ramp_gpu_free(R.gpu, R.ws);
+            R.ws = 0;
             ramp_select_result_free(sel);
             ramp_moe_v2_free(K2);
             ramp_moe_kernel_free(K1);

@@ -34,6 +34,7 @@ typedef struct {
     ramp_moe_variant v;
     ramp_moe_v2_opts o;
     const char *model;
+    int phase; /* o.split: 1 the up program, 2 the down program */
     ramp_kernel_report rep;
     ramp_resources res;
     ramp_status status;
@@ -49,7 +50,7 @@ static ramp_device_limits lim;
 static void compile_one(int i, void *ctx) {
     job *j = (job *)ctx + i;
     ramp_jit_result *r = NULL;
-    j->status = ramp_moe_v2_compile_opts(&j->v, &j->o, &r);
+    j->status = ramp_moe_v2_compile_phase(&j->v, &j->o, j->phase, &r);
     if (j->status == RAMP_OK) {
         const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_v2");
         if (k) j->rep = *k;
@@ -65,6 +66,7 @@ static void compile_one(int i, void *ctx) {
         j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
         char name[96], file[104];
         ramp_moe_v2_program_name_opts(&j->v, &j->o, name, sizeof name);
+        if (j->phase == 2) name[strlen(name) - 1] = '2'; /* "-ph1" -> "-ph2", as the JIT names it */
         snprintf(file, sizeof file, "%s.cubin", name);
         compile_pool_save_cubin("RAMP_MOE_V2_CUBIN_DIR", file, r);
     }
@@ -141,12 +143,16 @@ int main(void) {
             /* pre-tiled (mode 1): only the producer's TMA coordinates
              * differ; float4 output (mode 2): only the epilogue; so the
              * smallest and largest N of each width stand for the rest */
-            for (int mode = 0; mode <= ((all || r == 2 || r == 64 || r == MV2_WIDE_ROWS) ? 2 : 0);
-                 mode++) {
+            /* wide tiles also split in two launches (modes 3, 4: the up and
+             * the down program) */
+            const int wide = r == MV2_WIDE_ROWS;
+            for (int mode = 0; mode <= (wide ? 4 : (all || r == 2 || r == 64) ? 2 : 0); mode++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].o = ramp_moe_v2_default_opts();
                 jobs[njobs].o.tiled = mode == 1;
                 jobs[njobs].o.red4 = mode == 2;
+                jobs[njobs].o.split = mode >= 3;
+                jobs[njobs].phase = mode >= 3 ? mode - 2 : 0;
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
@@ -163,6 +169,7 @@ int main(void) {
         ramp_config_name(&j->v.cfg, name, sizeof name);
         if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
+        if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;

@@ -26,8 +26,8 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
- * only; prefetch, diag, pipe, tiled, red4 and split as ramp_moe_v2_opts, by default
+ * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
+ * only; prefetch, diag, pipe, tiled, red4, split and p2k as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
  * ramp_moe_v2_tile_weights, .v1 on them with W2 permuted by
  * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
@@ -88,6 +88,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 't') x->o.tiled = val;
         else if (c == 'v') x->o.red4 = val;
         else if (c == 'u') x->o.split = val;
+        else if (c == 'k') x->o.p2k = val;
         else return 0;
         p += 2 + used;
     }
@@ -237,7 +238,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
                        "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
                        "two launches (up projection storing the intermediate, then the down projection "
-                       "over all of h); .gN grid capped at N blocks\n");
+                       "over all of h; .u2/.u3: the up / the down launch alone, for timing); .kN the down "
+                       "projection's K in N parts (tiles of their own); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
@@ -273,7 +275,7 @@ static const char USAGE[] =
     "launch, the median of `reps` launches (default 20, at least 3); writes\n"
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
     "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
-    "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.g<grid cap>]\n"
+    "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.k<down K parts>][.g<grid cap>]\n"
     "(ramp_moe_v2_opts),\n"
     "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b,m1024), RAMP_MV2_BENCH_NAME; see the\n"
     "file's comment. Needs a GPU (exit 77 without one).\n";

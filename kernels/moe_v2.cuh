@@ -132,6 +132,13 @@
 #if RAMP_MV2_PHASE && !V2_WIDE
 #error "RAMP_MV2_PHASE needs a wide tile (RAMP_ROWS 65..128)"
 #endif
+/* RAMP_MV2_P2K (phase 2, ramp_moe_v2_opts.p2k): K of the down projection in
+ * that many parts, each its own tile (its sums added into out separately),
+ * so that few row tiles still fill the GPU (Mixtral-8x22B EP8: 8 row tiles
+ * x 24 chunks = 192 tiles on 132 SMs, 1.45 waves). */
+#ifndef RAMP_MV2_P2K
+#define RAMP_MV2_P2K 1
+#endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 #define V2_MMA HOP_WGMMA_E4M3(V2_N)
@@ -142,7 +149,14 @@
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
 #define V2_HKB (RAMP_INTER / 128)          /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
-#define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS : V2_SLICES)
+#define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES)
+/* phase 2: tile-local `slice` = chunk * P2K + K part; K blocks per tile */
+#define V2_P2NK (V2_HKB / RAMP_MV2_P2K)
+#define V2_P2_CHUNK(slice) ((slice) / RAMP_MV2_P2K)
+#define V2_P2_KB(slice, st) (((slice) % RAMP_MV2_P2K) * V2_P2NK + (st))
+#if RAMP_MV2_PHASE == 2 && (V2_HKB % RAMP_MV2_P2K)
+#error "RAMP_MV2_P2K must divide h / 128"
+#endif
 #define V2_S RAMP_STAGES
 #define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_MV2_PHASE == 2 ? 128 : RAMP_WIDTH, RAMP_STAGES))
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-column tile of the intermediate */
@@ -214,7 +228,7 @@ static __device__ __forceinline__ void v2_st_u8(unsigned addr, unsigned v) {
 #if RAMP_MV2_PHASE == 1
 #define V2_NST (V2_PASSES * V2_KBLK)
 #elif RAMP_MV2_PHASE == 2
-#define V2_NST V2_HKB /* stage kb: W2 rows of the chunk x K block kb of h */
+#define V2_NST V2_P2NK /* stage st: W2 rows of the chunk x K block V2_P2_KB of h */
 #else
 #define V2_NST (V2_PASSES * V2_KBLK + V2_CHUNKS * V2_DKB)
 #endif
@@ -237,8 +251,8 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
 #if RAMP_MV2_PHASE == 2
     if (1) { /* slice = the chunk of d */
         b.map = &maps.w2;
-        b.x = st * (128 / V2_CU);
-        b.y0 = e * (RAMP_HIDDEN / V2_CU) + slice * (RAMP_MV2_CHUNK / V2_CU);
+        b.x = V2_P2_KB(slice, st) * (128 / V2_CU);
+        b.y0 = e * (RAMP_HIDDEN / V2_CU) + V2_P2_CHUNK(slice) * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
     } else
 #endif
@@ -325,23 +339,25 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
         const unsigned char *ib = (const unsigned char *)prm.ws;
         const float *is = (const float *)(ib + wl.iscale);
         const size_t row0 = (size_t)r * 128;
+        const int kb = V2_P2_KB(slice, st);
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
 #pragma unroll
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7;
             const int ok = tok[n] >= 0;
-            const unsigned char *src = ok ? ib + (row0 + n) * RAMP_INTER + st * 128 + ch * 16 : ib;
+            const unsigned char *src = ok ? ib + (row0 + n) * RAMP_INTER + kb * 128 + ch * 16 : ib;
             hop_cp16(sb + hop_swz128(n, ch), src, ok ? 16 : 0);
         }
         {
             const int ok = tok[t] >= 0;
-            const float *src = ok ? is + (row0 + t) * V2_HKB + st : is;
+            const float *src = ok ? is + (row0 + t) * V2_HKB + kb : is;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, ok ? 4 : 0);
         }
         if (t >= 126) { /* W2 block scales of the chunk's two 128-row halves */
             const int c = t - 126;
             const float *src = (const float *)prm.w2_scale +
-                               ((size_t)e * (RAMP_HIDDEN / 128) + slice * 2 + c) * V2_HKB + st;
+                               ((size_t)e * (RAMP_HIDDEN / 128) + V2_P2_CHUNK(slice) * 2 + c) * V2_HKB +
+                               kb;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * c, src, 4);
         }
     } else
@@ -909,6 +925,9 @@ enum { v2_slices = V2_TPR }; /* work tiles per row tile */
 #undef V2_SLICES
 #undef V2_TPR
 #undef V2_HKB
+#undef V2_P2NK
+#undef V2_P2_CHUNK
+#undef V2_P2_KB
 #undef V2_S
 #undef V2_LAYOUT
 #undef V2_ITILE

@@ -186,8 +186,9 @@ static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &pr
 #endif
 
 #if RAMP_MV2_PHASE == 2
-/* Phase 2, consumer c of tile (row tile r, chunk `slice` of d): the chunk's
- * 256 rows for the tile's 128 intermediate rows over all of h (stages kb:
+/* Phase 2, consumer c of tile (row tile r, `slice` = chunk of d x P2K + K
+ * part): the chunk's 256 rows for the tile's 128 intermediate rows over its
+ * part of h (stages kb:
  * W2 rows [256 chunk, +256) x K block kb, the intermediate rows' K block kb
  * and scales, gathered by the producer as tokens are in phase 1), promoted
  * per K block with the W2 block scale x the row's intermediate scale, then
@@ -209,7 +210,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
 #pragma unroll 1
-    for (int kb = 0; kb < V2_HKB; kb++, it++) {
+    for (int kb = 0; kb < V2_P2NK; kb++, it++) {
         const int s = it % V2_S;
         hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
         hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
@@ -228,8 +229,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     }
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
     const int slots[2] = {tok[n0], tok[n0 + 8]};
-    v2w_output(prm, acc0, slice * RAMP_MV2_CHUNK, slots);
-    v2w_output(prm, acc1, slice * RAMP_MV2_CHUNK + 128, slots);
+    v2w_output(prm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, slots);
+    v2w_output(prm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, slots);
 }
 #else
 /* Consumer warpgroup c (0, 1) of a wide tile; `it` as the producer's. */

@@ -21,7 +21,9 @@ struct ramp_moe_v2_kernel {
     int sms, max_grid;
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
     int red4;  /* the program adds float4s into out: 16-byte aligned */
-    int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2 */
+    int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
+                  (2, 3: phase 1 or 2 alone, for timing) */
+    int p2k;   /* phase 2 tiles per (row tile, chunk) */
     ramp_moe_v2_layout layout2;
     ramp_module *module2;
     ramp_kernel *kernel2;
@@ -71,7 +73,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0};
     return o;
 }
 
@@ -103,6 +105,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->tiled) DEF("RAMP_MV2_TILED=%d", o->tiled);
     if (o->red4) DEF("RAMP_MV2_RED4=%d", o->red4);
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
+    if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
 #undef DEF
     return n;
 }
@@ -124,6 +127,8 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
         n += snprintf(buf + n, size - (size_t)n, "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
+    if (o.split && o.p2k > 1 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-ph1");
 }
 
@@ -142,11 +147,14 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     const ramp_moe_v2_opts o = opts_or_default(opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
-                   (o.red4 == 0 || o.red4 == 1) && (o.split == 0 || o.split == 1),
+                   (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
+                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..4), pipe %d (0..2), tiled %d (0, 1), "
-               "red4 %d (0, 1), split %d (0, 1)",
-               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split);
+               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k);
+    RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
@@ -211,6 +219,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
     k->split = opts_or_default(o).split;
+    k->p2k = opts_or_default(o).p2k > 1 ? opts_or_default(o).p2k : 1;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
         ramp_jit_result *j2 = NULL;
         k->layout2 = ramp_moe_v2_layout_of(v->cfg.rows, 128, v->cfg.stages);
@@ -395,10 +404,11 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     ramp_moe_params copy = *p;
     void *args[2] = {&copy, &k->maps};
-    RAMP_TRY(ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args));
-    if (!k->split) return RAMP_OK;
-    /* phase 2: tiles (row tile, 256-row chunk of d) */
-    long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK);
+    if (k->split != 3)
+        RAMP_TRY(ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args));
+    if (!k->split || k->split == 2) return RAMP_OK;
+    /* phase 2: tiles (row tile, 256-row chunk of d, K part) */
+    long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;
     if (g2 > k->sms && k->sms > 0) g2 = k->sms;
     if (k->max_grid > 0 && g2 > k->max_grid) g2 = k->max_grid;
     grid[0] = (unsigned)(g2 < 1 ? 1 : g2);

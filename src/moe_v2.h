@@ -41,7 +41,11 @@ typedef struct {
     int split;    /* 1 (wide tiles only): two launches, the up projection storing
                      the FP8 intermediate into prm.ws, then the down projection over
                      all of h (RAMP_MV2_PHASE 1, 2); prm.ws must hold
-                     ramp_moe_v2_ws_layout_of(max_tiles, h).total bytes */
+                     ramp_moe_v2_ws_layout_of(max_tiles, h).total bytes; timing
+                     diagnostics (results wrong): 2 launches the up program only,
+                     3 the down program only */
+    int p2k;      /* split: the down projection's K in p2k parts (RAMP_MV2_P2K; 0 or
+                     1: whole), each a tile of its own, for loads of few row tiles */
 } ramp_moe_v2_opts;
 
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,

@@ -45,7 +45,8 @@
  * row-major copy; with TILED the permuted W2 is then tiled),
  * RAMP_MOE_V2_SPLIT=1 (wide tiles only, in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
- * launch, then the down projection over all of h). Prints one
+ * launch, then the down projection over all of h; RAMP_MOE_V2_P2K=2 or 4:
+ * its K in that many parts, tiles of their own). Prints one
  * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -355,6 +356,8 @@ int main(void) {
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
     opts.red4 = red4_env && atoi(red4_env) > 0;
     opts.split = split_env && atoi(split_env) > 0;
+    const char *p2k_env = getenv("RAMP_MOE_V2_P2K");
+    opts.p2k = p2k_env ? atoi(p2k_env) : 0;
 
     runner R;
     memset(&R, 0, sizeof R);

@@ -144,15 +144,16 @@ int main(void) {
              * differ; float4 output (mode 2): only the epilogue; so the
              * smallest and largest N of each width stand for the rest */
             /* wide tiles also split in two launches (modes 3, 4: the up and
-             * the down program) */
+             * the down program; 5: the down program with K in 2 parts) */
             const int wide = r == MV2_WIDE_ROWS;
-            for (int mode = 0; mode <= (wide ? 4 : (all || r == 2 || r == 64) ? 2 : 0); mode++) {
+            for (int mode = 0; mode <= (wide ? 5 : (all || r == 2 || r == 64) ? 2 : 0); mode++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].o = ramp_moe_v2_default_opts();
                 jobs[njobs].o.tiled = mode == 1;
                 jobs[njobs].o.red4 = mode == 2;
                 jobs[njobs].o.split = mode >= 3;
-                jobs[njobs].phase = mode >= 3 ? mode - 2 : 0;
+                jobs[njobs].phase = mode == 3 ? 1 : mode >= 4 ? 2 : 0;
+                jobs[njobs].o.p2k = mode == 5 ? 2 : 0;
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
@@ -170,6 +171,7 @@ int main(void) {
         if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
+        if (j->o.p2k > 1) strncat(name, " k2", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;

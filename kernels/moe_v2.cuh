@@ -29,7 +29,8 @@
  * of them returning at once, cost up to 2x at small loads, 2026-11-30).
  *
  * Specialisation (all required): RAMP_ROWS (b, 1..64 with ceil8(b) in
- * {8, 16, 24, 32, 48, 64}), RAMP_WIDTH (128, 256, 512), RAMP_STAGES (2..6),
+ * {8, 16, 24, 32, 48, 64}, or 65..128: a wide tile of 128 token rows whose
+ * consumers are moe_v2_wide.cuh's, the wgmma roles swapped), RAMP_WIDTH (128, 256, 512), RAMP_STAGES (2..6),
  * RAMP_HIDDEN (d, a multiple of 256), RAMP_INTER (h, a multiple of w),
  * RAMP_TOPK, RAMP_EXPERTS.
  *

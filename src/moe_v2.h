@@ -8,7 +8,9 @@
  * Supported now (issue #5, step 1): FP8 layers with FP8 hidden states,
  * persistent = 0 and grouped = 0 (the grid is min(tiles, SMs), blocks stride
  * statically over the tiles), no split-K; rows b with
- * ceil8(b) in {8, 16, 24, 32, 48, 64}; width 128, 256, 512 (dividing h);
+ * ceil8(b) in {8, 16, 24, 32, 48, 64}, or 65..128 (a wide tile: 128 token
+ * rows, kernels/moe_v2_wide.cuh; optionally in two launches, opts.split);
+ * width 128, 256, 512 (dividing h);
  * stages 2..6 within the shared memory; d a multiple of 256.
  *
  * Weights row-major (W13 [E * 2h][d], W2 [E * d][h]) or, with the option

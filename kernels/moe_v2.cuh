@@ -872,8 +872,12 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
         V2_BLOCK_SYNC();
         /* the router weights, read first at the end of the first up pass
          * (v2_act_quant's extra barrier): off the producer's path */
+#if RAMP_MV2_PHASE != 2 /* phase 1 applied them */
         const int n = threadIdx.x - 128;
         if (n < V2_N) rw[n] = tok[n] >= 0 ? ((const float *)prm.topk_weights)[tok[n]] : 0.f;
+#else
+        (void)rw;
+#endif
         v2_consumer(prm, sm, wg - 1, r, slice, it);
     }
 }

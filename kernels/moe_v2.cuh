@@ -158,8 +158,13 @@
 #if RAMP_MV2_PHASE == 2 && (V2_HKB % RAMP_MV2_P2K)
 #error "RAMP_MV2_P2K must divide h / 128"
 #endif
+#if RAMP_MV2_PHASE == 2
+#define V2_S (RAMP_STAGES < RAMP_MV2_DOWN_STAGES ? RAMP_STAGES : RAMP_MV2_DOWN_STAGES)
+#define V2_LAYOUT (ramp_moe_v2_layout_down(RAMP_ROWS, RAMP_STAGES))
+#else
 #define V2_S RAMP_STAGES
-#define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_MV2_PHASE == 2 ? 128 : RAMP_WIDTH, RAMP_STAGES))
+#define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES))
+#endif
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-column tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
  * 1 for 16 <= N <= 48, 2 for N <= 48): at N = 64 two more sets of 2 x 32
@@ -880,6 +885,11 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
 #endif
         v2_consumer(prm, sm, wg - 1, r, slice, it);
     }
+#if RAMP_MV2_PHASE == 2
+    /* the last bulk reductions done (they read this block's shared memory
+     * and write out) before the block exits */
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
 }
 
 #if !RAMP_V2_BODY_ONLY

@@ -54,6 +54,7 @@ typedef struct {
     int npad, stages, passes;
     long long slot_a, slot_b, slot_xs, slot_wsc, slot_bytes;
     long long inter, iscale, amax, tok, rw, bars, total;
+    long long ostage; /* split phase 2 only: output staging (ramp_moe_v2_layout_down) */
 } ramp_moe_v2_layout;
 
 RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x + a - 1) / a * a; }
@@ -79,6 +80,31 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
+    l.ostage = 0;
+    l.total = o + RAMP_MV2_ALIGN;
+    return l;
+}
+
+/* Split phase 2 (the down projection, RAMP_MV2_PHASE 2) of a wide tile: the
+ * ring of ramp_moe_v2_layout_of without the intermediate (it is read from
+ * the workspace) and with at most RAMP_MV2_DOWN_STAGES stages, plus the
+ * output staging: per consumer 64 token rows of 128 f32 with a row stride
+ * of RAMP_MV2_OSTAGE_STRIDE bytes (16 B of padding: the rows' float4
+ * stores fall in distinct banks), from which one bulk reduction per row
+ * adds into out. */
+#define RAMP_MV2_DOWN_STAGES 3
+#define RAMP_MV2_OSTAGE_STRIDE 528
+RAMP_MV2_INLINE int ramp_moe_v2_down_stages(int stages) {
+    return stages < RAMP_MV2_DOWN_STAGES ? stages : RAMP_MV2_DOWN_STAGES;
+}
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages) {
+    ramp_moe_v2_layout l = ramp_moe_v2_layout_of(rows, 128, ramp_moe_v2_down_stages(stages));
+    long long o = (long long)l.stages * l.slot_bytes; /* the ring as phase 1's */
+    l.inter = l.iscale = l.amax = o;                  /* none */
+    l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
+    l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
+    l.bars = o;     o = ramp_mv2_align(o + 16LL * l.stages, 16);
+    l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
 }

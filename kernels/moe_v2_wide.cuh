@@ -186,6 +186,59 @@ static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &pr
 #endif
 
 #if RAMP_MV2_PHASE == 2
+/* out[dst..] += the bytes (f32) of shared memory at src, by the TMA unit
+ * (one bulk reduction, its own bulk group). */
+static __device__ __forceinline__ void v2w_bulk_red(float *dst, unsigned src, int bytes) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
+                 ::"l"(dst), "r"(src), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/* Phase 2's output of one half (acc: this consumer's 64 tokens x 128 rows
+ * from row0): float4s into the consumer's staging rows (lanes t, t ^ 1
+ * swap halves as v2w_output does), then one bulk reduction of 512 bytes per
+ * token row, issued by thread lt = the row. The TMA unit does the additions
+ * while the consumers go on (the reductions of the fused kernel's threads
+ * stall them: moe_v2.md, session 6). Before the staging is written again,
+ * its previous reductions must have read it (wait_group.read). */
+static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &prm,
+                                                       unsigned char *sm, const float *acc,
+                                                       int row0, int c) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3, t = lane & 3;
+    const int lt = threadIdx.x & 127, odd = t & 1;
+    const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) + c * 64 * RAMP_MV2_OSTAGE_STRIDE;
+    if (lt < 64) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    v2w_wg_sync(c);
+    const unsigned row = stg + (16 * w + (lane >> 2) + 8 * odd) * RAMP_MV2_OSTAGE_STRIDE +
+                         4 * 2 * (t & 2);
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        const float s0 = odd ? acc[4 * j] : acc[4 * j + 2];
+        const float s1 = odd ? acc[4 * j + 1] : acc[4 * j + 3];
+        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+        const float k0 = odd ? acc[4 * j + 2] : acc[4 * j];
+        const float k1 = odd ? acc[4 * j + 3] : acc[4 * j + 1];
+        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + 32 * j),
+                     "f"(odd ? r0 : k0), "f"(odd ? r1 : k1), "f"(odd ? k0 : r0),
+                     "f"(odd ? k1 : r1)
+                     : "memory");
+    }
+    hop_fence_proxy_async(); /* generic stores, read next by the bulk copies */
+    v2w_wg_sync(c);
+    if (lt < 64) {
+        const int sl = ((const int *)(sm + V2_LAYOUT.tok))[64 * c + lt];
+#if RAMP_MV2_DIAG == 4
+        if (sl == -1234) /* never: the staging kept, nothing added */
+#else
+        if (sl >= 0)
+#endif
+            v2w_bulk_red((float *)prm.out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0,
+                         stg + lt * RAMP_MV2_OSTAGE_STRIDE, 128 * 4);
+    }
+}
+
 /* Phase 2, consumer c of tile (row tile r, `slice` = chunk of d x P2K + K
  * part): the chunk's 256 rows for the tile's 128 intermediate rows over its
  * part of h (stages kb:
@@ -227,10 +280,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         hop_mbar_arrive(empty + 8 * s);
         v2w_promote(acc1, T, w1 * x0, w1 * x1);
     }
-    const int *tok = (const int *)(sm + V2_LAYOUT.tok);
-    const int slots[2] = {tok[n0], tok[n0 + 8]};
-    v2w_output(prm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, slots);
-    v2w_output(prm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, slots);
+    v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
+    v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
 }
 #else
 /* Consumer warpgroup c (0, 1) of a wide tile; `it` as the producer's. */

@@ -222,7 +222,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->p2k = opts_or_default(o).p2k > 1 ? opts_or_default(o).p2k : 1;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
         ramp_jit_result *j2 = NULL;
-        k->layout2 = ramp_moe_v2_layout_of(v->cfg.rows, 128, v->cfg.stages);
+        k->layout2 = ramp_moe_v2_layout_down(v->cfg.rows, v->cfg.stages);
         s = ramp_moe_v2_compile_phase(v, o, 2, &j2);
         if (s == RAMP_OK) s = ramp_module_load(gpu, j2->cubin, j2->cubin_size, &k->module2);
         if (s == RAMP_OK)

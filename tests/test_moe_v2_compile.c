@@ -179,7 +179,9 @@ int main(void) {
         }
         cached += j->cached;
         const ramp_kernel_report *r = &j->rep;
-        const long long smem = ramp_moe_v2_layout_for(&j->v).total;
+        const long long smem = j->phase == 2
+                                   ? ramp_moe_v2_layout_down(j->v.cfg.rows, j->v.cfg.stages).total
+                                   : ramp_moe_v2_layout_for(&j->v).total;
         int bad = j->warnings || r->spill_store_bytes || r->spill_load_bytes || r->stack_bytes ||
                   r->smem_bytes || r->registers != RAMP_MV2_REGS || smem > 232448 ||
                   !j->res.valid || j->res.blocks_per_sm != 1;

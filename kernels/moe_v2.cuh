@@ -669,11 +669,6 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
                                                    int &it) {
     (void)r; (void)slice;
-#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
-    (void)prm; (void)c;
-    v2_consumer_diag(sm, it);
-    return;
-#endif
     const int t = threadIdx.x & 3;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
 
@@ -883,7 +878,12 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
 #else
         (void)rw;
 #endif
+#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
+        (void)wg;
+        v2_consumer_diag(sm, it); /* timing diagnostics: no math */
+#else
         v2_consumer(prm, sm, wg - 1, r, slice, it);
+#endif
     }
 #if RAMP_MV2_PHASE == 2
     /* the last bulk reductions done (they read this block's shared memory

@@ -107,11 +107,23 @@ static __device__ __forceinline__ void v2w_act_quant(unsigned char *sm, const fl
     v2w_wg_sync(c);
 }
 
+/* Four consecutive output rows of one token from accumulator block j (rows
+ * 8j + 2t + {0, 1} of both the thread's tokens): lanes t and t ^ 1 swap a
+ * pair, so even t gets token 0's rows 8j + 2t .. + 3 and odd t token 1's
+ * rows 8j + 2(t - 1) .. + 3. Every lane of the warp must call it. */
+static __device__ __forceinline__ float4 v2w_quad(const float *acc, int j, int odd) {
+    const float s0 = odd ? acc[4 * j] : acc[4 * j + 2]; /* the pair sent */
+    const float s1 = odd ? acc[4 * j + 1] : acc[4 * j + 3];
+    const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+    const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+    const float k0 = odd ? acc[4 * j + 2] : acc[4 * j]; /* the pair kept */
+    const float k1 = odd ? acc[4 * j + 3] : acc[4 * j + 1];
+    return odd ? make_float4(r0, r1, k0, k1) : make_float4(k0, k1, r0, r1);
+}
+
 /* The chunk's sums of one token row (acc0: rows 0..127 of the chunk, acc1:
- * 128..255) into out. Row-major W2: thread t holds rows 8 j + 2 t + {0, 1}
- * of both its tokens; lanes t and t ^ 1 swap halves so that even t adds
- * token h = 0's rows 8 j + 2 t .. + 3 and odd t token h = 1's, one float4
- * each. RAMP_MV2_RED4 (W2 permuted by ramp_moe_v2_permute_w2: stored row
+ * 128..255) into out. Row-major W2: one float4 per accumulator block
+ * (v2w_quad). RAMP_MV2_RED4 (W2 permuted by ramp_moe_v2_permute_w2: stored row
  * 64 t' + 16 w' + g' + 8 hh holds row 4 (8 w' + g') + 2 t' + hh of its
  * 128-row block): stored rows 8 j + 2 t + e are rows 32 ((j >> 1) & 3) +
  * 8 t + 4 e + 2 (j >> 3) + (j & 1), so j = 2m, 2m + 1, 2m + 8, 2m + 9 of
@@ -143,20 +155,39 @@ static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, co
     float *o = out + (size_t)(sl < 0 ? 0 : sl / RAMP_TOPK) * RAMP_HIDDEN + row0 + 2 * (t & 2);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        /* even t keeps token 0 (i = 4j, 4j+1) and sends token 1's pair */
-        const float s0 = odd ? acc[4 * j] : acc[4 * j + 2];
-        const float s1 = odd ? acc[4 * j + 1] : acc[4 * j + 3];
-        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
-        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-        const float k0 = odd ? acc[4 * j + 2] : acc[4 * j];
-        const float k1 = odd ? acc[4 * j + 3] : acc[4 * j + 1];
+        const float4 q = v2w_quad(acc, j, odd);
         if (sl >= 0)
 #if RAMP_MV2_DIAG == 4
-            if (k0 == 1234.5f) /* never: keeps the sums live, adds nothing */
+            if (q.x == 1234.5f) /* never: keeps the sums live, adds nothing */
 #endif
-            v2_red4(o + 8 * j, odd ? r0 : k0, odd ? r1 : k1, odd ? k0 : r0, odd ? k1 : r1);
+            v2_red4(o + 8 * j, q.x, q.y, q.z, q.w);
     }
 #endif
+}
+
+/* One stage whose A rows are in the slot (up stages; phase 2's stages):
+ * waits for it, box 0 (the slot's first 128 weight rows) into acc0 and box 1
+ * (the next 128) into acc1, each promoted with its weight block scale x the
+ * row's scale from the slot; releases the slot once both groups are done. */
+static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it, int c, int n0,
+                                                      float *acc0, float *acc1, float *T) {
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    const int s = it % V2_S;
+    hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+    hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const unsigned a = slot + (unsigned)V2_LAYOUT.slot_b + c * 8192; /* rows 64c.. */
+    const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
+    const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
+    const float w0 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
+    const float w1 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
+    const float x0 = xs[n0], x1 = xs[n0 + 8];
+    v2w_mma_kblock(T, a, slot);
+    v2w_promote(acc0, T, w0 * x0, w0 * x1);
+    v2w_mma_kblock(T, a, slot + 16384);
+    HOP_WGMMA_WAIT(0);
+    hop_mbar_arrive(empty + 8 * s); /* scales read, wgmmas done: refill */
+    v2w_promote(acc1, T, w1 * x0, w1 * x1);
 }
 
 #if RAMP_MV2_PHASE == 1
@@ -196,8 +227,7 @@ static __device__ __forceinline__ void v2w_bulk_red(float *dst, unsigned src, in
 }
 
 /* Phase 2's output of one half (acc: this consumer's 64 tokens x 128 rows
- * from row0): float4s into the consumer's staging rows (lanes t, t ^ 1
- * swap halves as v2w_output does), then one bulk reduction of 512 bytes per
+ * from row0): float4s (v2w_quad) into the consumer's staging rows, then one bulk reduction of 512 bytes per
  * token row, issued by thread lt = the row. The TMA unit does the additions
  * while the consumers go on (the reductions of the fused kernel's threads
  * stall them: moe_v2.md, session 6). Before the staging is written again,
@@ -214,15 +244,9 @@ static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &pr
                          4 * 2 * (t & 2);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        const float s0 = odd ? acc[4 * j] : acc[4 * j + 2];
-        const float s1 = odd ? acc[4 * j + 1] : acc[4 * j + 3];
-        const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1);
-        const float r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
-        const float k0 = odd ? acc[4 * j + 2] : acc[4 * j];
-        const float k1 = odd ? acc[4 * j + 3] : acc[4 * j + 1];
-        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + 32 * j),
-                     "f"(odd ? r0 : k0), "f"(odd ? r1 : k1), "f"(odd ? k0 : r0),
-                     "f"(odd ? k1 : r1)
+        const float4 q = v2w_quad(acc, j, odd);
+        asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + 32 * j), "f"(q.x),
+                     "f"(q.y), "f"(q.z), "f"(q.w)
                      : "memory");
     }
     hop_fence_proxy_async(); /* generic stores, read next by the bulk copies */
@@ -250,36 +274,13 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
                                                    int &it) {
     (void)r;
-#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
-    (void)prm; (void)c; (void)slice;
-    v2_consumer_diag(sm, it);
-    return;
-#endif
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2);
-    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    const unsigned a_row = (unsigned)V2_LAYOUT.slot_b + c * 8192;
     float acc0[V2W_ACC], acc1[V2W_ACC], T[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
 #pragma unroll 1
-    for (int kb = 0; kb < V2_P2NK; kb++, it++) {
-        const int s = it % V2_S;
-        hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-        hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
-        const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
-        const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
-        const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
-        const float w0 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
-        const float w1 = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
-        const float x0 = xs[n0], x1 = xs[n0 + 8];
-        v2w_mma_kblock(T, slot + a_row, slot);
-        v2w_promote(acc0, T, w0 * x0, w0 * x1);
-        v2w_mma_kblock(T, slot + a_row, slot + 16384);
-        HOP_WGMMA_WAIT(0);
-        hop_mbar_arrive(empty + 8 * s);
-        v2w_promote(acc1, T, w1 * x0, w1 * x1);
-    }
+    for (int kb = 0; kb < V2_P2NK; kb++, it++) v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);
     v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
     v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
 }
@@ -289,15 +290,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
                                                    int &it) {
     (void)r; (void)slice;
-#if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
-    (void)prm; (void)c;
-    v2_consumer_diag(sm, it);
-    return;
-#endif
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2); /* token rows n0, n0 + 8 */
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    const unsigned a_tok = (unsigned)V2_LAYOUT.slot_b + c * 8192; /* rows 64c.. */
     float accg[V2W_ACC], accu[V2W_ACC], T[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = 0.f;
@@ -306,23 +301,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int p = 0; p < V2_PASSES; p++) {
 #pragma unroll
         for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
-        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
-            const int s = it % V2_S;
-            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-            hop_fence_proxy_async(); /* the producer's cp.async token tile, read by wgmma */
-            const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
-            const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
-            const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
-            const float wg = ((const float *)(sp + V2_LAYOUT.slot_wsc))[0];
-            const float wu = ((const float *)(sp + V2_LAYOUT.slot_wsc))[1];
-            const float x0 = xs[n0], x1 = xs[n0 + 8];
-            v2w_mma_kblock(T, slot + a_tok, slot);
-            v2w_promote(accg, T, wg * x0, wg * x1);
-            v2w_mma_kblock(T, slot + a_tok, slot + 16384);
-            HOP_WGMMA_WAIT(0);
-            hop_mbar_arrive(empty + 8 * s); /* scales read, wgmmas done: refill */
-            v2w_promote(accu, T, wu * x0, wu * x1);
-        }
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) v2w_slot_stage(sm, it, c, n0, accg, accu, T);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_quant(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1

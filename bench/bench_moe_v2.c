@@ -92,7 +92,11 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else return 0;
         p += 2 + used;
     }
-    return *p == '\0' && !(x->o.tiled && x->o.red4);
+    /* split 0..3 and p2k 0, 1, 2, 4 as ramp_moe_v2_compile_phase checks; a wide
+     * tile only; refused here, before a GPU is opened */
+    const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
+    const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
+    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok;
 }
 
 typedef struct {

@@ -15,10 +15,16 @@
  *    consumer thread holds for one token (its wgmma accumulators' rows
  *    g + 16 w + {0, 8} of m-tiles 0 and 1) on four consecutive output rows
  *    in the order the kernel adds them; every byte of random W2s moved
- *    where the definition says; its refusals.
+ *    where the definition says; its refusals;
+ * 5. the wide tile (rows 65..128, moe_v2_wide.cuh) and the split: the
+ *    shared-memory layouts fit and do not overlap (phase 1's as the fused
+ *    kernel's, phase 2's ramp_moe_v2_layout_down with its output staging),
+ *    the workspace layout, the stored-row order the wide consumer's float4
+ *    reductions assume of a red4-permuted W2, and the option refusals made
+ *    before any compilation.
  */
 #include "check.h"
-#include "moe_v2.h"
+#include "moe_v2_util.h"
 #include "tensormap.h"
 
 #include <stdint.h>
@@ -223,6 +229,75 @@ static void red4_permutation(ramp_rng *rng) {
     CHECK_EQ_INT(ramp_w2_to_red4(NULL, a, b), RAMP_ERR_INVALID_ARGUMENT);
 }
 
+/* 5. Wide tiles and the split. */
+static void wide_and_split(void) {
+    const int widths[3] = {128, 256, 512}, stages[3] = {4, 3, 3};
+    for (int i = 0; i < 3; i++)
+        for (int rows = 65; rows <= 128; rows += 63) {
+            ramp_moe_v2_layout l = ramp_moe_v2_layout_of(rows, widths[i], stages[i]);
+            CHECK(l.npad == 128);
+            CHECK(l.slot_bytes % RAMP_MV2_ALIGN == 0 && l.slot_b == RAMP_MV2_A_BYTES);
+            CHECK(l.slot_xs == l.slot_b + 128 * RAMP_MV2_KB);  /* the 128-row token tile */
+            CHECK(l.iscale == l.inter + 128LL * widths[i]);  /* one 128-row tile per pass */
+            CHECK(l.tok == l.amax); /* no amax scratch: whole token rows per thread */
+            CHECK(l.total <= 232448);                          /* the stages that fit */
+            ramp_moe_v2_layout more = ramp_moe_v2_layout_of(rows, widths[i], stages[i] + 1);
+            CHECK(i == 0 || more.total > 232448); /* and one more does not (w >= 256) */
+        }
+    for (int st = 2; st <= 6; st++) {
+        ramp_moe_v2_layout d = ramp_moe_v2_layout_down(128, st);
+        CHECK(d.stages == (st < RAMP_MV2_DOWN_STAGES ? st : RAMP_MV2_DOWN_STAGES));
+        CHECK(d.stages == ramp_moe_v2_down_stages(st));
+        CHECK(d.tok >= (long long)d.stages * d.slot_bytes && d.rw > d.tok && d.bars > d.rw);
+        CHECK(d.ostage >= d.bars + 16LL * d.stages && d.ostage % 16 == 0);
+        CHECK(RAMP_MV2_OSTAGE_STRIDE % 16 == 0 && RAMP_MV2_OSTAGE_STRIDE >= 128 * 4);
+        CHECK(d.ostage + 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE + RAMP_MV2_ALIGN <= d.total);
+        CHECK(d.total <= 232448);
+    }
+    const int tiles[3] = {1, 7, 300}, inters[3] = {768, 2048, 16384};
+    for (int i = 0; i < 3; i++) {
+        ramp_moe_v2_ws_layout w = ramp_moe_v2_ws_layout_of(tiles[i], inters[i]);
+        CHECK(w.inter == 0 && w.iscale % 256 == 0);
+        CHECK(w.iscale >= 128LL * tiles[i] * inters[i]);
+        CHECK(w.total == w.iscale + 128LL * tiles[i] * (inters[i] / 128) * 4);
+    }
+    /* the wide consumer's accumulator j (rows 8j + 2t + e of a 128-row W2
+     * half) on a red4-permuted W2: blocks j = 2m, 2m+1, 2m+8, 2m+9 of one
+     * (t, e) are rows 32m + 8t + 4e + 0..3, in that order */
+    for (int m = 0; m < 4; m++)
+        for (int t = 0; t < 4; t++)
+            for (int e = 0; e < 2; e++) {
+                const int js[4] = {2 * m, 2 * m + 1, 2 * m + 8, 2 * m + 9};
+                for (int q = 0; q < 4; q++)
+                    CHECK(ramp_moe_v2_red4_row(8 * js[q] + 2 * t + e) == 32 * m + 8 * t + 4 * e + q);
+            }
+    /* the split's refusals, before any compilation */
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("qwen3-30b", &g));
+    ramp_moe_variant v;
+    memset(&v, 0, sizeof v);
+    v.cfg = (ramp_config){64, 256, 4, 0, 0, 1};
+    v.geom = g;
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    o.split = 1;
+    ramp_jit_result *r = NULL;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 1, &r), RAMP_ERR_UNSUPPORTED); /* not wide */
+    v.cfg.rows = 128;
+    v.cfg.stages = 3;
+    o.p2k = 3;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_INVALID_ARGUMENT);
+    o.p2k = 4; /* Qwen3-30B EP8: h / 128 = 6 */
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_UNSUPPORTED);
+    o.p2k = 0;
+    o.split = 4;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 1, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    v.cfg.rows = 129;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v.cfg.rows = 65;
+    CHECK_OK(ramp_moe_v2_check(&v));
+}
+
 int main(void) {
     ramp_rng rng;
     unsigned long long seed = check_seed();
@@ -231,5 +306,6 @@ int main(void) {
     model_table();
     argument_checks();
     red4_permutation(&rng);
+    wide_and_split();
     return check_finish("test_moe_v2_tile");
 }

@@ -31,6 +31,13 @@
  * Down stage (chunk of 256 rows of d, K block kk): two halves of 128 rows
  * (one W2 scale block each) into acc0 / acc1, promoted with the W2 scale x
  * the token's intermediate scale. 192 live f32 registers at the peak.
+ *
+ * Split (RAMP_MV2_PHASE, ramp_moe_v2_opts.split): phase 1 stops after the
+ * up projection and stores each pass's intermediate and scales to prm.ws
+ * (v2w_store_inter); phase 2's consumer runs the same slot stages over W2
+ * (tile = row tile x 256-row chunk [x K part]) and adds its output by bulk
+ * reductions from a staging area (v2w_output_bulk). Measured gains and the
+ * reasons: moe_v2.md, session 6.
  */
 
 #define V2W_MMA HOP_WGMMA_E4M3(128)

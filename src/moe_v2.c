@@ -117,6 +117,11 @@ int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const cha
 
 void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
                                    char *buf, size_t size) {
+    ramp_moe_v2_program_name_phase(v, opts, 0, buf, size);
+}
+
+void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                    int phase, char *buf, size_t size) {
     const ramp_moe_v2_opts o = opts_or_default(opts);
     int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-fp8", v->cfg.rows,
                      v->cfg.width, v->cfg.stages, o.prefetch, o.pipe, v->geom.hidden,
@@ -127,9 +132,10 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
         n += snprintf(buf + n, size - (size_t)n, "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
-    if (o.split && o.p2k > 1 && n > 0 && (size_t)n < size)
+    if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
-    if (o.split && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, "-ph1");
+    if (o.split && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, phase == 2 ? "-ph2" : "-ph1");
 }
 
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size) {
@@ -163,8 +169,7 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     char name[96];
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
-    ramp_moe_v2_program_name_opts(v, &o, name, sizeof name);
-    if (phase == 2) name[strlen(name) - 1] = '2'; /* "-ph1" -> "-ph2" */
+    ramp_moe_v2_program_name_phase(v, &o, phase, name, sizeof name);
     rq.name = name;
     rq.source = "#include \"moe_v2.cuh\"\n";
     rq.defines = defs;

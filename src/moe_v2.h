@@ -63,6 +63,10 @@ void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size)
  * defaults): "-diagN" and "-tiled" appended when set. */
 void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                                    char *buf, size_t size);
+/* The name of the program ramp_moe_v2_compile_phase compiles (with o->split:
+ * "-ph1" or "-ph2" appended, phase 2's with "-k<p2k>" before it). */
+void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                    int phase, char *buf, size_t size);
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out);
 /* The same with options (NULL: the defaults). */
 ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,

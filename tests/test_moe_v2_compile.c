@@ -65,8 +65,7 @@ static void compile_one(int i, void *ctx) {
         if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
         j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
         char name[96], file[104];
-        ramp_moe_v2_program_name_opts(&j->v, &j->o, name, sizeof name);
-        if (j->phase == 2) name[strlen(name) - 1] = '2'; /* "-ph1" -> "-ph2", as the JIT names it */
+        ramp_moe_v2_program_name_phase(&j->v, &j->o, j->phase, name, sizeof name);
         snprintf(file, sizeof file, "%s.cubin", name);
         compile_pool_save_cubin("RAMP_MOE_V2_CUBIN_DIR", file, r);
     }

@@ -344,16 +344,24 @@ ramp_status ramp_traffic_generate(const ramp_traffic_params *p,
 
 /* One configuration of the fused kernel (DESIGN.md, "The kernel"). */
 typedef struct {
-    int rows;       /* b: token rows per tile {2,4,6,8,12,16,24,32,48,64} */
+    int rows;       /* b: token rows per tile {2,4,6,8,12,16,24,32,48,64}, and 128
+                       for kernel v2's wide tiles */
     int width;      /* w: intermediate columns per tile {128,256,512} */
     int stages;     /* pipeline depth {2,3,4} */
     int persistent; /* 0 plain grid, 1 persistent grid + tile scheduler */
     int grouped;    /* 1: grouped tile order for L2 reuse */
     int splitk;     /* split of the up projection's K = d: 1, 2, 4 */
+    int two_phase;  /* kernel v2, wide tiles (rows 128) only: 0 one fused launch;
+                       1, 2, 4: two launches, the up projection storing the FP8
+                       intermediate to a workspace, then the down projection
+                       over all of h, its K in that many parts (kernels/moe_v2.md,
+                       "The split") */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"
- * suffixes in that order when set. */
+ * suffixes in that order when set; a two-phase v2 configuration ends in
+ * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" (its down projection's K
+ * in 2 or 4 parts): "r128.w512.s3.ph2.dk2". */
 ramp_status ramp_config_parse(const char *text, ramp_config *out);
 char *ramp_config_name(const ramp_config *c, char *buf, size_t size);
 int ramp_config_equal(const ramp_config *a, const ramp_config *b);

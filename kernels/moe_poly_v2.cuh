@@ -15,7 +15,7 @@
  *   }
  *   #undef RAMP_ROWS ...
  *   ... one namespace per entry ...
- *   RAMP_POLY_V2_BEGIN
+ *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2)
  *   RAMP_POLY_V2_SETUP(0, ramp_poly_e0)     ... one per entry
  *   RAMP_POLY_V2_PRODUCERS
  *   RAMP_POLY_V2_PRODUCER(0, ramp_poly_e0)  ...
@@ -25,6 +25,15 @@
  *
  * with the layer's geometry (RAMP_HIDDEN, RAMP_INTER, RAMP_TOPK,
  * RAMP_EXPERTS) and v2's options (RAMP_MV2_PF, RAMP_MV2_PIPE) as -D options.
+ *
+ * Two-phase entries (ramp_config.two_phase, wide tiles): their namespace in
+ * the first kernel is phase 1 (RAMP_MV2_PHASE 1, the up projection storing
+ * the intermediate to prm.ws); a second kernel, ramp_moe_poly_v2_down, of
+ * the same shape holds their phase 2 (RAMP_MV2_PHASE 2, RAMP_MV2_P2K) in
+ * namespaces ramp_poly_d<i>, with case i for each, so that a choice of any
+ * other entry returns at once. The host launches it after the first when
+ * the menu has such an entry, with programmatic dependent launch when the
+ * first had it: its griddepcontrol.wait then waits for the first kernel.
  *
  * The kernel, per block (384 threads: every v2 entry's block):
  *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
@@ -62,9 +71,9 @@
 
 #define RAMP_V2_BODY_ONLY 1
 
-#define RAMP_POLY_V2_BEGIN                                                    \
+#define RAMP_POLY_V2_BEGIN(kernel_name)                                       \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
-    ramp_moe_poly_v2(const __grid_constant__ ramp_poly_params pp,            \
+    kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
                      const __grid_constant__ ramp_moe_v2_maps maps) {        \
         extern __shared__ __align__(1024) unsigned char ramp_poly_dyn[];     \
         const unsigned ramp_poly_a = hop_smem(ramp_poly_dyn);                \
@@ -78,7 +87,7 @@
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
-        int total = 0, e_first = -1, sl_first = -1;                          \
+        int total = 0;                                                       \
         switch (choice) {
 
 /* The entry's tiles; for a block that has one, its first tile's expert and
@@ -88,8 +97,8 @@
         case index:                                                           \
             total = rtiles * ns::v2_slices;                                   \
             if ((int)blockIdx.x < total) {                                    \
-                ns::v2_first_tile(pp.moe, &e_first, &sl_first);               \
-                if (threadIdx.x == 0) ns::v2_init(sm, maps);                  \
+                ns::v2_first_tile(pp.moe, sm);                                \
+                if (threadIdx.x == 0) ns::v2_init(sm, maps, total);           \
             }                                                                 \
             break;
 
@@ -106,7 +115,7 @@
 
 #define RAMP_POLY_V2_PRODUCER(index, ns)                                      \
             case index:                                                       \
-                ns::v2_producer_role(pp.moe, maps, sm, total, e_first, sl_first); \
+                ns::v2_producer_role(pp.moe, maps, sm);                       \
                 break;
 
 #define RAMP_POLY_V2_CONSUMERS                                                \
@@ -119,7 +128,7 @@
 
 #define RAMP_POLY_V2_CONSUMER(index, ns)                                      \
             case index:                                                       \
-                ns::v2_consumer_role(pp.moe, sm, total, e_first, wg);         \
+                ns::v2_consumer_role(pp.moe, sm, wg);                         \
                 break;
 
 #define RAMP_POLY_V2_END                                                      \

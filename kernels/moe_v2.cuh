@@ -340,23 +340,22 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
     (void)r;
 #if RAMP_MV2_PHASE == 2
-    if (1) { /* the tile's intermediate rows r * 128 + n, K block st of h */
-        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(prm.max_tiles, RAMP_INTER);
-        const unsigned char *ib = (const unsigned char *)prm.ws;
+    if (1) { /* row tile r's intermediate rows n, K block st of h */
+        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(0, RAMP_INTER);
+        const unsigned char *ib = (const unsigned char *)prm.ws + (size_t)r * wl.tile;
         const float *is = (const float *)(ib + wl.iscale);
-        const size_t row0 = (size_t)r * 128;
         const int kb = V2_P2_KB(slice, st);
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
 #pragma unroll
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7;
             const int ok = tok[n] >= 0;
-            const unsigned char *src = ok ? ib + (row0 + n) * RAMP_INTER + kb * 128 + ch * 16 : ib;
+            const unsigned char *src = ok ? ib + (size_t)n * RAMP_INTER + kb * 128 + ch * 16 : ib;
             hop_cp16(sb + hop_swz128(n, ch), src, ok ? 16 : 0);
         }
         {
             const int ok = tok[t] >= 0;
-            const float *src = ok ? is + (row0 + t) * V2_HKB + kb : is;
+            const float *src = ok ? is + t * V2_HKB + kb : is;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, ok ? 4 : 0);
         }
         if (t >= 126) { /* W2 block scales of the chunk's two 128-row halves */
@@ -767,14 +766,23 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 
 /* ----------------------------------------------------------------- kernel */
 
+/* Read back what v2_first_tile parked (volatile: once per tile, not
+ * held in a register through the loop). head[0]: the block's tile count; head[1]: its first tile's expert */
+static __device__ __forceinline__ int v2_head(const unsigned char *sm, int i) {
+    return ((const volatile int *)(sm + V2_LAYOUT.head))[i];
+}
+static __device__ __forceinline__ int v2_first_slot(const unsigned char *sm) {
+    return ((const volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x];
+}
+
 /* Tile tt -> row tile r and slice (the slices of a row tile consecutive),
  * its expert (-1: skip the tile); the block's first tile's expert was
- * loaded at the start (e_first). */
-static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt, int *r,
-                                              int *slice, int e_first) {
+ * loaded at the start (v2_first_tile). */
+static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
+                                              int tt, int *r, int *slice) {
     *r = tt / V2_TPR;
     *slice = tt % V2_TPR;
-    const int e = tt == (int)blockIdx.x ? e_first : ((const int *)prm.tile_expert)[*r];
+    const int e = tt == (int)blockIdx.x ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
 
@@ -801,21 +809,32 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, int tt
 #define V2_ROLE __forceinline__
 #endif
 
-/* The block's first tile's expert and token slot (thread < RAMP_ROWS),
- * loaded early (one global latency before the first weights are requested,
- * not three); -1 past max_tiles * h/w. */
-static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm, int *e_first,
-                                                     int *sl_first) {
-    if ((int)blockIdx.x < prm.max_tiles * V2_TPR) {
-        const int r0 = blockIdx.x / V2_TPR;
-        *e_first = ((const int *)prm.tile_expert)[r0];
-        if (threadIdx.x < RAMP_ROWS)
-            *sl_first = ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
-    }
+/* The block's first tile's expert and token slots, loaded early (one
+ * global latency before the first weights are requested, not three), and
+ * its tile count: parked in shared memory, read back by the roles where they
+ * need them (v2_head, v2_first_slot). Carried in registers through the
+ * roles' loops instead, ptxas spilled them in polymorphic kernels holding
+ * wide entries (the producer's 56 registers). Thread 0 stores the expert
+ * (-1 past max_tiles * h/w) into head[1], thread t < RAMP_ROWS (a
+ * producer) its slot into the router-weight array, which the consumers
+ * fill only after the first tile's two block barriers; thread 0 stores the
+ * count into head[0] (v2_init). Before the block's __syncthreads. */
+static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
+                                                     unsigned char *sm) {
+    const int in = (int)blockIdx.x < prm.max_tiles * V2_TPR;
+    const int r0 = blockIdx.x / V2_TPR;
+    if (threadIdx.x == 0)
+        ((volatile int *)(sm + V2_LAYOUT.head))[1] =
+            in ? ((const int *)prm.tile_expert)[r0] : -1;
+    if (in && threadIdx.x < RAMP_ROWS)
+        ((volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x] =
+            ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
 }
-
-/* Thread 0: the ring's barriers and the maps' prefetch. */
-static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps) {
+/* Thread 0: the block's tile count (head[0]), the ring's barriers and the
+ * maps' prefetch. */
+static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps,
+                                               int total) {
+    ((volatile int *)(sm + V2_LAYOUT.head))[0] = total;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
@@ -826,7 +845,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     hop_tma_prefetch_map(&maps.w2);
 }
 
-/* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < total
+/* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < head[0]
  * and stage counts (it), so the ring's phases agree. Per tile: the
  * producer's thread 0 starts the first stages' weights (v2_producer_head:
  * they need only the expert); block barrier (the previous tile is done with
@@ -834,18 +853,17 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
  * before the barrier; barrier (published); consumer 0 loads the router
  * weights; then the ring. Called after setmaxnreg, by warpgroup 0 ... */
 static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
-                                                const ramp_moe_v2_maps &maps, unsigned char *sm,
-                                                int total, int e_first, int sl_first) {
+                                                const ramp_moe_v2_maps &maps, unsigned char *sm) {
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     int it = 0;
-    for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
+    for (int tt = blockIdx.x; tt < v2_head(sm, 0); tt += gridDim.x) {
         int r, slice;
-        const int e = v2_tile(prm, tt, &r, &slice, e_first);
+        const int e = v2_tile(prm, sm, tt, &r, &slice);
         if (e < 0) continue;
         int sl = -1;
         if (threadIdx.x < RAMP_ROWS) {
             sl = tt == (int)blockIdx.x
-                     ? sl_first
+                     ? v2_first_slot(sm)
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
@@ -861,13 +879,13 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
 
 /* ... and by warpgroups 1 and 2 (wg = 1, 2). */
 static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsigned char *sm,
-                                                int total, int e_first, int wg) {
+                                                int wg) {
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
-    for (int tt = blockIdx.x; tt < total; tt += gridDim.x) {
+    for (int tt = blockIdx.x; tt < v2_head(sm, 0); tt += gridDim.x) {
         int r, slice;
-        if (v2_tile(prm, tt, &r, &slice, e_first) < 0) continue;
+        if (v2_tile(prm, sm, tt, &r, &slice) < 0) continue;
         V2_BLOCK_SYNC();
         V2_BLOCK_SYNC();
         /* the router weights, read first at the end of the first up pass
@@ -899,10 +917,8 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     const unsigned a = hop_smem(v2_dyn);
     unsigned char *sm = v2_dyn + (((a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - a);
 
-    /* The first tile's expert and token slots are loaded beside num_tiles
-     * (they are in bounds: blockIdx.x < max_tiles * h/w). */
-    int e_first = -1, sl_first = -1;
-    v2_first_tile(prm, &e_first, &sl_first);
+    /* The first tile's expert and token slots are loaded beside num_tiles */
+    v2_first_tile(prm, sm);
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
@@ -911,16 +927,16 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     const int total = rtiles * V2_TPR;
     if ((int)blockIdx.x >= total) return;
 
-    if (threadIdx.x == 0) v2_init(sm, maps);
+    if (threadIdx.x == 0) v2_init(sm, maps, total);
     __syncthreads();
 
     const int wg = hop_warpgroup();
     if (wg == 0) {
         HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);
-        v2_producer_role(prm, maps, sm, total, e_first, sl_first);
+        v2_producer_role(prm, maps, sm);
     } else {
         HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);
-        v2_consumer_role(prm, sm, total, e_first, wg);
+        v2_consumer_role(prm, sm, wg);
     }
 }
 #else

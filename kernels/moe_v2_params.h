@@ -27,6 +27,8 @@
  *           in a wide tile: a thread holds whole token rows there)
  *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
  *   bars    u64 full[stages], empty[stages]
+ *   head    i32 [4]: the block's tile count and its first tile's expert,
+ *           parked there at the start (moe_v2.cuh, v2_first_tile)
  * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
  */
 #ifndef RAMP_MOE_V2_PARAMS_H
@@ -53,7 +55,7 @@
 typedef struct {
     int npad, stages, passes;
     long long slot_a, slot_b, slot_xs, slot_wsc, slot_bytes;
-    long long inter, iscale, amax, tok, rw, bars, total;
+    long long inter, iscale, amax, tok, rw, bars, head, total;
     long long ostage; /* split phase 2 only: output staging (ramp_moe_v2_layout_down) */
 } ramp_moe_v2_layout;
 
@@ -80,6 +82,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
+    l.head = o;     o += 16;
     l.ostage = 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
@@ -104,26 +107,29 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages)
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * l.stages, 16);
+    l.head = o;     o += 16;
     l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
 }
 
 /* The workspace of the two-phase wide kernel (ramp_moe_v2_opts.split,
- * RAMP_MV2_PHASE): phase 1 stores each tile's FP8 intermediate, row
- * r * 128 + n of [max_tiles * 128][h] bytes, and its per-token scales
- * [max_tiles * 128][h / 128] f32; phase 2 reads them back. Offsets in bytes
- * from prm.ws (256-byte aligned); total = the bytes to allocate. */
+ * RAMP_MV2_PHASE): phase 1 stores row tile r's FP8 intermediate and its
+ * per-token scales at prm.ws + r * tile, phase 2 reads them back:
+ * [128][h] bytes (token row n, column j at n * h + j), then at iscale
+ * [128][h / 128] f32. One block per row tile, so that the bytes needed
+ * follow the tiles of the entry that runs, not the capacity of a layer
+ * whose menu also holds smaller tiles. Offsets in bytes (256-byte aligned);
+ * total = the bytes to allocate for max_tiles row tiles. */
 typedef struct {
-    long long inter, iscale, total;
+    long long tile, iscale, total;
 } ramp_moe_v2_ws_layout;
 
 RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, int inter) {
     ramp_moe_v2_ws_layout l;
-    const long long rows = 128LL * max_tiles;
-    l.inter = 0;
-    l.iscale = ramp_mv2_align(rows * inter, 256);
-    l.total = l.iscale + rows * (inter / 128) * 4;
+    l.iscale = ramp_mv2_align(128LL * inter, 256);
+    l.tile = ramp_mv2_align(l.iscale + 128LL * (inter / 128) * 4, 256);
+    l.total = (long long)max_tiles * l.tile;
     return l;
 }
 

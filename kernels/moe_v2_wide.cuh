@@ -101,10 +101,17 @@ static __device__ __forceinline__ void v2w_act_quant(unsigned char *sm, const fl
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m = fmaxf(m, RAMP_FP8_AMAX_MIN);
         const float s = m / RAMP_E4M3_MAX, inv = 1.0f / s;
+        /* row n's 16-byte chunk ch sits at chunk ch ^ (n & 7) = ch ^ g: one
+         * XOR of the row's base. The base goes through an opaque move so
+         * that ptxas computes the 8 chunk addresses here, not once before
+         * the tile loop in 16 registers held through it (they made a
+         * polymorphic kernel with two wide entries spill) */
+        unsigned row;
+        asm volatile("mov.b32 %0, %1;\n" : "=r"(row) : "r"(tile + n * HOP_ROW_BYTES + (g << 4) + 2 * t));
 #pragma unroll
         for (int j = 0; j < 16; j++) {
             const unsigned q = ramp_e4m3x2(a[2 * j] * inv, a[2 * j + 1] * inv);
-            const unsigned addr = tile + hop_swz128(n, j >> 1) + 8 * (j & 1) + 2 * t;
+            const unsigned addr = (row ^ ((j >> 1) << 4)) + 8 * (j & 1);
             asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "h"((unsigned short)q)
                          : "memory");
         }
@@ -199,25 +206,35 @@ static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it,
 
 #if RAMP_MV2_PHASE == 1
 /* Phase 1: this consumer's 64 rows of intermediate tile p (just written to
- * shared memory, SW128) and their scales into the workspace, rows
- * r * 128 + n, columns slice * w + 128 p. */
+ * shared memory, SW128) and their scales into row tile r's block of the
+ * workspace, rows n, columns slice * w + 128 p. */
 static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &prm,
                                                        unsigned char *sm, int c, int r, int slice,
                                                        int p) {
-    const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(prm.max_tiles, RAMP_INTER);
-    unsigned char *ib = (unsigned char *)prm.ws;
+    const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(0, RAMP_INTER);
+    unsigned char *ib = (unsigned char *)prm.ws + (size_t)r * wl.tile;
     const unsigned char *tile = sm + V2_LAYOUT.inter + p * V2_ITILE;
     const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
     const int lt = threadIdx.x & 127;
+    /* 16-byte chunk ch = lt & 7 of rows n = 64 c + (lt >> 3) + 16 k: the
+     * same swizzled chunk in every k. Both offsets go through an opaque
+     * move so that the four k's addresses are immediates off them here,
+     * not hoisted before the tile loop (spills in polymorphic kernels) */
+    const int n0 = 64 * c + (lt >> 3), ch = lt & 7;
+    unsigned so;
+    unsigned long long go;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(so) : "r"(hop_swz128(n0, ch)));
+    asm volatile("mov.b64 %0, %1;\n"
+                 : "=l"(go)
+                 : "l"((unsigned long long)n0 * RAMP_INTER + slice * RAMP_WIDTH + p * 128 + ch * 16));
 #pragma unroll
-    for (int i = lt; i < 64 * 8; i += 128) { /* 16-byte chunk ch of row n */
-        const int n = 64 * c + (i >> 3), ch = i & 7;
-        const uint4 v = *(const uint4 *)(tile + hop_swz128(n, ch));
-        *(uint4 *)(ib + ((size_t)r * 128 + n) * RAMP_INTER + slice * RAMP_WIDTH + p * 128 + ch * 16) = v;
+    for (int k = 0; k < 4; k++) {
+        const uint4 v = *(const uint4 *)(tile + so + k * 16 * HOP_ROW_BYTES);
+        *(uint4 *)(ib + go + (size_t)k * 16 * RAMP_INTER) = v;
     }
     if (lt < 64) {
         const int n = 64 * c + lt;
-        ((float *)(ib + wl.iscale))[((size_t)r * 128 + n) * V2_HKB + slice * V2_PASSES + p] =
+        ((float *)(ib + wl.iscale))[n * V2_HKB + slice * V2_PASSES + p] =
             iscale[n * V2_PASSES + p];
     }
 }

@@ -580,7 +580,10 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
         ramp_moe_variant v = {t->configs[c], t->geom, 0};
         if ((size_t)most > max_tiles) max_tiles = (size_t)most;
         if ((size_t)(most * b) > max_slots) max_slots = (size_t)(most * b);
-        size_t a = ramp_moe_v1_ws_bytes(&v, (int)most), cnt = ramp_moe_v1_counter_bytes(&v, (int)most);
+        /* v2: a two-phase configuration's intermediate; v1: split-K partials */
+        size_t a = g->kernel == RAMP_KERNEL_V2 ? ramp_moe_v2_ws_bytes(&v, NULL, (int)most)
+                                              : ramp_moe_v1_ws_bytes(&v, (int)most);
+        size_t cnt = g->kernel == RAMP_KERNEL_V2 ? 0 : ramp_moe_v1_counter_bytes(&v, (int)most);
         if (a > ws) ws = a;
         if (cnt > wsc) wsc = cnt;
     }
@@ -600,8 +603,8 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
     RAMP_TRY(gpu_alloc(g, max_slots * 4, &g->sorted));
     RAMP_TRY(gpu_alloc(g, max_tiles * 4, &g->texp));
     RAMP_TRY(gpu_alloc(g, 16, &g->ntiles));
-    if (ws) {
-        RAMP_TRY(gpu_alloc(g, ws, &g->ws));
+    if (ws) RAMP_TRY(gpu_alloc(g, ws, &g->ws));
+    if (wsc) {
         RAMP_TRY(gpu_alloc(g, wsc, &g->wsc));
         RAMP_TRY(ramp_gpu_fill32_async(g->gpu, g->wsc, 0, wsc / 4, g->st));
     }

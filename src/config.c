@@ -23,7 +23,12 @@
  * Kernel v2 (kernels/moe_v2.cuh) runs a part of this space (plain launch,
  * no grouped order, no split-K, FP8): ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
- * holds only configurations v2 can time.
+ * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
+ * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
+ * the down projection's K in that many parts), stages 3 and 4 (the
+ * measured optimum, moe_v2.md; 2 left out to keep the sweeps short).
+ * ramp_config_resources gives a wide configuration v2's own layout, one
+ * block per SM.
  */
 #include "internal.h"
 #include "moe_v2.h" /* ramp_moe_v1_check, ramp_moe_v2_check: what each kernel runs */
@@ -35,6 +40,9 @@
 static const int ROWS[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 static const int WIDTHS[] = {128, 256, 512};
 static const int STAGES[] = {2, 3, 4};
+#define WIDE_ROWS 128                           /* kernel v2 only */
+static const int WIDE_STAGES[] = {3, 4};
+static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts */
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 void ramp_device_limits_h200(ramp_device_limits *out) {
@@ -53,14 +61,19 @@ char *ramp_config_name(const ramp_config *c, char *buf, size_t size) {
                      c->stages, c->persistent ? ".persist" : "",
                      c->grouped ? ".grp" : "");
     if (c->splitk > 1 && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, ".k%d", c->splitk);
+        n += snprintf(buf + n, size - (size_t)n, ".k%d", c->splitk);
+    if (c->two_phase > 0 && n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, ".ph2");
+    if (c->two_phase > 1 && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ".dk%d", c->two_phase);
     return buf;
 }
 
 int ramp_config_equal(const ramp_config *a, const ramp_config *b) {
     return a->rows == b->rows && a->width == b->width &&
            a->stages == b->stages && a->persistent == b->persistent &&
-           a->grouped == b->grouped && a->splitk == b->splitk;
+           a->grouped == b->grouped && a->splitk == b->splitk &&
+           a->two_phase == b->two_phase;
 }
 
 static int in_list(int v, const int *list, int n) {
@@ -82,10 +95,10 @@ static int read_number(const char **p, int *value) {
 
 ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "config name is NULL");
-    ramp_config c = {0, 0, 0, 0, 0, 1};
+    ramp_config c = {0, 0, 0, 0, 0, 1, 0};
     const char *p = text;
-    const char *form = "expected r<rows>.w<width>.s<stages>[.persist][.grp][.k<split>], "
-                       "e.g. r16.w256.s4.persist";
+    const char *form = "expected r<rows>.w<width>.s<stages>[.persist][.grp][.k<split>]"
+                       "[.ph2[.dk<parts>]], e.g. r16.w256.s4.persist or r128.w512.s3.ph2.dk2";
     RAMP_CHECK(*p == 'r' && (p++, read_number(&p, &c.rows)) && *p == '.',
                RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
     p++;
@@ -100,10 +113,26 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
         RAMP_CHECK(read_number(&p, &c.splitk), RAMP_ERR_INVALID_ARGUMENT,
                    "config '%s': %s", text, form);
     }
+    if (strncmp(p, ".ph2", 4) == 0) {
+        c.two_phase = 1;
+        p += 4;
+        if (strncmp(p, ".dk", 3) == 0) {
+            p += 3;
+            RAMP_CHECK(read_number(&p, &c.two_phase), RAMP_ERR_INVALID_ARGUMENT,
+                       "config '%s': %s", text, form);
+            RAMP_CHECK(c.two_phase == 2 || c.two_phase == 4, RAMP_ERR_INVALID_ARGUMENT,
+                       "config '%s': .dk%d: the down projection's K parts must be 2 or 4 "
+                       "(one part: no .dk)", text, c.two_phase);
+        }
+    }
     RAMP_CHECK(*p == '\0', RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': unexpected '%s'; %s", text, p, form);
-    RAMP_CHECK(in_list(c.rows, ROWS, COUNT(ROWS)), RAMP_ERR_INVALID_ARGUMENT,
-               "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64}", text, c.rows);
+    RAMP_CHECK(in_list(c.rows, ROWS, COUNT(ROWS)) || c.rows == WIDE_ROWS,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64} or %d (v2's wide tile)",
+               text, c.rows, WIDE_ROWS);
+    RAMP_CHECK(!c.two_phase || c.rows == WIDE_ROWS, RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': .ph2 (two launches) needs the wide tile, rows %d", text, WIDE_ROWS);
     RAMP_CHECK(in_list(c.width, WIDTHS, COUNT(WIDTHS)), RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': width %d not in {128,256,512}", text, c.width);
     RAMP_CHECK(in_list(c.stages, STAGES, COUNT(STAGES)), RAMP_ERR_INVALID_ARGUMENT,
@@ -132,11 +161,42 @@ int ramp_config_register_bound(const ramp_config *c) {
     return r;
 }
 
+/* A wide configuration (kernel v2 only): v2's layout (the larger of the
+ * two phases' when split), 384 threads, at most 224 registers, one block
+ * per SM; ramp_moe_v2_check says whether v2 runs it. */
+static ramp_status wide_resources(const ramp_config *c, const ramp_geometry *g,
+                                  const ramp_device_limits *lim, ramp_resources *out) {
+    ramp_moe_variant v;
+    memset(&v, 0, sizeof v);
+    v.cfg = *c;
+    v.geom = *g;
+    long long smem = ramp_moe_v2_layout_of(c->rows, c->width, c->stages).total;
+    if (c->two_phase) {
+        long long down = ramp_moe_v2_layout_down(c->rows, c->stages).total;
+        if (down > smem) smem = down;
+    }
+    out->smem_bytes = (int)smem;
+    out->threads = RAMP_MV2_THREADS;
+    out->regs_per_thread = RAMP_MV2_CONSUMER_REGS;
+    out->blocks_per_sm = 1;
+    out->valid = 1;
+    if (smem > lim->smem_per_block) {
+        out->valid = 0;
+        snprintf(out->why, sizeof out->why, "shared memory %lld > %d per block", smem,
+                 lim->smem_per_block);
+    } else if (ramp_moe_v2_check(&v) != RAMP_OK) {
+        out->valid = 0;
+        snprintf(out->why, sizeof out->why, "%s", ramp_last_error());
+    }
+    return RAMP_OK;
+}
+
 ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_resources *out) {
     RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     memset(out, 0, sizeof *out);
+    if (c->rows > 64 || c->two_phase) return wide_resources(c, g, lim, out);
     ramp_moe_v1_layout l = ramp_moe_v1_layout_of(c->rows, c->width, c->stages, g->bf16, 0);
     long smem = (long)l.total;
     int threads = l.threads;
@@ -191,7 +251,7 @@ ramp_status ramp_config_candidates(const ramp_geometry *g, ramp_config **out,
                     for (int split = 1; split <= 2; split++) {
                         if (split == 2 && !(g->hidden >= 4096 && ROWS[ri] <= 8)) continue;
                         list[n++] = (ramp_config){ROWS[ri], WIDTHS[wi], STAGES[si],
-                                                  launch >= 1, launch == 2, split};
+                                                  launch >= 1, launch == 2, split, 0};
                     }
     *out = list;
     *count = n;
@@ -255,7 +315,7 @@ int ramp_config_occupancy(ramp_kernel_version k, const ramp_config *c,
     if (!c || !g || !lim) return 0;
     ramp_resources r;
     if (ramp_config_resources(c, g, lim, &r) != RAMP_OK || !r.valid) return 0;
-    if (k == RAMP_KERNEL_V1) return r.blocks_per_sm;
+    if (k == RAMP_KERNEL_V1) return c->rows <= 64 && !c->two_phase ? r.blocks_per_sm : 0;
     if (k != RAMP_KERNEL_V2 || ramp_kernel_version_check(k, c, g) != RAMP_OK) return 0;
     return 1;
 }
@@ -271,6 +331,24 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
     ramp_config *list = NULL;
     int total = 0, n = 0;
     RAMP_TRY(ramp_config_space(g, lim, &list, &total));
+    if (k == RAMP_KERNEL_V2) { /* v2's wide tiles after v1's space */
+        const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE);
+        ramp_config *grown = realloc(list, (size_t)(total + wide) * sizeof *list);
+        if (!grown) {
+            free(list);
+            return RAMP_ERR_OUT_OF_MEMORY;
+        }
+        list = grown;
+        for (int wi = 0; wi < COUNT(WIDTHS); wi++)
+            for (int si = 0; si < COUNT(WIDE_STAGES); si++)
+                for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
+                    ramp_config c = {WIDE_ROWS, WIDTHS[wi], WIDE_STAGES[si], 0, 0, 1,
+                                     TWO_PHASE[pi]};
+                    ramp_resources r;
+                    if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
+                        list[total++] = c;
+                }
+    }
     for (int i = 0; i < total; i++)
         if (ramp_kernel_version_check(k, &list[i], g) == RAMP_OK) list[n++] = list[i];
     if (n == 0 && total > 0) {

@@ -33,6 +33,8 @@ ramp_status ramp_moe_v1_check(const ramp_moe_variant *v) {
                "config %s: stages %d outside 2..8", name, c->stages);
     RAMP_CHECK(c->splitk == 1 || c->splitk == 2 || c->splitk == 4, RAMP_ERR_UNSUPPORTED,
                "config %s: split-K %d not 1, 2 or 4", name, c->splitk);
+    RAMP_CHECK(c->two_phase == 0, RAMP_ERR_UNSUPPORTED,
+               "config %s: two launches (.ph2) are kernel v2's wide tiles, not v1's", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts,
                g->topk, g->inter, g->hidden);

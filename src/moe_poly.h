@@ -12,6 +12,11 @@
 
 #include "moe_gpu.h"
 
+/* The v2 polymorphic kernels: the menu's, and the phase 2 of its two-phase
+ * entries (launched after it when the menu has one; moe_poly_v2.cuh). */
+#define RAMP_POLY_V2_KERNEL "ramp_moe_poly_v2"
+#define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
+
 /* A menu compiled into one kernel: configurations in menu order, the layer's
  * per-GPU geometry (experts = local experts) and input kind, and which
  * kernel the entries are (ramp_kernel_version; 0 = RAMP_KERNEL_V1). */
@@ -76,11 +81,14 @@ unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k);
 void ramp_moe_poly_set_grid(ramp_moe_poly *k, unsigned blocks);
 /* Bytes of the tile scheduler's state (sched): zero it once. */
 #define RAMP_POLY_SCHED_BYTES (4 * RAMP_POLY_SCHED_WORDS)
-/* Split-K workspace for max_tiles row tiles: the most any entry needs. */
+/* Split-K workspace for max_tiles row tiles: the most any entry needs; v2:
+ * the intermediate of its two-phase entries for the row tiles each can
+ * have at the kernel's max_pairs (max_tiles is not used), 0 without one. */
 size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles);
 size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 
-/* Queues one launch: choice (device i32) picks the entry; sched (device,
+/* Queues one launch (two when a v2 menu has a two-phase entry: the second
+ * runs its phase 2): choice (device i32) picks the entry; sched (device,
  * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
  * tile scheduler's (v2 does not use it, but takes it: one contract).
  * p->max_tiles is the capacity of sorted_ids / tile_expert in row tiles of

@@ -51,6 +51,14 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(!c->persistent && !c->grouped && c->splitk == 1, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: persistent launch, grouped order and split-K are not "
                "implemented in v2 yet", name);
+    RAMP_CHECK(c->two_phase == 0 || ((c->two_phase == 1 || c->two_phase == 2 ||
+                                      c->two_phase == 4) && c->rows > 64),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: two_phase %d (two launches: 0, or 1, 2, 4 K parts with a wide "
+               "tile of 65..128 rows)", name, c->two_phase);
+    RAMP_CHECK(c->two_phase <= 1 || (g->inter / 128) % c->two_phase == 0,
+               RAMP_ERR_UNSUPPORTED, "v2 config %s: %d K parts do not divide h / 128 = %d",
+               name, c->two_phase, g->inter / 128);
     RAMP_CHECK(!g->bf16 && !v->xbf16, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: only FP8 layers with FP8 hidden states so far", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
@@ -79,6 +87,24 @@ ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
 
 static ramp_moe_v2_opts opts_or_default(const ramp_moe_v2_opts *o) {
     return o ? *o : ramp_moe_v2_default_opts();
+}
+
+/* The options a program of variant v runs with: a two-phase configuration
+ * (cfg.two_phase) is the split with that many K parts, unless o already
+ * asks for a split (its timing diagnostics) or for its own parts. */
+static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
+    ramp_moe_v2_opts e = opts_or_default(o);
+    if (v->cfg.two_phase > 0) {
+        if (!e.split) e.split = 1;
+        if (!e.p2k) e.p2k = v->cfg.two_phase;
+    }
+    return e;
+}
+
+size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                            int max_tiles) {
+    if (!v || max_tiles < 0 || !effective_opts(v, o).split) return 0;
+    return (size_t)ramp_moe_v2_ws_layout_of(max_tiles, v->geom.inter).total;
 }
 
 /* phase: RAMP_MV2_PHASE of a split program (1, 2), 0 for the fused kernel */
@@ -122,7 +148,7 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
 
 void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
                                     int phase, char *buf, size_t size) {
-    const ramp_moe_v2_opts o = opts_or_default(opts);
+    const ramp_moe_v2_opts o = effective_opts(v, opts);
     int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-fp8", v->cfg.rows,
                      v->cfg.width, v->cfg.stages, o.prefetch, o.pipe, v->geom.hidden,
                      v->geom.inter, v->geom.topk, v->geom.experts);
@@ -150,7 +176,7 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                                       int phase, ramp_jit_result **out) {
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
-    const ramp_moe_v2_opts o = opts_or_default(opts);
+    const ramp_moe_v2_opts o = effective_opts(v, opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
@@ -211,8 +237,9 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->v = *v;
     k->layout = ramp_moe_v2_layout_for(v);
     k->sms = info.limits.sms;
-    k->tiled = opts_or_default(o).tiled;
-    k->red4 = opts_or_default(o).red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
+    const ramp_moe_v2_opts eo = effective_opts(v, o);
+    k->tiled = eo.tiled;
+    k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
         char name[64];
@@ -223,12 +250,12 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
-    k->split = opts_or_default(o).split;
-    k->p2k = opts_or_default(o).p2k > 1 ? opts_or_default(o).p2k : 1;
+    k->split = eo.split;
+    k->p2k = eo.p2k > 1 ? eo.p2k : 1;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
         ramp_jit_result *j2 = NULL;
         k->layout2 = ramp_moe_v2_layout_down(v->cfg.rows, v->cfg.stages);
-        s = ramp_moe_v2_compile_phase(v, o, 2, &j2);
+        s = ramp_moe_v2_compile_phase(v, &eo, 2, &j2);
         if (s == RAMP_OK) s = ramp_module_load(gpu, j2->cubin, j2->cubin_size, &k->module2);
         if (s == RAMP_OK)
             s = ramp_module_kernel(k->module2, "ramp_moe_v2", (int)k->layout2.total, &k->kernel2);

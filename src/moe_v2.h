@@ -50,6 +50,15 @@ typedef struct {
                      1: whole), each a tile of its own, for loads of few row tiles */
 } ramp_moe_v2_opts;
 
+/* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =
+ * two_phase) with whatever options the caller gives, unless those ask for
+ * a split themselves. */
+
+/* Bytes of prm.ws the variant's launches need for up to max_tiles row tiles
+ * (0 when it is not split). */
+size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                            int max_tiles);
+
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
  * RAMP_MV2_PIPE_DEFAULT, row-major weights). */
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void);

@@ -70,8 +70,9 @@ static ramp_status check_configs(ramp_status status, const char *where,
         }
         RAMP_CHECK(ramp_config_equal(&back, &configs[i]), status,
                    "%s: configuration %d (%s) has a flag outside {0, 1} "
-                   "(persistent %d, grouped %d)", where, i, name,
-                   configs[i].persistent, configs[i].grouped);
+                   "(persistent %d, grouped %d) or two_phase %d outside {0, 1, 2, 4}",
+                   where, i, name, configs[i].persistent, configs[i].grouped,
+                   configs[i].two_phase);
         RAMP_CHECK(blocks_per_sm[i] >= 1, status,
                    "%s: configuration %d (%s) has blocks_per_sm = %d; a timed "
                    "configuration must run (>= 1)", where, i, name,

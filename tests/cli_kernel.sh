@@ -26,14 +26,14 @@ for d in chat code; do
 done
 expect 0 "wrote" -- "$ramp" trace gen --model deepseek-v3 --domain chat --steps 4 --layers 1 --seed 5 \
   -o "$tmp/ds.safetensors"
-expect 0 "wrote 8 loads x 90 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
+expect 0 "wrote 8 loads x 106 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --kernel v2 --max-batches 1 -o "$tmp/ds2.safetensors" "$tmp/ds.safetensors"
 expect 0 "wrote 8 loads x 378 configurations .kernel v1." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --max-batches 1 -o "$tmp/ds1.safetensors" "$tmp/ds.safetensors"
 L1=$tmp/l1.safetensors L2=$tmp/l2.safetensors LB=$tmp/lb.safetensors
 expect 0 "wrote 32 loads x 180 configurations .kernel v1." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 -o "$L1" "$tmp/chat.safetensors" "$tmp/code.safetensors"
-expect 0 "wrote 32 loads x 60 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+expect 0 "wrote 32 loads x 69 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 --kernel v2 -o "$L2" "$tmp/chat.safetensors" "$tmp/code.safetensors"
 expect 0 "kernel: v2" -- "$ramp" dataset info "$L2"
 expect 0 "kernel: v1" -- "$ramp" dataset info "$L1"
@@ -42,12 +42,12 @@ expect 0 "wrote 32 loads x 180" -- "$ramp" dataset build --model qwen3-30b --lay
 
 # A v2 dataset: bench takes its kernel (no --kernel needed); every cell filled.
 T2=$tmp/t2.safetensors
-expect 3 "timing 32 loads x 60 configurations .sim backend, kernel v2." -- \
+expect 3 "timing 32 loads x 69 configurations .sim backend, kernel v2." -- \
   "$ramp" bench "$L2" -o "$T2" --backend sim --max-cells 100
-expect 0 "1920 of 1920 filled" -- "$ramp" bench "$L2" -o "$T2" --backend sim --kernel v2
+expect 0 "2208 of 2208 filled" -- "$ramp" bench "$L2" -o "$T2" --backend sim --kernel v2
 expect 0 "kernel: v2" -- "$ramp" dataset info "$T2"
 # ... resumed as a v1 sweep of the same cells: refused, naming both kernels.
-expect 2 "--kernel v1: .*t2.safetensors holds 1920 times of kernel v2" -- \
+expect 2 "--kernel v1: .*t2.safetensors holds 2208 times of kernel v2" -- \
   "$ramp" bench "$T2" -o "$tmp/x.safetensors" --backend sim --kernel v1
 "$ramp" bench "$L2" -o "$tmp/l2v1.safetensors" --backend sim --kernel v1 --max-cells 1 >/dev/null 2>&1
 expect 1 "its times are of kernel v1, the sweep's kernel v2" -- \

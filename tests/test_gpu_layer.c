@@ -41,6 +41,10 @@
  * (ramp_w2_to_red4), the polymorphic kernel and the layer told so
  * (ramp_poly_desc.red4, ramp_layer_desc.w2_red4); the CPU reference keeps
  * the row-major W2, so every check above holds unchanged.
+ * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
+ * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
+ * kernel's second launch runs their phase 2; their workspace is poisoned
+ * with NaNs before every forced run of part 1).
  * Exit 77 without a GPU.
  */
 #include "check.h"
@@ -68,6 +72,8 @@ static const char *const *MENU = MENU_V1;
 static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
 static int g_nentries = NMENU;
 static int g_red4; /* RAMP_LAYER_RED4 */
+static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
+static const char *g_menu[NMENU];
 
 /* The CPU reference; for v2 with the tensor core's accumulator bound. */
 static ramp_status reference(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
@@ -301,6 +307,10 @@ static void test_entries(ctx *C, int kind, int nshapes) {
                 s = ramp_gpu_upload(C->gpu, texp, sel->tile_expert, (size_t)(tiles > 0 ? tiles : 1) * 4);
             if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, ntiles, &tiles, 4);
             if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, choice, &idx, 4);
+            /* a two-phase entry's intermediate: poisoned, as a row its phase 2
+             * read but its phase 1 did not write shows as NaN */
+            if (s == RAMP_OK && pd.cfgs[e].two_phase)
+                s = ramp_gpu_fill32_async(C->gpu, ws, 0xFFFFFFFFu, wsb / 4, C->st);
             if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
             ramp_moe_params p;
             memset(&p, 0, sizeof p);
@@ -668,6 +678,28 @@ int main(void) {
             g_entries[i] = 1;
             q = *end == ',' ? end + 1 : end;
         }
+    }
+    const char *menu_env = getenv("RAMP_LAYER_MENU");
+    if (menu_env && *menu_env) {
+        int n = 0;
+        for (const char *q = menu_env; *q && n < NMENU; n++) {
+            size_t len = strcspn(q, ",");
+            ramp_config c;
+            snprintf(g_menu_text[n], sizeof g_menu_text[n], "%.*s", (int)len, q);
+            if (len >= sizeof g_menu_text[n] || ramp_config_parse(g_menu_text[n], &c) != RAMP_OK) {
+                fprintf(stderr, "test_gpu_layer: RAMP_LAYER_MENU entry %d '%.*s': %s\n", n,
+                        (int)len, q, ramp_last_error());
+                return 2;
+            }
+            g_menu[n] = g_menu_text[n];
+            q += len + (q[len] == ',');
+        }
+        if (n != NMENU) {
+            fprintf(stderr, "test_gpu_layer: RAMP_LAYER_MENU=%s: expected %d configurations\n",
+                    menu_env, NMENU);
+            return 2;
+        }
+        MENU = g_menu;
     }
     const char *red4_env = getenv("RAMP_LAYER_RED4");
     g_red4 = red4_env && atoi(red4_env) > 0;

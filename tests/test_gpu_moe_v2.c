@@ -46,7 +46,10 @@
  * RAMP_MOE_V2_SPLIT=1 (wide tiles only, in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
  * launch, then the down projection over all of h; RAMP_MOE_V2_P2K=2 or 4:
- * its K in that many parts, tiles of their own). Prints one
+ * its K in that many parts, tiles of their own; run as the configuration
+ * space holds them, ramp_config.two_phase = the parts, e.g.
+ * r128.w512.s3.ph2.dk2, with default options and the workspace that
+ * ramp_moe_v2_ws_bytes asks for). Prints one
  * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -396,10 +399,15 @@ int main(void) {
         for (int i = 0; i < n; i++) {
             if (!wanted(configs_env, &all[i].cfg)) continue;
             if (opts.split && all[i].cfg.rows <= 64) continue; /* split: wide tiles only */
+            ramp_moe_v2_opts o = opts;
+            if (opts.split) { /* the configuration's two phases, not an option */
+                all[i].cfg.two_phase = opts.p2k > 1 ? opts.p2k : 1;
+                o.split = o.p2k = 0;
+            }
             int k = nvar[mi]++;
             vars[mi][k] = all[i];
             cjobs[ncjobs].v = all[i];
-            cjobs[ncjobs].o = opts;
+            cjobs[ncjobs].o = o;
             job2[mi][k] = ncjobs++;
             job1[mi][k] = -1;
             if (with_v1 && ramp_moe_v1_check(&all[i]) == RAMP_OK) {
@@ -552,10 +560,13 @@ int main(void) {
             GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
             R.max_tiles = (int)mt;
             R.ws = 0;
-            if (opts.split) {
-                R.ws_bytes = (size_t)ramp_moe_v2_ws_layout_of(R.max_tiles, h).total;
-                GPU_OK(ramp_gpu_alloc(R.gpu, R.ws_bytes, &R.ws));
+            R.ws_bytes = ramp_moe_v2_ws_bytes(v, &J2->o, R.max_tiles);
+            if (opts.split && !R.ws_bytes) {
+                fprintf(stderr, "%s %s: a two-phase configuration asks for no workspace\n",
+                        label, name);
+                check_failures++;
             }
+            if (R.ws_bytes) GPU_OK(ramp_gpu_alloc(R.gpu, R.ws_bytes, &R.ws));
             ramp_select_result *sel = NULL;
             GPU_OK(ramp_select_result_create(&desc, &sel));
             stats S;

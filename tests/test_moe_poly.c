@@ -17,8 +17,11 @@
  * serialised or a wait injected (C7514, C7517; as test_moe_v2_compile);
  * and the refusals (persistent, grouped, split-K, BF16, BF16 input,
  * stages outside 2..6, a width not dividing h), each naming the entry.
+ * A DeepSeek-V3 menu with wide tiles, fused and two-phase: the second
+ * kernel (their phase 2) too, with the same checks; the first kernel once
+ * spilled here (moe_v2.md, session 7).
  * RAMP_MOE_POLY_CUBIN_DIR=dir writes the v2 kernels' cubins there
- * (poly-v2-<model>.cubin; tools/gpu-check step layer_v2 disassembles them).
+ * (poly-v2-<model>[-wide].cubin; tools/gpu-check step layer_v2 disassembles them).
  */
 #include "check.h"
 #include "moe_poly.h"
@@ -165,6 +168,11 @@ static const char *const MENU_V2_QWEN[] = {"r4.w128.s4",  "r8.w128.s3",  "r16.w2
                                            "r24.w256.s3", "r32.w256.s4", "r64.w128.s2"};
 static const char *const MENU_V2_DSV3[] = {"r4.w128.s4",  "r8.w256.s4",  "r16.w512.s3",
                                            "r32.w512.s4", "r48.w256.s4", "r64.w512.s4"};
+/* Wide tiles beside narrow ones: fused, and two-phase with 1, 2, 4 K parts
+ * (their phase 2 in the second kernel, ramp_moe_poly_v2_down). */
+static const char *const MENU_V2_WIDE[] = {"r8.w256.s4",          "r64.w512.s4",
+                                           "r128.w512.s3",        "r128.w256.s3.ph2",
+                                           "r128.w512.s3.ph2.dk2", "r128.w128.s4.ph2.dk4"};
 
 static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     ramp_poly_desc d;
@@ -212,6 +220,30 @@ static void test_v2_source_and_shape(void) {
     CHECK_EQ_INT(threads, RAMP_MV2_THREADS);
     CHECK_EQ_INT(smem, want);
     CHECK(strcmp(ramp_moe_poly_kernel_name(&d), "ramp_moe_poly_v2") == 0);
+
+    /* two-phase entries: phase 1 in the first kernel, phase 2 in namespaces
+     * ramp_poly_d<i> of the second, whose switches hold only those */
+    d = v2_menu("deepseek-v3", MENU_V2_WIDE);
+    src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#include \"moe_v2.cuh\""), d.count + 3);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_PHASE 1"), 3);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_PHASE 2"), 3);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 1\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 2\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 4\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_PHASE"), d.count + 3);
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down)");
+    CHECK(down && down > strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2)"));
+    for (int i = 0; i < d.count && down; i++) {
+        char cs[96];
+        snprintf(cs, sizeof cs, "RAMP_POLY_V2_CONSUMER(%d, ramp_poly_d%d)", i, i);
+        CHECK((strstr(down, cs) != NULL) == (d.cfgs[i].two_phase > 0));
+        snprintf(cs, sizeof cs, "RAMP_POLY_V2_SETUP(%d, ramp_poly_e%d)", i, i);
+        CHECK(strstr(down, cs) == NULL);
+    }
+    free(src);
 }
 
 /* Entry 3 changed to c (or the layer's kind: every entry) must be refused
@@ -282,7 +314,8 @@ static void test_v2_refusals(void) {
 
 /* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
  * each entry's; prints Table 12 for it. */
-static int test_v2_compile(const char *model, const char *const *menu, int red4) {
+static int test_v2_compile(const char *model, const char *const *menu, int red4,
+                           const char *tag) {
     ramp_poly_desc d = v2_menu(model, menu);
     d.red4 = red4; /* float4 output: one more define, the same budget */
     ramp_jit_result *r = NULL;
@@ -308,32 +341,46 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4)
         if (o) printf("  %-22s %4d %7lld\n", menu[i], o->registers, ramp_moe_v2_layout_for(&v).total);
         ramp_jit_result_free(one);
     }
-    if (k) {
-        int warnings = r->ptxas_warnings;
-        if (r->log && (strstr(r->log, "Potential Performance Loss") || strstr(r->log, "is injected")))
-            warnings++;
+    int warnings = r->ptxas_warnings;
+    if (r->log && (strstr(r->log, "Potential Performance Loss") || strstr(r->log, "is injected")))
+        warnings++;
+    if (warnings) fprintf(stderr, "%.4000s\n", r->log ? r->log : "");
+    CHECK_EQ_INT(warnings, 0);
+    /* the menu's kernel, and the two-phase entries' phase 2 when it has any */
+    int two = 0;
+    long long smem_down = 0;
+    for (int i = 0; i < d.count; i++)
+        if (d.cfgs[i].two_phase) {
+            long long l = ramp_moe_v2_layout_down(d.cfgs[i].rows, d.cfgs[i].stages).total;
+            two = 1;
+            smem_down = l > smem_down ? l : smem_down;
+        }
+    CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) != NULL) == two);
+    for (int kk = 0; kk < 1 + two; kk++) {
+        const ramp_kernel_report *kr = kk ? ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) : k;
+        const long long sm = kk ? smem_down : smem;
+        if (!kr) continue;
         printf("  %-22s %4d %7lld  (spills %d/%d B, stack %d B, static smem %d B, %d ptxas "
                "warning(s)%s)\n",
-               "polymorphic v2", k->registers, smem, k->spill_store_bytes, k->spill_load_bytes,
-               k->stack_bytes, k->smem_bytes, warnings, r->from_cache ? ", cached" : "");
-        if (warnings) fprintf(stderr, "%.4000s\n", r->log ? r->log : "");
-        CHECK_EQ_INT(warnings, 0);
-        CHECK_EQ_INT(k->spill_store_bytes, 0);
-        CHECK_EQ_INT(k->spill_load_bytes, 0);
-        CHECK_EQ_INT(k->stack_bytes, 0);
-        CHECK_EQ_INT(k->smem_bytes, 0);
-        CHECK_EQ_INT(k->registers, RAMP_MV2_REGS);
+               kk ? "polymorphic v2, ph. 2" : "polymorphic v2", kr->registers, sm,
+               kr->spill_store_bytes, kr->spill_load_bytes, kr->stack_bytes, kr->smem_bytes,
+               warnings, r->from_cache ? ", cached" : "");
+        CHECK_EQ_INT(kr->spill_store_bytes, 0);
+        CHECK_EQ_INT(kr->spill_load_bytes, 0);
+        CHECK_EQ_INT(kr->stack_bytes, 0);
+        CHECK_EQ_INT(kr->smem_bytes, 0);
+        CHECK_EQ_INT(kr->registers, RAMP_MV2_REGS);
         ramp_device_limits lim;
         ramp_device_limits_h200(&lim);
         ramp_resources res;
-        CHECK_OK(ramp_resources_from_report(k, threads, (int)smem, &lim, &res));
+        CHECK_OK(ramp_resources_from_report(kr, threads, (int)sm, &lim, &res));
         CHECK(res.valid && res.blocks_per_sm == 1);
-        CHECK(smem <= 232448);
+        CHECK(sm <= 232448);
     }
     const char *dir = getenv("RAMP_MOE_POLY_CUBIN_DIR");
     if (dir && *dir) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/poly-v2%s-%s.cubin", dir, red4 ? "r4" : "", model);
+        snprintf(path, sizeof path, "%s/poly-v2%s-%s%s.cubin", dir, red4 ? "r4" : "", model, tag);
         FILE *f = fopen(path, "wb");
         int ok = f && fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
         if (f) ok &= fclose(f) == 0;
@@ -355,8 +402,9 @@ int main(void) {
     }
     test_compile(0, 1, "FP8, BF16 input");
     test_compile(1, 0, "BF16");
-    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0);
-    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0);
-    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1);
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, "");
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0, "");
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1, "");
+    test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, "-wide");
     return check_finish("test_moe_poly");
 }

@@ -257,9 +257,14 @@ static void wide_and_split(void) {
     const int tiles[3] = {1, 7, 300}, inters[3] = {768, 2048, 16384};
     for (int i = 0; i < 3; i++) {
         ramp_moe_v2_ws_layout w = ramp_moe_v2_ws_layout_of(tiles[i], inters[i]);
-        CHECK(w.inter == 0 && w.iscale % 256 == 0);
-        CHECK(w.iscale >= 128LL * tiles[i] * inters[i]);
-        CHECK(w.total == w.iscale + 128LL * tiles[i] * (inters[i] / 128) * 4);
+        /* a block per row tile: the intermediate, then its scales, nothing
+         * shared between tiles, so any tile count fits in tiles x tile */
+        CHECK(w.iscale % 256 == 0 && w.tile % 256 == 0);
+        CHECK(w.iscale >= 128LL * inters[i]);
+        CHECK(w.tile >= w.iscale + 128LL * (inters[i] / 128) * 4);
+        CHECK(w.tile < w.iscale + 128LL * (inters[i] / 128) * 4 + 256);
+        CHECK(w.total == (long long)tiles[i] * w.tile);
+        CHECK(ramp_moe_v2_ws_layout_of(0, inters[i]).tile == w.tile);
     }
     /* the wide consumer's accumulator j (rows 8j + 2t + e of a 128-row W2
      * half) on a red4-permuted W2: blocks j = 2m, 2m+1, 2m+8, 2m+9 of one
@@ -276,7 +281,7 @@ static void wide_and_split(void) {
     CHECK_OK(mv2_geometry("qwen3-30b", &g));
     ramp_moe_variant v;
     memset(&v, 0, sizeof v);
-    v.cfg = (ramp_config){64, 256, 4, 0, 0, 1};
+    v.cfg = (ramp_config){64, 256, 4, 0, 0, 1, 0};
     v.geom = g;
     ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
     o.split = 1;

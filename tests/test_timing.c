@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "safetensors.h"
 #include "st_util.h"
+#include "moe_v2.h" /* ramp_moe_v2_check, ramp_moe_v1_check: the wide tiles are v2 only */
 
 #include <unistd.h>
 
@@ -25,6 +26,12 @@ static int random_configs(ramp_config *out, int n) {
         c.persistent = (int)ramp_rng_below(&rng, 2);
         c.grouped = c.persistent ? (int)ramp_rng_below(&rng, 2) : 0;
         c.splitk = 1 << ramp_rng_below(&rng, 3);
+        c.two_phase = 0;
+        if (ramp_rng_below(&rng, 4) == 0) { /* v2's wide tiles, fused or two-phase */
+            static const int tp[4] = {0, 1, 2, 4};
+            c.rows = 128;
+            c.two_phase = tp[ramp_rng_below(&rng, 4)];
+        }
         int dup = 0;
         for (int i = 0; i < have; i++) dup |= ramp_config_equal(&out[i], &c);
         if (!dup) out[have++] = c;
@@ -723,10 +730,15 @@ static void test_kernel(void) {
  * stages 3 x widths; the largest, r64.w512.s4, needs 205,376 B of shared
  * memory, under the 232,448 B a block may have). Qwen3-30B EP8 (h = 768:
  * widths 128, 256): 60 of 180; DeepSeek-V3 EP8 (h = 2048, d = 7168: all
- * three widths): 90 of 378 (its split-K ones, rows <= 8, left out too). */
+ * three widths): 90 of 378 (its split-K ones, rows <= 8, left out too).
+ * Then v2's wide tiles (rows 128), fused or in two launches with 1, 2 or 4
+ * K parts dividing h / 128, at stages 3 and 4 where they fit (4 only at
+ * w = 128: 3 x 48.5 KB slots at w 256 / 512): Qwen3 (h / 128 = 6: parts
+ * 1, 2) w128 2 x 3 + w256 1 x 3 = 9; DeepSeek-V3 (16: parts 1, 2, 4)
+ * w128 2 x 4 + w256 4 + w512 4 = 16. */
 static void test_kernel_space(void) {
-    static const struct { const char *model; int v1, v2, widths; } want[2] = {
-        {"qwen3-30b", 180, 60, 2}, {"deepseek-v3", 378, 90, 3}};
+    static const struct { const char *model; int v1, v2, widths, wide; } want[2] = {
+        {"qwen3-30b", 180, 69, 2, 9}, {"deepseek-v3", 378, 106, 3, 16}};
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     for (int m = 0; m < 2; m++) {
@@ -743,7 +755,7 @@ static void test_kernel_space(void) {
         CHECK_OK(ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &s2, &n2));
         CHECK_EQ_INT(n1, want[m].v1);
         CHECK_EQ_INT(n2, want[m].v2);
-        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths);
+        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths + want[m].wide);
         /* exactly v1's plain, ungrouped, split-K-1 configurations, in order */
         int j = 0;
         for (int i = 0; i < n1 && s1 && s2; i++) {
@@ -752,7 +764,20 @@ static void test_kernel_space(void) {
             CHECK(j < n2 && ramp_config_equal(c, &s2[j]));
             j++;
         }
-        CHECK_EQ_INT(j, n2);
+        CHECK_EQ_INT(j, n2 - want[m].wide);
+        for (; j < n2 && s2; j++) { /* then the wide tiles, each one v2 runs */
+            ramp_moe_variant v;
+            memset(&v, 0, sizeof v);
+            v.cfg = s2[j];
+            v.geom = g;
+            CHECK(s2[j].rows == 128 && !s2[j].persistent && s2[j].splitk == 1);
+            CHECK(s2[j].stages == 3 || s2[j].stages == 4);
+            CHECK_OK(ramp_moe_v2_check(&v));
+            CHECK(ramp_moe_v1_check(&v) != RAMP_OK);
+            ramp_resources r;
+            CHECK_OK(ramp_config_resources(&s2[j], &g, &lim, &r));
+            CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
+        }
         ramp_timing *t = NULL;
         CHECK_OK(ramp_timing_create_space_for(RAMP_KERNEL_V2, &md, "EP8", &g, &lim, &t));
         if (t) {

@@ -322,13 +322,38 @@ int main(int argc, char **argv) {
         DIE("plan is for %s %s, dataset for %s %s", plan.model, plan.layout, ds->model, ds->layout);
     ramp_model model;
     TRY(ramp_model_lookup(plan.model, &model));
+    /* the vLLM-style table runs our v1 kernel: tuned on the dataset's times
+     * of the configurations v1 runs (a v2 dataset also holds v2's wide tiles) */
+    ramp_timing *ds1 = NULL;
+    {
+        int *idx = malloc(sizeof(int) * (size_t)ds->nconfigs), n = 0;
+        if (!idx) DIE("out of memory");
+        for (int c = 0; c < ds->nconfigs; c++)
+            if (ramp_kernel_version_check(RAMP_KERNEL_V1, &ds->configs[c], &ds->geom) == RAMP_OK)
+                idx[n++] = c;
+        if (n == 0) DIE("the dataset holds no configuration kernel v1 runs (the vLLM-style table's)");
+        TRY(ramp_timing_select_configs(ds, idx, n, &ds1));
+        free(idx);
+    }
     ramp_policy *table = NULL;
-    TRY(ramp_policy_fit(RAMP_POLICY_VLLM, ds, NULL, NULL, &table));
+    TRY(ramp_policy_fit(RAMP_POLICY_VLLM, ds1, NULL, NULL, &table));
     const ramp_geometry g = plan.geom;
     const int EL = g.experts, E = model.experts, k = g.topk, d = g.hidden, h = g.inter;
     const int is2 = kernel == RAMP_KERNEL_V2;
     const ramp_plan plan1 = plan; /* the v1 layer's menu, as read */
     if (is2) v2_menu_of(&plan);
+    /* --kernel v2: the v1 layer of the same plan, when v1 runs every entry
+     * (a menu with v2's wide tiles has none) */
+    int with_v1 = is2;
+    for (int i = 0; i < plan1.count; i++) {
+        ramp_moe_variant v = {plan1.configs[i], plan1.geom, 0};
+        if (with_v1 && ramp_moe_v1_check(&v) != RAMP_OK) {
+            char nm[64];
+            printf("v1 layer: not timed (menu entry %d, %s, is kernel v2's only)\n", i,
+                   ramp_config_name(&plan1.configs[i], nm, sizeof nm));
+            with_v1 = 0;
+        }
+    }
 
 
     /* every configuration any path may run: the menu, and the table's picks
@@ -343,8 +368,8 @@ int main(int argc, char **argv) {
         TRY(ramp_policy_choose_load(table, 1, zero, tokens_list[t], &c));
         table_pick[t] = c;
         int have = 0;
-        for (int i = 0; i < ncfg; i++) have |= ramp_config_equal(&cfgs[i], &ds->configs[c]);
-        if (!have) cfgs[ncfg++] = ds->configs[c];
+        for (int i = 0; i < ncfg; i++) have |= ramp_config_equal(&cfgs[i], &ds1->configs[c]);
+        if (!have) cfgs[ncfg++] = ds1->configs[c];
     }
     ramp_poly_desc pd;
     memset(&pd, 0, sizeof pd);
@@ -365,8 +390,8 @@ int main(int argc, char **argv) {
         int nj = 0;
         memset(jobs, 0, sizeof jobs);
         jobs[nj++].poly = &pd;
+        if (with_v1) jobs[nj++].poly = &pd1;
         if (is2) {
-            jobs[nj++].poly = &pd1;
             for (int i = 0; i < plan.count; i++, nj++) {
                 jobs[nj].v.cfg = plan.configs[i];
                 jobs[nj].v.geom = g;
@@ -379,7 +404,7 @@ int main(int argc, char **argv) {
             jobs[nj].v.cfg = cfgs[i];
             jobs[nj].v.cfg.persistent = 0;
             jobs[nj].v.geom = g;
-            nj++;
+            if (ramp_moe_v1_check(&jobs[nj].v) == RAMP_OK) nj++; /* v1's alone */
         }
         printf("compiling the polymorphic kernel%s and %d configurations%s...\n",
                is2 ? "s (v2 and v1)" : "", ncfg, is2 ? " (v1), the menu's v2 kernels" : "");
@@ -450,7 +475,7 @@ int main(int argc, char **argv) {
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
-    if (is2) {
+    if (with_v1) {
         ld.serial_launch = 0;
         ld.kernel = RAMP_KERNEL_V1;
         ld.w2 = w2;
@@ -495,9 +520,16 @@ int main(int argc, char **argv) {
     size_t wsb = 0, cb = 0;
     for (int i = 0; i < ncfg; i++) {
         ramp_moe_variant v = {cfgs[i], g, 0};
+        if (ramp_moe_v1_check(&v) != RAMP_OK) continue;
         size_t a = ramp_moe_v1_ws_bytes(&v, (int)cap_tiles), b = ramp_moe_v1_counter_bytes(&v, (int)cap_tiles);
         wsb = a > wsb ? a : wsb;
         cb = b > cb ? b : cb;
+    }
+    for (int i = 0; is2 && i < plan.count; i++) { /* two-phase entries' intermediate */
+        ramp_moe_variant v = {plan.configs[i], g, 0};
+        long long pk = (long long)max_tokens * k;
+        size_t a = ramp_moe_v2_ws_bytes(&v, &o2, (int)(pk / v.cfg.rows + (pk < EL ? pk : EL)));
+        wsb = a > wsb ? a : wsb;
     }
     TRY(ramp_gpu_alloc(T.gpu, wsb ? wsb : 4, &ws));
     TRY(ramp_gpu_alloc(T.gpu, cb ? cb : 4, &cnt));
@@ -507,10 +539,10 @@ int main(int argc, char **argv) {
     TRY(ramp_gpu_fill32_async(T.gpu, sched, 0, RAMP_POLY_SCHED_WORDS, T.st));
 
     /* standalone kernels */
-    ramp_moe_kernel *alone[64];
+    ramp_moe_kernel *alone[64] = {0}; /* v1's (NULL: a configuration v1 does not run) */
     for (int i = 0; i < ncfg; i++) {
         ramp_moe_variant v = {cfgs[i], g, 0};
-        TRY(ramp_moe_kernel_create(T.gpu, &v, &alone[i]));
+        if (ramp_moe_v1_check(&v) == RAMP_OK) TRY(ramp_moe_kernel_create(T.gpu, &v, &alone[i]));
     }
     ramp_moe_v2_kernel *alone2[RAMP_MENU_MAX] = {0}; /* --kernel v2: the menu's v2 kernels */
     for (int i = 0; is2 && i < plan.count; i++) {
@@ -634,7 +666,7 @@ int main(int argc, char **argv) {
             ramp_graph_free(Gs);
             stat3 s_v1 = {0, 0, 0}; /* --kernel v2: the v1 layer, same plan, same graph kind */
             int chosen1 = -1;
-            if (is2) {
+            if (with_v1) {
                 TRY(ramp_select_cpu(&sd1, Mt, b.ids, twin1));
                 chosen1 = twin1->meta[RAMP_SELECT_META_CHOSEN];
                 ramp_graph *G1 = NULL;
@@ -707,7 +739,7 @@ int main(int argc, char **argv) {
             }
             nover++;
             /* the vLLM-style layer on our kernel */
-            const ramp_config *vc = &ds->configs[table_pick[t]];
+            const ramp_config *vc = &ds1->configs[table_pick[t]];
             int vi = -1;
             for (int i = 0; i < nvp; i++)
                 if (ramp_config_equal(&vp[i].cfg, vc)) vi = i;
@@ -758,7 +790,7 @@ int main(int argc, char **argv) {
             printf("       select %.2f us + chosen entry in the polymorphic kernel %.2f us; layer - "
                    "both %+.2f us\n",
                    s_sel.med, s_poly_chosen.med, s_ramp.med - s_sel.med - s_poly_chosen.med);
-            if (is2) {
+            if (with_v1) {
                 char c1[64];
                 ramp_config_name(&plan1.configs[chosen1], c1, sizeof c1);
                 printf("       v1 layer (%s): %.2f us, v1 / v2 layer %.2fx\n", c1, s_v1.med,
@@ -804,6 +836,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(L);
     ramp_layer_free(Ls);
     ramp_policy_free(table);
+    ramp_timing_free(ds1);
     ramp_timing_free(ds);
     moe_weights_free(&W);
     free(T.samples);

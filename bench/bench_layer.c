@@ -507,12 +507,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < plan1.count; i++)
         TRY(ramp_select_entry_from_plan(&plan1, i, &sd1.entries[i]));
     TRY(ramp_select_result_create(&sd1, &twin1));
-    /* a one-entry descriptor with rows 1 bounds every grouping's size */
+    /* a one-entry descriptor with rows 1 bounds every grouping's tiles */
     ramp_select_desc one = sd;
     one.nentries = 1;
     one.entries[0].rows = 1;
-    int64_t cap_slots, cap_tiles;
+    int64_t cap_slots, cap_tiles, menu_slots, menu_tiles;
     TRY(ramp_select_capacity(&one, &cap_slots, &cap_tiles));
+    /* ... and the menu's slots: a wide tile pads every expert to 128 */
+    TRY(ramp_select_capacity(&sd, &menu_slots, &menu_tiles));
+    if (menu_slots > cap_slots) cap_slots = menu_slots;
     TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_slots * 4 * 2, &sorted));
     TRY(ramp_gpu_alloc(T.gpu, (size_t)cap_tiles * 4, &texp));
     TRY(ramp_gpu_alloc(T.gpu, 4, &ntiles));

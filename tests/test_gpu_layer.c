@@ -255,10 +255,16 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     if (s == RAMP_OK) s = ramp_moe_poly_create(C->gpu, &pd, (int64_t)max_tokens * TOPK, &K);
     if (s == RAMP_OK) s = upload_weights(C, bf16, &W);
     if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &B);
-    /* capacity for the smallest rows (the selection's max_tiles) */
-    ramp_select_desc d0 = one_entry_desc(&pd.cfgs[0], max_tokens);
+    /* capacity for every entry's grouping: the most tiles (the smallest
+     * rows) and the most slots (a wide tile pads an expert to 128) */
     int64_t max_slots = 0, max_tiles = 0;
-    if (s == RAMP_OK) s = ramp_select_capacity(&d0, &max_slots, &max_tiles);
+    for (int i = 0; s == RAMP_OK && i < NMENU; i++) {
+        ramp_select_desc di = one_entry_desc(&pd.cfgs[i], max_tokens);
+        int64_t sl = 0, ti = 0;
+        s = ramp_select_capacity(&di, &sl, &ti);
+        max_slots = sl > max_slots ? sl : max_slots;
+        max_tiles = ti > max_tiles ? ti : max_tiles;
+    }
     size_t cb = 0, wsb = 0;
     if (s == RAMP_OK) {
         cb = ramp_moe_poly_counter_bytes(K, (int)max_tiles);
@@ -392,9 +398,12 @@ static ramp_plan make_plan(int sms, int pairs) {
         ramp_config_parse(MENU[i], &p.configs[i]);
         /* a fixed cost growing with the tile's rows, a per-wave cost, a
          * per-tile cost: small loads pick small tiles, large ones large */
+        /* (v2's wide tiles priced as 16-row ones, so that the replays of a
+         * menu holding them choose one at large loads) */
+        const int rows = p.configs[i].rows > 64 ? 16 : p.configs[i].rows;
         p.theta[i][0] = 4.0 + 0.3 * i;
-        p.theta[i][1] = 1.0 + 0.15 * p.configs[i].rows;
-        p.theta[i][2] = 0.02 + 0.002 * p.configs[i].rows;
+        p.theta[i][1] = 1.0 + 0.15 * rows;
+        p.theta[i][2] = 0.02 + 0.002 * rows;
         p.theta[i][3] = 0.1;
         if (pairs) p.theta[i][4] = 0.001 * (1 + i); /* per token-expert pair */
     }

@@ -15,7 +15,7 @@
  *   }
  *   #undef RAMP_ROWS ...
  *   ... one namespace per entry ...
- *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2)
+ *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;)
  *   RAMP_POLY_V2_SETUP(0, ramp_poly_e0)     ... one per entry
  *   RAMP_POLY_V2_PRODUCERS
  *   RAMP_POLY_V2_PRODUCER(0, ramp_poly_e0)  ...
@@ -30,10 +30,16 @@
  * the first kernel is phase 1 (RAMP_MV2_PHASE 1, the up projection storing
  * the intermediate to prm.ws); a second kernel, ramp_moe_poly_v2_down, of
  * the same shape holds their phase 2 (RAMP_MV2_PHASE 2, RAMP_MV2_P2K) in
- * namespaces ramp_poly_d<i>, with case i for each, so that a choice of any
- * other entry returns at once. The host launches it after the first when
- * the menu has such an entry, with programmatic dependent launch when the
- * first had it: its griddepcontrol.wait then waits for the first kernel.
+ * namespaces ramp_poly_d<i>, with case i for each. The host launches it
+ * after the first when the menu has such an entry, with programmatic
+ * dependent launch when the first had it. Then the first kernel lets it
+ * start at once (griddepcontrol.launch_dependents right after its own
+ * wait), so that the second kernel's launch and block scheduling overlap
+ * the first kernel instead of following it (about 10 us measured on
+ * Mixtral's small loads without). Every block of the second kernel still
+ * waits (griddepcontrol.wait) before it reads the choice: its completion
+ * then implies the first kernel's, which is what the work after the layer
+ * on the stream relies on.
  *
  * The kernel, per block (384 threads: every v2 entry's block):
  *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
@@ -71,7 +77,9 @@
 
 #define RAMP_V2_BODY_ONLY 1
 
-#define RAMP_POLY_V2_BEGIN(kernel_name)                                       \
+/* after_wait: a statement run right after griddepcontrol.wait (the first
+ * kernel's trigger of the second, file comment). */
+#define RAMP_POLY_V2_BEGIN(kernel_name, after_wait)                           \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
     kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
                      const __grid_constant__ ramp_moe_v2_maps maps) {        \
@@ -81,8 +89,9 @@
             (((ramp_poly_a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - \
              ramp_poly_a);                                                   \
         /* launched with programmatic dependent launch, the blocks start    \
-         * while the selection kernel runs; wait for its outputs here */     \
+         * while the previous kernel runs; wait for its outputs here */      \
         asm volatile("griddepcontrol.wait;\n" ::: "memory");                 \
+        after_wait;                                                           \
         const int choice = *(const volatile int *)pp.choice;                 \
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \

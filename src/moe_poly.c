@@ -171,13 +171,13 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
 /* The kernel's body over the entries in `only` (NULL: all); namespace
  * prefix ns ('e' or 'd'). */
 static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const char *kernel, char ns,
-                          int phase2) {
+                          int phase2, const char *after_wait) {
     static const char *const parts[3][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_SETUP"},
                                             {"RAMP_POLY_V2_PRODUCERS", "RAMP_POLY_V2_PRODUCER"},
                                             {"RAMP_POLY_V2_CONSUMERS", "RAMP_POLY_V2_CONSUMER"}};
     put(b, "\n");
     for (int p = 0; p < 3; p++) {
-        if (p == 0) put(b, "%s(%s)\n", parts[p][0], kernel);
+        if (p == 0) put(b, "%s(%s, %s)\n", parts[p][0], kernel, after_wait);
         else put(b, "%s\n", parts[p][0]);
         for (int i = 0; i < d->count; i++)
             if (!phase2 || d->cfgs[i].two_phase)
@@ -192,12 +192,15 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
     put(&b, "#include \"moe_poly_v2.cuh\"\n");
     for (int i = 0; i < d->count; i++)
         put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0);
-    put_kernel_v2(&b, d, RAMP_POLY_V2_KERNEL, 'e', 0);
-    if (has_two_phase(d)) {
+    const int two = has_two_phase(d);
+    /* with a second kernel, the first lets it start at once (moe_poly_v2.cuh) */
+    put_kernel_v2(&b, d, RAMP_POLY_V2_KERNEL, 'e', 0,
+                  two ? "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")" : ";");
+    if (two) {
         put(&b, "\n/* the two-phase entries' phase 2 */\n");
         for (int i = 0; i < d->count; i++)
             if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2);
-        put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1);
+        put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";");
     }
     if (b.failed) {
         free(b.p);

@@ -234,8 +234,12 @@ static void test_v2_source_and_shape(void) {
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 2\n"), 1);
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 4\n"), 1);
     CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_PHASE"), d.count + 3);
-    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down)");
-    CHECK(down && down > strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2)"));
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;)");
+    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ");
+    CHECK(down && first && down > first);
+    /* the first kernel lets the second start (only with a second kernel) */
+    CHECK(first && strncmp(first + strlen("RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, "),
+                           "asm volatile(\"griddepcontrol.launch_dependents", 44) == 0);
     for (int i = 0; i < d.count && down; i++) {
         char cs[96];
         snprintf(cs, sizeof cs, "RAMP_POLY_V2_CONSUMER(%d, ramp_poly_d%d)", i, i);

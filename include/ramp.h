@@ -431,6 +431,13 @@ ramp_status ramp_kernel_version_check(ramp_kernel_version k, const ramp_config *
 ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_config **out, int *count);
+/* Resources of configuration c under kernel k: v1's estimate
+ * (ramp_config_resources); v2's own layout (kernels/moe_v2_params.h; a
+ * two-phase configuration's larger phase), 384 threads, 168 registers at
+ * entry, one block per SM, valid when v2 runs c on g (why otherwise). */
+ramp_status ramp_config_resources_for(ramp_kernel_version k, const ramp_config *c,
+                                      const ramp_geometry *g, const ramp_device_limits *lim,
+                                      ramp_resources *out);
 /* Occupancy class (blocks per SM) of configuration c under kernel k: v1's
  * estimate (ramp_config_resources); v2: 1, its grid is min(tiles, SMs)
  * blocks striding over the tiles. 0 if it cannot run. */

@@ -161,11 +161,13 @@ int ramp_config_register_bound(const ramp_config *c) {
     return r;
 }
 
-/* A wide configuration (kernel v2 only): v2's layout (the larger of the
- * two phases' when split), 384 threads, at most 224 registers, one block
- * per SM; ramp_moe_v2_check says whether v2 runs it. */
-static ramp_status wide_resources(const ramp_config *c, const ramp_geometry *g,
-                                  const ramp_device_limits *lim, ramp_resources *out) {
+/* Kernel v2's resources: its layout (the larger of the two phases' when
+ * split), 384 threads, RAMP_MV2_REGS at entry, one block per SM;
+ * ramp_moe_v2_check says whether v2 runs it. A wide configuration (v2
+ * only) gets these from ramp_config_resources too. */
+static ramp_status v2_resources(const ramp_config *c, const ramp_geometry *g,
+                                const ramp_device_limits *lim, ramp_resources *out) {
+    memset(out, 0, sizeof *out);
     ramp_moe_variant v;
     memset(&v, 0, sizeof v);
     v.cfg = *c;
@@ -177,7 +179,7 @@ static ramp_status wide_resources(const ramp_config *c, const ramp_geometry *g,
     }
     out->smem_bytes = (int)smem;
     out->threads = RAMP_MV2_THREADS;
-    out->regs_per_thread = RAMP_MV2_CONSUMER_REGS;
+    out->regs_per_thread = RAMP_MV2_REGS;
     out->blocks_per_sm = 1;
     out->valid = 1;
     if (smem > lim->smem_per_block) {
@@ -196,7 +198,7 @@ ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   ramp_resources *out) {
     RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     memset(out, 0, sizeof *out);
-    if (c->rows > 64 || c->two_phase) return wide_resources(c, g, lim, out);
+    if (c->rows > 64 || c->two_phase) return v2_resources(c, g, lim, out);
     ramp_moe_v1_layout l = ramp_moe_v1_layout_of(c->rows, c->width, c->stages, g->bf16, 0);
     long smem = (long)l.total;
     int threads = l.threads;
@@ -275,6 +277,21 @@ ramp_status ramp_config_space(const ramp_geometry *g,
     }
     *out = list;
     *count = n;
+    return RAMP_OK;
+}
+
+ramp_status ramp_config_resources_for(ramp_kernel_version k, const ramp_config *c,
+                                      const ramp_geometry *g, const ramp_device_limits *lim,
+                                      ramp_resources *out) {
+    RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(k == RAMP_KERNEL_V1 || k == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "kernel = %d: not v1 (0) or v2 (1)", (int)k);
+    if (k == RAMP_KERNEL_V2) return v2_resources(c, g, lim, out);
+    RAMP_TRY(ramp_config_resources(c, g, lim, out));
+    if (out->valid && ramp_moe_v1_check(&(ramp_moe_variant){*c, *g, 0}) != RAMP_OK) {
+        out->valid = 0; /* v2's wide tiles */
+        snprintf(out->why, sizeof out->why, "%s", ramp_last_error());
+    }
     return RAMP_OK;
 }
 

@@ -257,13 +257,23 @@ ramp_status ramp_timing_add_load(ramp_timing *t, int32_t batch, int32_t gpu,
     return RAMP_OK;
 }
 
-/* The kernel is v1 or v2, and a v2 dataset holds only configurations v2
- * runs on its geometry (so every cell of it can be a measured time). */
+/* The kernel is v1 or v2, a v2 dataset holds only configurations v2 runs
+ * on its geometry (so every cell of it can be a measured time), and a v1
+ * dataset none of v2's wide tiles (v1 has no such kernel). */
 static ramp_status check_kernel(ramp_status status, const char *where,
                                 const ramp_timing *t) {
     RAMP_CHECK(t->kernel == RAMP_KERNEL_V1 || t->kernel == RAMP_KERNEL_V2, status,
                "%s: kernel = %d is not v1 (0) or v2 (1)", where, t->kernel);
-    if (t->kernel == RAMP_KERNEL_V1) return RAMP_OK;
+    if (t->kernel == RAMP_KERNEL_V1) {
+        for (int c = 0; c < t->nconfigs; c++) {
+            char name[96];
+            RAMP_CHECK(t->configs[c].rows <= 64 && !t->configs[c].two_phase, status,
+                       "%s: kernel v1 dataset: configuration %d (%s) is a wide tile of kernel "
+                       "v2 (rows 128, .ph2): v1 does not run it", where, c,
+                       ramp_config_name(&t->configs[c], name, sizeof name));
+        }
+        return RAMP_OK;
+    }
     for (int c = 0; c < t->nconfigs; c++) {
         if (ramp_kernel_version_check((ramp_kernel_version)t->kernel, &t->configs[c],
                                       &t->geom) == RAMP_OK)

@@ -27,12 +27,15 @@ int cmd_models(int argc, char **argv) {
 }
 
 static const char CONFIGS_HELP[] =
-    "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv]\n"
+    "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv] [--kernel v1|v2]\n"
     "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
     "\n"
     "Lists the kernel configurations valid for the model on the layout, with\n"
     "their estimated shared memory, threads, registers and occupancy class\n"
-    "(blocks per SM). --all also lists those that do not fit, with the reason.\n";
+    "(blocks per SM). --all also lists those that do not fit, with the reason.\n"
+    "--kernel v2: the Hopper kernel v2's space instead of v1's (FP8 only; plain\n"
+    "launch; with its wide tiles, rows 128, fused or in two launches: .ph2,\n"
+    ".ph2.dk2, .ph2.dk4); --all then lists v1's others with why v2 does not run them.\n";
 
 int cmd_configs(int argc, char **argv) {
     static const struct option opts[] = {
@@ -40,7 +43,9 @@ int cmd_configs(int argc, char **argv) {
         {"experts", required_argument, 0, 'E'}, {"topk", required_argument, 0, 'k'},
         {"inter", required_argument, 0, 'H'}, {"hidden", required_argument, 0, 'D'},
         {"bf16", no_argument, 0, 'b'}, {"all", no_argument, 0, 'a'},
-        {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"csv", no_argument, 0, 'c'}, {"kernel", required_argument, 0, 'K'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    ramp_kernel_version kernel = RAMP_KERNEL_V1;
     cli_model_opts mo = {0};
     const char *layout_text = NULL;
     int bf16 = 0, all = 0, csv = 0, o;
@@ -56,6 +61,10 @@ int cmd_configs(int argc, char **argv) {
         case 'b': bf16 = 1; break;
         case 'a': all = 1; break;
         case 'c': csv = 1; break;
+        case 'K':
+            if (ramp_kernel_version_parse(optarg, &kernel) != RAMP_OK)
+                return cli_usage_error("configs", "--kernel %s: expected v1 or v2", optarg);
+            break;
         case 'h': fputs(CONFIGS_HELP, stdout); return 0;
         default: return cli_usage_error("configs", "unknown option");
         }
@@ -80,10 +89,36 @@ int cmd_configs(int argc, char **argv) {
     int valid = 0;
     ramp_config *cand = NULL;
     int ncand = 0;
-    if ((s = ramp_config_candidates(&g, &cand, &ncand))) return cli_fail("configs", s);
+    if (kernel == RAMP_KERNEL_V2) { /* v2's space, then (--all) v1's others */
+        ramp_config *v1c = NULL, *sp = NULL;
+        int n1 = 0, nsp = 0;
+        if ((s = ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &sp, &nsp)))
+            return cli_fail("configs", s);
+        if ((s = ramp_config_candidates(&g, &v1c, &n1))) {
+            free(sp);
+            return cli_fail("configs", s);
+        }
+        cand = malloc(sizeof *cand * (size_t)(nsp + n1));
+        if (!cand) {
+            free(sp);
+            free(v1c);
+            return cli_fail("configs", RAMP_ERR_OUT_OF_MEMORY);
+        }
+        memcpy(cand, sp, sizeof *cand * (size_t)nsp);
+        ncand = nsp;
+        for (int i = 0; i < n1; i++) {
+            int have = 0;
+            for (int j = 0; j < nsp && !have; j++) have = ramp_config_equal(&v1c[i], &sp[j]);
+            if (!have) cand[ncand++] = v1c[i];
+        }
+        free(sp);
+        free(v1c);
+    } else if ((s = ramp_config_candidates(&g, &cand, &ncand))) {
+        return cli_fail("configs", s);
+    }
     for (int i = 0; i < ncand; i++) {
         ramp_resources r;
-        if ((s = ramp_config_resources(&cand[i], &g, &lim, &r))) {
+        if ((s = ramp_config_resources_for(kernel, &cand[i], &g, &lim, &r))) {
             free(cand);
             return cli_fail("configs", s);
         }

@@ -168,8 +168,8 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
     for (size_t m = 0; m < N_ENTRY_V2; m++) put(b, "#undef %s\n", ENTRY_MACROS_V2[m]);
 }
 
-/* The kernel's body over the entries in `only` (NULL: all); namespace
- * prefix ns ('e' or 'd'). */
+/* A kernel's three switches over every entry, or (phase2) over the
+ * two-phase ones; ns: the namespaces' prefix ('e' or 'd'). */
 static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const char *kernel, char ns,
                           int phase2, const char *after_wait) {
     static const char *const parts[3][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_SETUP"},

@@ -154,9 +154,27 @@ static void test_configs(void) {
     CHECK_OK(ramp_config_parse("r2.w128.s2.persist.grp.k2", &c));
     CHECK(c.grouped && c.splitk == 2);
     CHECK(strcmp(ramp_config_name(&c, buf, sizeof buf), "r2.w128.s2.persist.grp.k2") == 0);
+    /* kernel v2's wide tiles: fused, and two-phase with 1, 2 or 4 K parts */
+    CHECK_OK(ramp_config_parse("r128.w512.s3", &c));
+    CHECK(c.rows == 128 && c.width == 512 && c.stages == 3 && c.two_phase == 0);
+    CHECK_OK(ramp_config_parse("r128.w256.s3.ph2", &c));
+    CHECK(c.rows == 128 && c.two_phase == 1 && c.splitk == 1 && !c.persistent);
+    CHECK(strcmp(ramp_config_name(&c, buf, sizeof buf), "r128.w256.s3.ph2") == 0);
+    CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk4", &c));
+    CHECK(c.two_phase == 4);
+    CHECK(strcmp(ramp_config_name(&c, buf, sizeof buf), "r128.w128.s4.ph2.dk4") == 0);
+    {
+        ramp_config one, two;
+        CHECK_OK(ramp_config_parse("r128.w128.s4.ph2", &one));
+        CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk2", &two));
+        CHECK(!ramp_config_equal(&one, &two) && !ramp_config_equal(&one, &c));
+    }
     const char *bad[] = {"r16", "r16.w256", "r3.w256.s4", "r16.w200.s4", "r16.w256.s5",
                          "r16.w256.s4.grp", "r16.w256.s4.k3", "r16.w256.s4.foo",
-                         "x16.w256.s4", "r16.w256.s4.persist.k", ""};
+                         "x16.w256.s4", "r16.w256.s4.persist.k", "",
+                         "r96.w256.s3", "r64.w256.s3.ph2", "r128.w256.s3.ph2.dk3",
+                         "r128.w256.s3.ph2.dk1", "r128.w256.s3.dk2", "r128.w256.s3.ph2.dk",
+                         "r128.w256.s3.ph3", "r128.w256.s3.ph2.k2"};
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++)
         CHECK_ERR(ramp_config_parse(bad[i], &c), RAMP_ERR_INVALID_ARGUMENT);
 

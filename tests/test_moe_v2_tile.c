@@ -266,6 +266,33 @@ static void wide_and_split(void) {
         CHECK(w.total == (long long)tiles[i] * w.tile);
         CHECK(ramp_moe_v2_ws_layout_of(0, inters[i]).tile == w.tile);
     }
+    /* the bytes a variant asks for: none fused; a two-phase configuration's
+     * (or the split option's) block per row tile */
+    {
+        ramp_moe_variant v;
+        memset(&v, 0, sizeof v);
+        v.geom = (ramp_geometry){32, 8, 2048, 7168, 0};
+        CHECK_OK(ramp_config_parse("r128.w512.s3", &v.cfg));
+        CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 64) == 0);
+        ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+        o.split = 1;
+        CHECK(ramp_moe_v2_ws_bytes(&v, &o, 64) ==
+              (size_t)(64 * ramp_moe_v2_ws_layout_of(0, 2048).tile));
+        CHECK_OK(ramp_config_parse("r128.w512.s3.ph2.dk2", &v.cfg));
+        CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 64) ==
+              (size_t)ramp_moe_v2_ws_layout_of(64, 2048).total);
+        CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 0) == 0);
+        CHECK_OK(ramp_config_parse("r64.w512.s4", &v.cfg));
+        CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 64) == 0);
+        /* two-phase with K parts not dividing h / 128 = 6 (Qwen3): refused */
+        v.geom = (ramp_geometry){16, 8, 768, 2048, 0};
+        CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk4", &v.cfg));
+        CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+        CHECK(strstr(ramp_last_error(), "K parts") != NULL);
+        CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk2", &v.cfg));
+        CHECK_OK(ramp_moe_v2_check(&v));
+        CHECK_ERR(ramp_moe_v1_check(&v), RAMP_ERR_UNSUPPORTED);
+    }
     /* the wide consumer's accumulator j (rows 8j + 2t + e of a 128-row W2
      * half) on a red4-permuted W2: blocks j = 2m, 2m+1, 2m+8, 2m+9 of one
      * (t, e) are rows 32m + 8t + 4e + 0..3, in that order */

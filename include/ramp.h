@@ -1521,6 +1521,34 @@ ramp_status ramp_resources_from_report(const ramp_kernel_report *k,
                                        const ramp_device_limits *lim,
                                        ramp_resources *out);
 
+/* What the compiler says about one configuration of a kernel: its
+ * program(s) built for sm_90a as the GPU path builds them. */
+typedef struct {
+    int nprograms;                 /* 1; 2 for a v2 two-phase configuration:
+                                      the up, then the down projection */
+    char program[2][96];           /* JIT program names; a cubin written to
+                                      cubin_dir is <program>.cubin */
+    ramp_kernel_report report[2];  /* ptxas's report of each program */
+    int dynamic_smem[2];           /* bytes each program launches with */
+    int threads;                   /* per block */
+    int ptxas_warnings;            /* over all programs */
+    int from_cache;                /* programs read from the JIT cache */
+    ramp_resources res;            /* measured = 1; two programs: the larger
+                                      registers and shared memory, the lower
+                                      occupancy; valid = 0 with why when a
+                                      program spills, has a stack frame or
+                                      cannot launch */
+} ramp_config_compiled;
+
+/* Compiles configuration c of `kernel` on g with NVRTC (no GPU needed) or
+ * reads it from the JIT cache; cubin_dir (NULL: none) receives each
+ * program's cubin. RAMP_ERR_UNSUPPORTED when the kernel does not run c,
+ * RAMP_ERR_NO_GPU when NVRTC cannot be loaded, RAMP_ERR_IO when a cubin
+ * cannot be written (none is left half-written). */
+ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c,
+                                const ramp_geometry *g, const ramp_device_limits *lim,
+                                const char *cubin_dir, ramp_config_compiled *out);
+
 /* ---- 9.3 Modules and launches -------------------------------------------- */
 
 typedef struct ramp_module ramp_module;

@@ -39,6 +39,14 @@ int cli_model_resolve(const char *cmd, const cli_model_opts *o, ramp_model *out)
 void cli_progress(double fraction, void *label);
 void cli_progress_done(void *label);
 
+/* `ramp configs --ptxas` (configs_ptxas.c): compiles cfgs[0..n) on `jobs`
+ * threads and prints what ptxas measured; cubin_dir (NULL: none) must not
+ * exist or be empty, and receives every cubin only if all compile and run.
+ * Returns the exit code. */
+int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
+                  const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
+                  const char *cubin_dir, int csv);
+
 /* Subcommands. */
 int cmd_models(int argc, char **argv);
 int cmd_configs(int argc, char **argv);

@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include <unistd.h>
+
 int cmd_models(int argc, char **argv) {
     static const struct option opts[] = {{"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int csv = 0, o;
@@ -28,6 +30,7 @@ int cmd_models(int argc, char **argv) {
 
 static const char CONFIGS_HELP[] =
     "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv] [--kernel v1|v2]\n"
+    "                    [--ptxas [--jobs N] [--cubin-dir DIR]]\n"
     "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
     "\n"
     "Lists the kernel configurations valid for the model on the layout, with\n"
@@ -35,7 +38,15 @@ static const char CONFIGS_HELP[] =
     "(blocks per SM). --all also lists those that do not fit, with the reason.\n"
     "--kernel v2: the Hopper kernel v2's space instead of v1's (FP8 only; plain\n"
     "launch; with its wide tiles, rows 128, fused or in two launches: .ph2,\n"
-    ".ph2.dk2, .ph2.dk4); --all then lists v1's others with why v2 does not run them.\n";
+    ".ph2.dk2, .ph2.dk4); --all then lists v1's others with why v2 does not run them.\n"
+    "--ptxas: compiles every valid configuration as the GPU path does (NVRTC for\n"
+    "sm_90a, no GPU needed; the JIT cache keeps the programs) on N threads (--jobs;\n"
+    "default: the CPUs) and lists what ptxas measured: registers (up/down for a\n"
+    "two-phase configuration), spill and stack bytes, shared memory (smem2: the\n"
+    "down program's), threads, blocks per SM. Exits 1 if one fails to compile,\n"
+    "spills, has a stack frame, or draws a ptxas warning. --cubin-dir DIR (new or\n"
+    "empty) receives every program's cubin, for tools/sass-check; only when all\n"
+    "of them compile and can run.\n";
 
 int cmd_configs(int argc, char **argv) {
     static const struct option opts[] = {
@@ -44,11 +55,14 @@ int cmd_configs(int argc, char **argv) {
         {"inter", required_argument, 0, 'H'}, {"hidden", required_argument, 0, 'D'},
         {"bf16", no_argument, 0, 'b'}, {"all", no_argument, 0, 'a'},
         {"csv", no_argument, 0, 'c'}, {"kernel", required_argument, 0, 'K'},
+        {"ptxas", no_argument, 0, 'p'}, {"jobs", required_argument, 0, 'j'},
+        {"cubin-dir", required_argument, 0, 'u'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     cli_model_opts mo = {0};
-    const char *layout_text = NULL;
-    int bf16 = 0, all = 0, csv = 0, o;
+    const char *layout_text = NULL, *cubin_dir = NULL;
+    long jobs = 0;
+    int bf16 = 0, all = 0, csv = 0, ptxas = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -65,12 +79,20 @@ int cmd_configs(int argc, char **argv) {
             if (ramp_kernel_version_parse(optarg, &kernel) != RAMP_OK)
                 return cli_usage_error("configs", "--kernel %s: expected v1 or v2", optarg);
             break;
+        case 'p': ptxas = 1; break;
+        case 'j': if (!cli_int("configs", "--jobs", optarg, 1, 32, &jobs)) return CLI_EXIT_USAGE; break;
+        case 'u': cubin_dir = optarg; break;
         case 'h': fputs(CONFIGS_HELP, stdout); return 0;
         default: return cli_usage_error("configs", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("configs", "unexpected argument '%s'", argv[optind]);
     if (!layout_text) return cli_usage_error("configs", "--layout is required (e.g. EP8)");
+    if (!ptxas && (jobs || cubin_dir))
+        return cli_usage_error("configs", "--jobs and --cubin-dir go with --ptxas");
+    if (ptxas && all)
+        return cli_usage_error("configs", "--ptxas compiles the valid configurations only; drop --all");
+    if (cubin_dir && !*cubin_dir) return cli_usage_error("configs", "--cubin-dir: empty path");
     ramp_model m;
     int rc = cli_model_resolve("configs", &mo, &m);
     if (rc) return rc;
@@ -82,10 +104,11 @@ int cmd_configs(int argc, char **argv) {
     g.bf16 = bf16;
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
-    if (csv) puts("config,valid,smem_bytes,threads,regs,blocks_per_sm,reason");
-    else printf("%s %s: %d experts/GPU, h = %d, d = %d, %s\n%-28s %6s %8s %5s %4s %4s\n",
-                m.name, layout_text, g.experts, g.inter, g.hidden, bf16 ? "BF16" : "FP8",
-                "config", "valid", "smem", "thr", "regs", "occ");
+    if (!csv) printf("%s %s: %d experts/GPU, h = %d, d = %d, %s, kernel %s%s\n", m.name,
+                     layout_text, g.experts, g.inter, g.hidden, bf16 ? "BF16" : "FP8",
+                     ramp_kernel_version_name(kernel), ptxas ? ", measured by ptxas" : "");
+    if (csv && !ptxas) puts("config,valid,smem_bytes,threads,regs,blocks_per_sm,reason");
+    else if (!ptxas) printf("%-28s %6s %8s %5s %4s %4s\n", "config", "valid", "smem", "thr", "regs", "occ");
     int valid = 0;
     ramp_config *cand = NULL;
     int ncand = 0;
@@ -122,6 +145,10 @@ int cmd_configs(int argc, char **argv) {
             free(cand);
             return cli_fail("configs", s);
         }
+        if (ptxas) { /* the valid ones, in order, to compile below */
+            if (r.valid) cand[valid++] = cand[i];
+            continue;
+        }
         valid += r.valid;
         if (!r.valid && !all) continue;
         char name[64];
@@ -131,7 +158,13 @@ int cmd_configs(int argc, char **argv) {
         else printf("%-28s %6s %8d %5d %4d %4d %s\n", name, r.valid ? "yes" : "no",
                     r.smem_bytes, r.threads, r.regs_per_thread, r.blocks_per_sm, r.why);
     }
+    if (ptxas) {
+        if (!jobs) jobs = sysconf(_SC_NPROCESSORS_ONLN) > 32 ? 32 : sysconf(_SC_NPROCESSORS_ONLN);
+        rc = configs_ptxas(kernel, cand, valid, &g, &lim, jobs > 0 ? (int)jobs : 1, cubin_dir, csv);
+        free(cand);
+        return rc;
+    }
     free(cand);
-    if (!csv) printf("%d valid configurations (estimates; the GPU runtime replaces them with ptxas's numbers)\n", valid);
+    if (!csv) printf("%d valid configurations (estimates; `--ptxas` measures them)\n", valid);
     return 0;
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The compiled kernels' measured resources and SASS: `ramp configs --ptxas`
+# and tools/sass-check. First the checker's rules against a stand-in
+# disassembler (canned SASS, no CUDA needed): QGMMA / HGMMA required, LDL
+# and STL refused, --expect, --table, every usage error. Then, where NVRTC
+# and a disassembler are installed, every configuration of kernel v2's
+# space for Qwen3-30B EP8 compiled as the GPU path compiles it: none may
+# spill, keep a stack frame or draw a warning, each cubin must hold QGMMA
+# and no local memory; a failed compile leaves no cubin folder behind.
+# Args: path of the ramp binary, source dir.
+set -u
+source "$(dirname "$0")/lib_cli.sh" "$1"
+check=$2/tools/sass-check
+
+# ---- the rules, on canned SASS (the stand-in prints the "cubin" itself)
+mkdir -p "$tmp/fake" "$tmp/c" "$tmp/empty"
+printf '#!/bin/sh\ncat "$1"\n' > "$tmp/fake/nvdisasm"
+chmod +x "$tmp/fake/nvdisasm"
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  RED.E.ADD.F32 [R2], R5\n' > "$tmp/c/fp8-good.cubin"
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  STL [R1+0x10], R7\n' > "$tmp/c/fp8-spill.cubin"
+printf '  HGMMA.64x32x16.F32.BF16 R24, gdesc[UR4], R24\n' > "$tmp/c/x-bf16.cubin"
+printf '  HMMA.16816.F32.BF16 R4, R8, R12, R4\n  LDL.64 R2, [R1]\n' > "$tmp/c/mma-local.cubin"
+printf '  HMMA.16816.F32.BF16 R4, R8, R12, R4\n' > "$tmp/d.cubin"
+fake() { PATH="$tmp/fake:$PATH" "$check" "$@"; }
+
+expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0.$" -- fake "$tmp/c/fp8-good.cubin"
+expect 0 "2 cubins, 0 breaking" -- fake "$tmp/c/fp8-good.cubin" "$tmp/c/x-bf16.cubin"
+expect 1 "fp8-spill: QGMMA 1, HGMMA 0, LDL/STL 1.*BAD" -- fake "$tmp/c/fp8-spill.cubin"
+expect 1 "mma-local: .*LDL/STL 1.*BAD: want none" -- fake --expect none "$tmp/c/mma-local.cubin"
+expect 0 "d: QGMMA 0, HGMMA 0, LDL/STL 0" -- fake --expect none "$tmp/d.cubin"
+expect 1 "d: QGMMA 0.*BAD: want QGMMA" -- fake "$tmp/d.cubin"
+expect 1 "d: .*BAD: want HGMMA" -- fake --expect HGMMA "$tmp/d.cubin"
+expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0.$" -- fake "$tmp/c/x-bf16.cubin"
+# a folder: all four, two of them breaking a rule; the table says which
+expect 1 "4 cubins, 2 breaking the rules" -- fake --table "$tmp/t.csv" "$tmp/c"
+[ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,ok" ] ||
+  fail "table header: $(head -1 "$tmp/t.csv")"
+[ "$(grep -c ',1$' "$tmp/t.csv")" = 2 ] && [ "$(grep -c ',0$' "$tmp/t.csv")" = 2 ] ||
+  fail "table rows: $(cat "$tmp/t.csv")"
+grep -q '^x-bf16,HGMMA,0,1,0,0,0,1$' "$tmp/t.csv" || fail "bf16 row: $(cat "$tmp/t.csv")"
+grep -q '^fp8-spill,QGMMA,1,0,1,0,0,0$' "$tmp/t.csv" || fail "spill row: $(cat "$tmp/t.csv")"
+expect 2 "--expect XGMMA: expected auto, QGMMA, HGMMA or none" -- fake --expect XGMMA "$tmp/d.cubin"
+expect 2 "no cubin or folder given" -- fake
+expect 2 "$tmp/nope: no such file or folder" -- fake "$tmp/nope"
+expect 2 "unknown option --bogus" -- fake --bogus "$tmp/d.cubin"
+expect 1 "no .cubin files in $tmp/empty" -- fake "$tmp/empty"
+expect 0 "$tmp/fake/nvdisasm" -- fake --which
+expect 0 "usage" -- "$check" --help
+
+# ---- `ramp configs --ptxas`: usage errors need no compiler
+expect 2 "--jobs and --cubin-dir go with --ptxas" -- "$ramp" configs --model qwen3-30b --layout EP8 --jobs 2
+expect 2 "--ptxas compiles the valid configurations only" -- \
+  "$ramp" configs --model qwen3-30b --layout EP8 --ptxas --all
+expect 2 "--jobs '0': expected an integer in \[1, 32\]" -- \
+  "$ramp" configs --model qwen3-30b --layout EP8 --ptxas --jobs 0
+expect 2 "--cubin-dir $tmp/c: not a folder, or not empty" -- \
+  "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --cubin-dir "$tmp/c"
+expect 2 "--cubin-dir $tmp/d.cubin: not a folder, or not empty" -- \
+  "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --cubin-dir "$tmp/d.cubin"
+[ "$(ls "$tmp/c" | wc -l)" = 4 ] || fail "a refused --cubin-dir was touched: $(ls "$tmp/c")"
+
+# ---- the real thing: NVRTC and a disassembler
+export RAMP_PROGRESS=0
+out=$("$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --jobs 2 --cubin-dir "$tmp/q" 2>&1)
+rc=$?
+if [ $rc = 1 ] && echo "$out" | grep -q RAMP_ERR_NO_GPU; then
+  echo "cli_sass: no NVRTC here: the compiled checks skipped"
+  finish cli_sass
+  exit 77
+fi
+[ $rc = 0 ] || fail "configs --ptxas exited $rc: $out"
+echo "$out" | grep -qE "69 configurations, 75 programs compiled by NVRTC .* 0 cannot run as compiled; cubins" ||
+  fail "configs --ptxas summary: $out"
+"$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --jobs 2 --csv > "$tmp/q.csv" ||
+  fail "configs --ptxas --csv exited $?"
+# every row: valid, 168 registers per program at entry, no spill, no stack,
+# the dynamic layout within the 227 KB an H200 block may have
+rows=$(awk -F, 'NR > 1' "$tmp/q.csv" | wc -l)
+good=$(awk -F, 'NR > 1 && $2 == 1 && $4 == 168 && ($3 == 1 || $5 == 168) && $6 == 0 && $7 == 0 &&
+                $8 == 0 && $9 <= 232448 && $10 <= 232448 && $12 == 1 && $13 == 0' "$tmp/q.csv" | wc -l)
+[ "$rows" = 69 ] && [ "$good" = 69 ] || fail "ptxas table: $good of $rows rows as expected: $(cat "$tmp/q.csv")"
+grep -q '^r128.w128.s3.ph2.dk2,1,2,168,168,0,0,0,169536,220224,384,1,0,$' "$tmp/q.csv" ||
+  fail "two-phase row: $(grep ph2.dk2 "$tmp/q.csv")"
+[ "$(ls "$tmp/q" | wc -l)" = 72 ] || fail "cubins: $(ls "$tmp/q" | wc -l), expected 72 (75 programs, 3 shared up programs)"
+if "$check" --which >/dev/null 2>&1; then
+  expect 0 "72 cubins, 0 breaking the rules" -- "$check" "$tmp/q"
+else
+  fail "NVRTC is here but no disassembler: run tools/install-deps"
+fi
+# a compile that fails (no kernel sources) writes nothing
+mkdir -p "$tmp/nokernels"
+expect 1 "69 configuration.s. of the space failed to compile.*no cubins written" -- \
+  env RAMP_KERNEL_DIR="$tmp/nokernels" "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 \
+  --ptxas --cubin-dir "$tmp/fail"
+ls -d "$tmp"/fail* >/dev/null 2>&1 && fail "a failed compile left $(ls -d "$tmp"/fail*)"
+finish cli_sass

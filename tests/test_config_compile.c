@@ -1,0 +1,181 @@
+/*
+ * test_config_compile.c - ramp_config_compile (src/config_compile.c), the
+ * library behind `ramp configs --ptxas`, against the kernels' own compile
+ * paths: for a v1 configuration and for fused and two-phase v2 ones (with K
+ * in 2 parts), the same program names, ptxas reports and launch shapes as
+ * ramp_moe_v1_compile / ramp_moe_v2_compile_phase give, the resources
+ * ramp_moe_v1_resources gives, cubins written byte-identical to the
+ * compiler's; refusals (a kernel that does not run the configuration, an
+ * unknown kernel, a cubin folder that does not exist: no file left
+ * behind). Exit 77 without NVRTC. No GPU needed.
+ */
+#include "check.h"
+#include "moe_gpu.h"
+#include "moe_v2.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static ramp_geometry geometry(const char *model) {
+    ramp_model m;
+    ramp_layout L;
+    ramp_geometry g;
+    memset(&g, 0, sizeof g);
+    CHECK_OK(ramp_model_lookup(model, &m));
+    CHECK_OK(ramp_layout_parse("EP8", &L));
+    CHECK_OK(ramp_geometry_for(&m, L, &g));
+    return g;
+}
+
+static ramp_config config(const char *name) {
+    ramp_config c;
+    memset(&c, 0, sizeof c);
+    CHECK_OK(ramp_config_parse(name, &c));
+    return c;
+}
+
+/* Whether dir/name.cubin holds exactly r's cubin. */
+static int cubin_matches(const char *dir, const char *name, const ramp_jit_result *r) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char *buf = malloc(r->cubin_size + 1);
+    size_t n = buf ? fread(buf, 1, r->cubin_size + 1, f) : 0;
+    fclose(f);
+    int same = buf && n == r->cubin_size && memcmp(buf, r->cubin, n) == 0;
+    free(buf);
+    return same;
+}
+
+static int files_in(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void same_report(const ramp_kernel_report *a, const ramp_kernel_report *b) {
+    CHECK_EQ_INT(a->registers, b->registers);
+    CHECK_EQ_INT(a->spill_store_bytes, b->spill_store_bytes);
+    CHECK_EQ_INT(a->spill_load_bytes, b->spill_load_bytes);
+    CHECK_EQ_INT(a->stack_bytes, b->stack_bytes);
+    CHECK_EQ_INT(a->smem_bytes, b->smem_bytes);
+}
+
+static void v1_config(const char *dir, const ramp_device_limits *lim) {
+    ramp_geometry g = geometry("qwen3-30b");
+    ramp_config c = config("r16.w128.s4");
+    ramp_config_compiled cc;
+    CHECK_OK(ramp_config_compile(RAMP_KERNEL_V1, &c, &g, lim, dir, &cc));
+    ramp_moe_variant v = {c, g, 0};
+    ramp_jit_result *r = NULL;
+    CHECK_OK(ramp_moe_v1_compile(&v, &r));
+    if (!r) return;
+    char name[96];
+    ramp_moe_v1_program_name(&v, name, sizeof name);
+    CHECK_EQ_INT(cc.nprograms, 1);
+    CHECK(strcmp(cc.program[0], name) == 0);
+    same_report(&cc.report[0], ramp_jit_kernel(r, "ramp_moe_v1"));
+    CHECK_EQ_INT(cc.threads, ramp_moe_v1_layout_for(&v).threads);
+    CHECK_EQ_INT(cc.dynamic_smem[0], ramp_moe_v1_layout_for(&v).total);
+    ramp_resources res;
+    CHECK_OK(ramp_moe_v1_resources(&v, lim, &res));
+    CHECK_EQ_INT(cc.res.valid, res.valid);
+    CHECK_EQ_INT(cc.res.measured, 1);
+    CHECK_EQ_INT(cc.res.blocks_per_sm, res.blocks_per_sm);
+    CHECK_EQ_INT(cc.res.smem_bytes, res.smem_bytes);
+    CHECK_EQ_INT(cc.res.regs_per_thread, res.regs_per_thread);
+    CHECK(cubin_matches(dir, name, r));
+    ramp_jit_result_free(r);
+    /* v1 does not run v2's wide tiles */
+    ramp_config wide = config("r128.w256.s3");
+    CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V1, &wide, &g, lim, NULL, &cc), RAMP_ERR_UNSUPPORTED);
+}
+
+/* A v2 configuration: each program as ramp_moe_v2_compile_phase builds it. */
+static void v2_config(const char *dir, const ramp_device_limits *lim, const char *cfg_name,
+                      int programs) {
+    ramp_geometry g = geometry("deepseek-v3");
+    ramp_config c = config(cfg_name);
+    ramp_config_compiled cc;
+    CHECK_OK(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, dir, &cc));
+    CHECK_EQ_INT(cc.nprograms, programs);
+    CHECK_EQ_INT(cc.threads, RAMP_MV2_THREADS);
+    CHECK_EQ_INT(cc.res.valid, 1);
+    CHECK_EQ_INT(cc.res.blocks_per_sm, 1);
+    CHECK_EQ_INT(cc.ptxas_warnings, 0);
+    ramp_moe_variant v;
+    memset(&v, 0, sizeof v);
+    v.cfg = c;
+    v.geom = g;
+    int smem = 0;
+    for (int i = 0; i < programs; i++) {
+        const int phase = programs == 2 ? i + 1 : 0;
+        char name[96];
+        ramp_moe_v2_program_name_phase(&v, NULL, phase, name, sizeof name);
+        CHECK(strcmp(cc.program[i], name) == 0);
+        /* the names say what they are: the down program its K parts */
+        if (programs == 2) CHECK(strstr(name, i ? "-ph2" : "-ph1") != NULL);
+        if (c.two_phase > 1 && i == 1) CHECK(strstr(name, "-k2-ph2") != NULL);
+        ramp_jit_result *r = NULL;
+        CHECK_OK(ramp_moe_v2_compile_phase(&v, NULL, phase, &r));
+        if (!r) continue;
+        same_report(&cc.report[i], ramp_jit_kernel(r, "ramp_moe_v2"));
+        CHECK_EQ_INT(cc.report[i].registers, RAMP_MV2_REGS);
+        const long long want = phase == 2 ? ramp_moe_v2_layout_down(c.rows, c.stages).total
+                                          : ramp_moe_v2_layout_for(&v).total;
+        CHECK_EQ_INT(cc.dynamic_smem[i], want);
+        if (cc.dynamic_smem[i] + cc.report[i].smem_bytes > smem)
+            smem = cc.dynamic_smem[i] + cc.report[i].smem_bytes;
+        CHECK(cubin_matches(dir, name, r));
+        ramp_jit_result_free(r);
+    }
+    CHECK_EQ_INT(cc.res.smem_bytes, smem); /* the larger of the two */
+    /* v2 runs FP8 only */
+    g.bf16 = 1;
+    CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc), RAMP_ERR_UNSUPPORTED);
+}
+
+int main(void) {
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    ramp_geometry g = geometry("qwen3-30b");
+    ramp_config c = config("r16.w128.s4");
+    ramp_config_compiled cc;
+    /* argument checks come before the compiler */
+    CHECK_ERR(ramp_config_compile((ramp_kernel_version)7, &c, &g, &lim, NULL, &cc),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, NULL, &g, &lim, NULL, &cc),
+              RAMP_ERR_INVALID_ARGUMENT);
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) {
+        printf("test_config_compile: NVRTC not available (%s): compiles skipped\n", ramp_last_error());
+        return check_failures ? check_finish("test_config_compile") : 77;
+    }
+    char dir[1024], missing[1100];
+    snprintf(dir, sizeof dir, "%s/test_config_compile.%ld", check_tmpdir(), (long)getpid());
+    CHECK(mkdir(dir, 0777) == 0);
+    v1_config(dir, &lim);
+    v2_config(dir, &lim, "r64.w256.s4", 1);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2);
+    v2_config(dir, &lim, "r128.w256.s3", 1);
+    CHECK_EQ_INT(files_in(dir), 5); /* 1 + 1 + 2 + 1 cubins, no temporaries */
+    /* a folder that is not there: an error, and nothing written */
+    snprintf(missing, sizeof missing, "%s/not-there", dir);
+    CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, &lim, missing, &cc), RAMP_ERR_IO);
+    CHECK_EQ_INT(files_in(dir), 5);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.') remove(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+    return check_finish("test_config_compile");
+}

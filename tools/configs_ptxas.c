@@ -1,0 +1,187 @@
+/*
+ * configs_ptxas.c - `ramp configs --ptxas`: every configuration of the space
+ * compiled as the GPU path compiles it (NVRTC, sm_90a; no GPU needed), with
+ * what ptxas measured in place of the estimates, and optionally the cubins
+ * for a disassembler (tools/sass-check). Compiles run on worker threads;
+ * the table comes out in the space's order.
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    ramp_kernel_version kernel;
+    const ramp_config *cfgs;
+    const ramp_geometry *g;
+    const ramp_device_limits *lim;
+    const char *cubin_dir;
+    ramp_config_compiled *out;
+    ramp_status *status;
+    char (*err)[512];
+    int n, next, done;
+    pthread_mutex_t lock;
+} pool;
+
+static void *worker(void *arg) {
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next < p->n ? p->next++ : -1;
+        pthread_mutex_unlock(&p->lock);
+        if (i < 0) return NULL;
+        p->status[i] = ramp_config_compile(p->kernel, &p->cfgs[i], p->g, p->lim, p->cubin_dir,
+                                           &p->out[i]);
+        if (p->status[i] != RAMP_OK) snprintf(p->err[i], sizeof p->err[i], "%s", ramp_last_error());
+        pthread_mutex_lock(&p->lock);
+        p->done++;
+        cli_progress((double)p->done / p->n, "compiling");
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+/* Removes what a failed run wrote into its staging folder, and the folder. */
+static void remove_staging(const char *dir, const ramp_config_compiled *cc,
+                           const ramp_status *st, int n) {
+    char path[1400];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; st[i] == RAMP_OK && k < cc[i].nprograms; k++) {
+            snprintf(path, sizeof path, "%s/%s.cubin", dir, cc[i].program[k]);
+            remove(path);
+        }
+    rmdir(dir);
+}
+
+/* A folder that does not exist, or an empty one (rename() replaces an
+ * empty folder). */
+static int dir_usable(const char *dir) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0) return errno == ENOENT;
+    if (!S_ISDIR(sb.st_mode)) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int empty = 1;
+    for (struct dirent *e; empty && (e = readdir(d));)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
+                  const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
+                  const char *cubin_dir, int csv) {
+    if (cubin_dir && !dir_usable(cubin_dir))
+        return cli_usage_error("configs", "--cubin-dir %s: not a folder, or not empty", cubin_dir);
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) return cli_fail("configs", RAMP_ERR_NO_GPU);
+    char staging[1100] = "";
+    if (cubin_dir) {
+        snprintf(staging, sizeof staging, "%s.partial-%ld", cubin_dir, (long)getpid());
+        if (mkdir(staging, 0777) != 0) {
+            fprintf(stderr, "ramp configs: cannot create %s: %s\n", staging, strerror(errno));
+            return CLI_EXIT_ERROR;
+        }
+    }
+    ramp_config_compiled *cc = calloc((size_t)(n ? n : 1), sizeof *cc);
+    ramp_status *st = calloc((size_t)(n ? n : 1), sizeof *st);
+    char (*err)[512] = calloc((size_t)(n ? n : 1), sizeof *err);
+    if (!cc || !st || !err) {
+        free(cc);
+        free(st);
+        free(err);
+        if (*staging) rmdir(staging);
+        return cli_fail("configs", RAMP_ERR_OUT_OF_MEMORY);
+    }
+    pool p = {kernel, cfgs, g, lim, *staging ? staging : NULL, cc, st, err, n, 0, 0,
+              PTHREAD_MUTEX_INITIALIZER};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th[32];
+    int nth = 0;
+    for (; nth < jobs && nth < n; nth++)
+        if (pthread_create(&th[nth], NULL, worker, &p) != 0) break;
+    if (nth == 0) worker(&p);
+    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    cli_progress_done("compiling");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+
+    int failed = 0, bad = 0, cached = 0, programs = 0;
+    if (csv)
+        puts("config,valid,programs,regs,regs_down,spill_store_bytes,spill_load_bytes,"
+             "stack_bytes,smem_bytes,smem_down_bytes,threads,blocks_per_sm,ptxas_warnings,reason");
+    else
+        printf("%-28s %5s %7s %11s %5s %8s %8s %4s %4s %s\n", "config", "valid", "regs",
+               "spill st/ld", "stack", "smem", "smem2", "thr", "occ", "why");
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        ramp_config_name(&cfgs[i], name, sizeof name);
+        if (st[i] != RAMP_OK) {
+            fprintf(stderr, "ramp configs: %s: %s: %s\n", name, ramp_status_name(st[i]), err[i]);
+            failed++;
+            continue;
+        }
+        const ramp_config_compiled *c = &cc[i];
+        const int two = c->nprograms == 2;
+        int spill_st = c->report[0].spill_store_bytes + (two ? c->report[1].spill_store_bytes : 0);
+        int spill_ld = c->report[0].spill_load_bytes + (two ? c->report[1].spill_load_bytes : 0);
+        int stack = c->report[0].stack_bytes > c->report[1].stack_bytes ? c->report[0].stack_bytes
+                                                                          : c->report[1].stack_bytes;
+        const int ok = c->res.valid && !c->ptxas_warnings;
+        bad += !ok;
+        cached += c->from_cache;
+        programs += c->nprograms;
+        char why[160];
+        snprintf(why, sizeof why, "%s%s%s", c->res.valid ? "" : c->res.why,
+                 c->ptxas_warnings && !c->res.valid ? "; " : "",
+                 c->ptxas_warnings ? "ptxas warning(s)" : "");
+        if (csv) {
+            printf("%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s\n", name, ok, c->nprograms,
+                   c->report[0].registers, two ? c->report[1].registers : 0, spill_st, spill_ld,
+                   stack, c->dynamic_smem[0] + c->report[0].smem_bytes,
+                   two ? c->dynamic_smem[1] + c->report[1].smem_bytes : 0, c->threads,
+                   c->res.blocks_per_sm, c->ptxas_warnings, why);
+        } else {
+            char regs[16], smem2[16], spill[24];
+            if (two) snprintf(regs, sizeof regs, "%d/%d", c->report[0].registers, c->report[1].registers);
+            else snprintf(regs, sizeof regs, "%d", c->report[0].registers);
+            if (two) snprintf(smem2, sizeof smem2, "%d", c->dynamic_smem[1] + c->report[1].smem_bytes);
+            else snprintf(smem2, sizeof smem2, "-");
+            snprintf(spill, sizeof spill, "%d/%d", spill_st, spill_ld);
+            printf("%-28s %5s %7s %11s %5d %8d %8s %4d %4d %s\n", name, ok ? "yes" : "NO", regs,
+                   spill, stack, c->dynamic_smem[0] + c->report[0].smem_bytes, smem2, c->threads,
+                   c->res.blocks_per_sm, why);
+        }
+    }
+    const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    int rc = 0;
+    if (*staging) {
+        if (failed || bad) {
+            remove_staging(staging, cc, st, n);
+        } else if (rename(staging, cubin_dir) != 0) {
+            fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
+                    strerror(errno));
+            remove_staging(staging, cc, st, n);
+            rc = CLI_EXIT_ERROR;
+        }
+    }
+    if (!csv)
+        printf("%d configurations, %d programs compiled by NVRTC %d.%d for sm_90a (%d from the JIT "
+               "cache) in %.1f s on %d thread(s): %d cannot run as compiled%s%s\n",
+               n - failed, programs, major, minor, cached, secs, nth ? nth : 1, bad,
+               failed ? ", compile errors above" : "",
+               cubin_dir && !failed && !bad && !rc ? "; cubins in the --cubin-dir folder" : "");
+    free(cc);
+    free(st);
+    free(err);
+    if (failed || bad) {
+        fprintf(stderr, "ramp configs: %d configuration(s) of the space failed to compile and %d "
+                        "cannot run as compiled (spills, stack, shared memory, warnings)%s\n",
+                failed, bad, *staging ? "; no cubins written" : "");
+        return CLI_EXIT_ERROR;
+    }
+    return rc;
+}

@@ -2,7 +2,8 @@
 # The benchmark programs (bench/bench_*.c, built beside ramp) answer --help
 # and refuse unknown options and bad numbers before touching a GPU, so this
 # runs the same on CPU-only CI and on the GPU machine. Args: path of the
-# ramp binary (the benchmarks sit beside it), source dir.
+# ramp binary (the benchmarks sit beside it), source dir. Also
+# bench/v1_vs_v2.py (CPU, numpy) on two shipped datasets.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -27,4 +28,19 @@ for x in d:r64.w512.s4.u1 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k3 q:r8.w128.s4.z1
   expect 2 "bench_moe_v2: bad or too many variants at '$x'" -- \
     env RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
 done
+
+# bench/v1_vs_v2.py: usage errors, the wrong kernel order, then Qwen3-30B EP8's
+# pair: every load matched, no cell with tokens slower on v2 (the shipped
+# measurements), one CSV row per configuration
+cmp=$2/bench/v1_vs_v2.py
+T=$2/data/timing
+expect 0 "usage: v1_vs_v2.py" -- python3 "$cmp" --help
+expect 2 "datasets come in pairs" -- python3 "$cmp" "$T/qwen3-30b-ep8.safetensors"
+expect 2 "$tmp/nope.safetensors: no such file" -- python3 "$cmp" "$tmp/nope.safetensors" "$T/qwen3-30b-ep8.safetensors"
+expect 1 "expected a v1 then a v2 dataset, got v2" -- \
+  python3 "$cmp" "$T/qwen3-30b-ep8-v2.safetensors" "$T/qwen3-30b-ep8.safetensors"
+expect 0 "^\| qwen3-30b-ep8 \| 60 \| 720 \(4\) \| 42960 \| 0\.555 \| 0\.950 .* \| 0 \| 60 of 60 \|" -- \
+  python3 "$cmp" --csv "$tmp/v.csv" "$T/qwen3-30b-ep8.safetensors" "$T/qwen3-30b-ep8-v2.safetensors"
+[ "$(wc -l < "$tmp/v.csv")" = 61 ] || fail "v1_vs_v2 CSV: $(wc -l < "$tmp/v.csv") lines, expected 61"
+grep -q '^qwen3-30b-ep8,r64.w256.s4,716,' "$tmp/v.csv" || fail "v1_vs_v2 CSV lacks r64.w256.s4: $(head -3 "$tmp/v.csv")"
 finish cli_bench_tools

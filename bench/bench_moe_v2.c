@@ -26,8 +26,9 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.g<grid cap>] (q: Qwen3 only, m: Mixtral only, d: DeepSeek-V3
- * only; prefetch, diag, pipe, tiled, red4, split and p2k as ramp_moe_v2_opts, by default
+ * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.g<grid cap>] (q: Qwen3 only, m: Mixtral
+ * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
+ * order) as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
  * ramp_moe_v2_tile_weights, .v1 on them with W2 permuted by
  * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
@@ -89,6 +90,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'v') x->o.red4 = val;
         else if (c == 'u') x->o.split = val;
         else if (c == 'k') x->o.p2k = val;
+        else if (c == 'o') x->o.group = val;
         else return 0;
         p += 2 + used;
     }
@@ -96,7 +98,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
      * tile only; refused here, before a GPU is opened */
     const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
     const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
-    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok;
+    const int group_ok = x->o.group >= 0 && x->o.group <= 64;
+    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok;
 }
 
 typedef struct {
@@ -243,7 +246,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
                        "two launches (up projection storing the intermediate, then the down projection "
                        "over all of h; .u2/.u3: the up / the down launch alone, for timing); .kN the down "
-                       "projection's K in N parts (tiles of their own); .gN grid capped at N blocks\n");
+                       "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
+                       "row tiles (slice-major inside a group); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
@@ -279,7 +283,8 @@ static const char USAGE[] =
     "launch, the median of `reps` launches (default 20, at least 3); writes\n"
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
     "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
-    "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.k<down K parts>][.g<grid cap>]\n"
+    "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.k<down K parts>][.o<tile order group>]\n"
+    "[.g<grid cap>]\n"
     "(ramp_moe_v2_opts),\n"
     "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b,m1024), RAMP_MV2_BENCH_NAME; see the\n"
     "file's comment. Needs a GPU (exit 77 without one).\n";

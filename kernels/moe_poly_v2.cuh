@@ -107,7 +107,7 @@
         case index:                                                           \
             total = rtiles * ns::v2_slices;                                   \
             if ((int)blockIdx.x < total) {                                    \
-                ns::v2_first_tile(pp.moe, sm);                                \
+                ns::v2_first_tile(pp.moe, sm, rtiles);                        \
                 if (threadIdx.x == 0) ns::v2_init(sm, maps, total);           \
             }                                                                 \
             break;

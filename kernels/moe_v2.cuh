@@ -133,6 +133,16 @@
 #if RAMP_MV2_PHASE && !V2_WIDE
 #error "RAMP_MV2_PHASE needs a wide tile (RAMP_ROWS 65..128)"
 #endif
+/* RAMP_MV2_GROUP (ramp_moe_v2_opts.group): the work tiles' order,
+ * moe_v2_params.h's ramp_mv2_tile_of; 1 row-major (v2's order), G > 1 the
+ * G row tiles of a slice consecutive, so that blocks running together share
+ * the slice's weights through L2 (the grouped order of issue #5). */
+#ifndef RAMP_MV2_GROUP
+#define RAMP_MV2_GROUP 1
+#endif
+#if RAMP_MV2_GROUP < 1 || RAMP_MV2_GROUP > 64
+#error "RAMP_MV2_GROUP must be in 1..64"
+#endif
 /* RAMP_MV2_P2K (phase 2, ramp_moe_v2_opts.p2k): K of the down projection in
  * that many parts, each its own tile (its sums added into out separately),
  * so that few row tiles still fill the GPU (Mixtral-8x22B EP8: 8 row tiles
@@ -775,13 +785,17 @@ static __device__ __forceinline__ int v2_first_slot(const unsigned char *sm) {
     return ((const volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x];
 }
 
-/* Tile tt -> row tile r and slice (the slices of a row tile consecutive),
- * its expert (-1: skip the tile); the block's first tile's expert was
- * loaded at the start (v2_first_tile). */
+/* Tile tt -> row tile r and slice (RAMP_MV2_GROUP's order; the row tiles
+ * are head[0] / V2_TPR), its expert (-1: skip the tile); the block's first
+ * tile's expert was loaded at the start (v2_first_tile). */
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
                                               int tt, int *r, int *slice) {
+#if RAMP_MV2_GROUP > 1
+    ramp_mv2_tile_of(tt, v2_head(sm, 0) / V2_TPR, V2_TPR, RAMP_MV2_GROUP, r, slice);
+#else
     *r = tt / V2_TPR;
     *slice = tt % V2_TPR;
+#endif
     const int e = tt == (int)blockIdx.x ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
@@ -820,9 +834,16 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * fill only after the first tile's two block barriers; thread 0 stores the
  * count into head[0] (v2_init). Before the block's __syncthreads. */
 static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
-                                                     unsigned char *sm) {
+                                                     unsigned char *sm, int rtiles) {
+#if RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
+    const int in = (int)blockIdx.x < rtiles * V2_TPR;
+    int r0 = 0, s0;
+    if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
+#else
+    (void)rtiles;
     const int in = (int)blockIdx.x < prm.max_tiles * V2_TPR;
     const int r0 = blockIdx.x / V2_TPR;
+#endif
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[1] =
             in ? ((const int *)prm.tile_expert)[r0] : -1;
@@ -917,13 +938,19 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     const unsigned a = hop_smem(v2_dyn);
     unsigned char *sm = v2_dyn + (((a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - a);
 
-    /* The first tile's expert and token slots are loaded beside num_tiles */
-    v2_first_tile(prm, sm);
+    /* The first tile's expert and token slots are loaded beside num_tiles
+     * (after it with a grouped order, which needs it) */
+#if RAMP_MV2_GROUP == 1
+    v2_first_tile(prm, sm, 0);
+#endif
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
     int rtiles = *(const volatile int *)prm.num_tiles;
     if (rtiles > prm.max_tiles) rtiles = prm.max_tiles;
+#if RAMP_MV2_GROUP > 1
+    v2_first_tile(prm, sm, rtiles);
+#endif
     const int total = rtiles * V2_TPR;
     if ((int)blockIdx.x >= total) return;
 

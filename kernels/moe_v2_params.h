@@ -28,7 +28,7 @@
  *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
  *   bars    u64 full[stages], empty[stages]
  *   head    i32 [4]: the block's tile count and its first tile's expert,
- *           parked there at the start (moe_v2.cuh, v2_first_tile)
+ *           parked there at the start (moe_v2.cuh, v2_first_tile, v2_init)
  * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
  */
 #ifndef RAMP_MOE_V2_PARAMS_H
@@ -111,6 +111,31 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages)
     l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+
+/* The order of a launch's work tiles: rtiles row tiles of tpr work tiles
+ * each (slices, or phase 2's chunks x K parts), numbered tt = 0 ..
+ * rtiles * tpr - 1, which the blocks stride over (block b runs tt = b, b +
+ * grid, ...), so tiles with close numbers run at the same time. group 1:
+ * row-major, a row tile's slices consecutive (every block of a wave on a
+ * different slice of the weights). group G > 1 (RAMP_MV2_GROUP, issue #5's
+ * grouped order): row tiles in groups of G, slice-major inside a group, so
+ * the G row tiles of one slice are consecutive and read that slice's weights
+ * from L2 after the first; the last group holds the rtiles % G rows left,
+ * so every tt < rtiles * tpr names one (row, slice) and each pair once
+ * (tests/test_moe_v2_tile.c). */
+RAMP_MV2_INLINE void ramp_mv2_tile_of(int tt, int rtiles, int tpr, int group, int *row,
+                                      int *slice) {
+    const int full = rtiles / group * group; /* rows in whole groups */
+    if (tt < full * tpr) {
+        const int g = tt / (group * tpr), rem = tt - g * group * tpr;
+        *row = g * group + rem % group;
+        *slice = rem / group;
+    } else {
+        const int left = rtiles - full, rem = tt - full * tpr;
+        *row = full + rem % left;
+        *slice = rem / left;
+    }
 }
 
 /* The workspace of the two-phase wide kernel (ramp_moe_v2_opts.split,

@@ -81,7 +81,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1};
     return o;
 }
 
@@ -132,6 +132,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->red4) DEF("RAMP_MV2_RED4=%d", o->red4);
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
+    if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
 #undef DEF
     return n;
 }
@@ -158,6 +159,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
+    if (o.group > 1 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-g%d", o.group);
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size)
@@ -180,11 +183,12 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
-                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4),
+                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4) &&
+                   o.group >= 0 && o.group <= 64,
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..4), pipe %d (0..2), tiled %d (0, 1), "
-               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4)",
-               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k);
+               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4), group %d (0..64)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group);
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,

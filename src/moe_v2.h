@@ -48,6 +48,11 @@ typedef struct {
                      3 the down program only */
     int p2k;      /* split: the down projection's K in p2k parts (RAMP_MV2_P2K; 0 or
                      1: whole), each a tile of its own, for loads of few row tiles */
+    int group;    /* tile order (RAMP_MV2_GROUP): 0 or 1 row-major; 2..64 the row
+                     tiles in groups of that many, slice-major inside a group, so
+                     blocks running together share a slice's weights through L2
+                     (moe_v2_params.h, ramp_mv2_tile_of). Not measured yet
+                     (moe_v2.md, session 8) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

@@ -23,8 +23,8 @@ expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3
 expect 2 "bench_layer: --reps needs a value" -- "$bin/bench_layer" --reps
 expect 2 "bench_layer: --plan, --dataset and --out-dir are required" -- "$bin/bench_layer" --plan p
 expect 0 "--red4 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
-# variant mode: the split needs a wide tile, its values and p2k's are checked
-for x in d:r64.w512.s4.u1 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k3 q:r8.w128.s4.z1; do
+# variant mode: the split needs a wide tile, its values, p2k's and the tile order group's are checked
+for x in d:r64.w512.s4.u1 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k3 q:r8.w128.s4.z1 m:r128.w128.s4.o65 m:r128.w128.s4.o-1; do
   expect 2 "bench_moe_v2: bad or too many variants at '$x'" -- \
     env RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
 done

@@ -49,7 +49,9 @@
  * its K in that many parts, tiles of their own; run as the configuration
  * space holds them, ramp_config.two_phase = the parts, e.g.
  * r128.w512.s3.ph2.dk2, with default options and the workspace that
- * ramp_moe_v2_ws_bytes asks for). Prints one
+ * ramp_moe_v2_ws_bytes asks for), RAMP_MOE_V2_GROUP=G (v2 compiled with
+ * its tiles in groups of G row tiles, RAMP_MV2_GROUP: the grouped order of
+ * ramp_mv2_tile_of; the 7-block run then strides over groups). Prints one
  * line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -361,6 +363,8 @@ int main(void) {
     opts.split = split_env && atoi(split_env) > 0;
     const char *p2k_env = getenv("RAMP_MOE_V2_P2K");
     opts.p2k = p2k_env ? atoi(p2k_env) : 0;
+    const char *group_env = getenv("RAMP_MOE_V2_GROUP");
+    opts.group = group_env ? atoi(group_env) : 1;
 
     runner R;
     memset(&R, 0, sizeof R);
@@ -374,6 +378,7 @@ int main(void) {
            info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
            opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major",
            opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
+    if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);

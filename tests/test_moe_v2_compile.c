@@ -16,7 +16,9 @@
  * row count per wgmma N (2, 12, 24, 32, 48, 64) for each width of both
  * models: 30 compiles, plus rows 2 and 64 of each width with pre-tiled
  * weights (RAMP_MV2_TILED, "tiled" in the table) and with float4 output
- * (RAMP_MV2_RED4, "red4"; the same rules): 20.
+ * (RAMP_MV2_RED4, "red4"; the same rules): 20. Each wide tile also fused,
+ * in two launches (K of the down program whole and in 2 parts) and those in
+ * the grouped tile order (RAMP_MV2_GROUP=4, "g4").
  * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -143,16 +145,20 @@ int main(void) {
              * differ; float4 output (mode 2): only the epilogue; so the
              * smallest and largest N of each width stand for the rest */
             /* wide tiles also split in two launches (modes 3, 4: the up and
-             * the down program; 5: the down program with K in 2 parts) */
+             * the down program; 5: the down program with K in 2 parts), and
+             * in the grouped tile order (6: fused, 7 and 8: 3 and 5 with
+             * groups of 4 row tiles) */
             const int wide = r == MV2_WIDE_ROWS;
-            for (int mode = 0; mode <= (wide ? 5 : (all || r == 2 || r == 64) ? 2 : 0); mode++) {
+            for (int mode = 0; mode <= (wide ? 8 : (all || r == 2 || r == 64) ? 2 : 0); mode++) {
+                const int m = mode >= 6 ? (mode == 6 ? 0 : mode == 7 ? 3 : 5) : mode;
                 jobs[njobs].v = vs[i];
                 jobs[njobs].o = ramp_moe_v2_default_opts();
-                jobs[njobs].o.tiled = mode == 1;
-                jobs[njobs].o.red4 = mode == 2;
-                jobs[njobs].o.split = mode >= 3;
-                jobs[njobs].phase = mode == 3 ? 1 : mode >= 4 ? 2 : 0;
-                jobs[njobs].o.p2k = mode == 5 ? 2 : 0;
+                jobs[njobs].o.tiled = m == 1;
+                jobs[njobs].o.red4 = m == 2;
+                jobs[njobs].o.split = m >= 3;
+                jobs[njobs].phase = m == 3 ? 1 : m >= 4 ? 2 : 0;
+                jobs[njobs].o.p2k = m == 5 ? 2 : 0;
+                jobs[njobs].o.group = mode >= 6 ? 4 : 1;
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
@@ -171,6 +177,7 @@ int main(void) {
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1) strncat(name, " k2", sizeof name - strlen(name) - 1);
+        if (j->o.group > 1) strncat(name, " g4", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;

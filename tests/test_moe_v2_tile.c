@@ -21,7 +21,13 @@
  *    kernel's, phase 2's ramp_moe_v2_layout_down with its output staging),
  *    the workspace layout, the stored-row order the wide consumer's float4
  *    reductions assume of a red4-permuted W2, and the option refusals made
- *    before any compilation.
+ *    before any compilation;
+ * 6. the tile order (ramp_mv2_tile_of, RAMP_MV2_GROUP): for every group
+ *    size, row-tile count and tiles per row tile tried, the tiles 0 ..
+ *    rtiles * tpr - 1 name every (row tile, slice) exactly once; group 1 is
+ *    row-major (v2's order before the option); with group G the blocks of
+ *    one wave see each slice on min(G, rows left) consecutive tiles; the
+ *    group option's refusal and its program name.
  */
 #include "check.h"
 #include "moe_v2_util.h"
@@ -330,6 +336,61 @@ static void wide_and_split(void) {
     CHECK_OK(ramp_moe_v2_check(&v));
 }
 
+static void tile_order(void) {
+    static unsigned char seen[70 * 130];
+    const int tprs[] = {1, 3, 16, 48, 128};
+    const int groups[] = {1, 2, 3, 4, 8, 64};
+    for (int gi = 0; gi < 6; gi++)
+        for (int ti = 0; ti < 5; ti++)
+            for (int rtiles = 0; rtiles <= 69; rtiles++) {
+                const int G = groups[gi], tpr = tprs[ti], n = rtiles * tpr;
+                memset(seen, 0, sizeof seen);
+                int bad = 0, run_bad = 0;
+                for (int tt = 0; tt < n; tt++) {
+                    int r = -1, s = -1;
+                    ramp_mv2_tile_of(tt, rtiles, tpr, G, &r, &s);
+                    if (r < 0 || r >= rtiles || s < 0 || s >= tpr || seen[r * tpr + s]++) {
+                        bad++;
+                        continue;
+                    }
+                    if (G == 1 && (r != tt / tpr || s != tt % tpr)) bad++;
+                    /* grouped: the row tiles of a group, then the next
+                     * slice; the group of tile tt holds its row */
+                    const int full = rtiles / G * G, size = r < full ? G : rtiles - full;
+                    const int first = r < full ? r / G * G : full;
+                    if (G > 1 && tt + 1 < n) {
+                        int r2, s2;
+                        ramp_mv2_tile_of(tt + 1, rtiles, tpr, G, &r2, &s2);
+                        const int last_of_group = r == first + size - 1;
+                        if (!last_of_group && (r2 != r + 1 || s2 != s)) run_bad++;
+                        if (last_of_group && s + 1 < tpr && (r2 != first || s2 != s + 1)) run_bad++;
+                    }
+                }
+                if (bad || run_bad)
+                    fprintf(stderr, "tile order G %d, tpr %d, rtiles %d: %d bad, %d out of order\n",
+                            G, tpr, rtiles, bad, run_bad);
+                CHECK(bad == 0 && run_bad == 0);
+            }
+    /* the option: refused out of 0..64 before compiling; named in the program */
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
+    ramp_moe_variant v = mv2_variant(&g, 128, 128);
+    v.cfg.two_phase = 2;
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    CHECK_EQ_INT(o.group, 1);
+    o.group = 65;
+    ramp_jit_result *r = NULL;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 1, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+    char name[128];
+    o.group = 4;
+    ramp_moe_v2_program_name_phase(&v, &o, 2, name, sizeof name);
+    CHECK(strstr(name, "-g4-k2-ph2") != NULL);
+    o.group = 1;
+    ramp_moe_v2_program_name_phase(&v, &o, 1, name, sizeof name);
+    CHECK(strstr(name, "-g") == NULL);
+}
+
 int main(void) {
     ramp_rng rng;
     unsigned long long seed = check_seed();
@@ -339,5 +400,6 @@ int main(void) {
     argument_checks();
     red4_permutation(&rng);
     wide_and_split();
+    tile_order();
     return check_finish("test_moe_v2_tile");
 }

@@ -837,8 +837,9 @@ static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
                                                      unsigned char *sm, int rtiles) {
 #if RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
     const int in = (int)blockIdx.x < rtiles * V2_TPR;
-    int r0 = 0, s0;
+    int r0 = 0, s0 = 0;
     if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
+    (void)s0;
 #else
     (void)rtiles;
     const int in = (int)blockIdx.x < prm.max_tiles * V2_TPR;

@@ -3,7 +3,7 @@
 # and refuse unknown options and bad numbers before touching a GPU, so this
 # runs the same on CPU-only CI and on the GPU machine. Args: path of the
 # ramp binary (the benchmarks sit beside it), source dir. Also
-# bench/v1_vs_v2.py (CPU, numpy) on two shipped datasets.
+# bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -43,4 +43,16 @@ expect 0 "^\| qwen3-30b-ep8 \| 60 \| 720 \(4\) \| 42960 \| 0\.555 \| 0\.950 .* \
   python3 "$cmp" --csv "$tmp/v.csv" "$T/qwen3-30b-ep8.safetensors" "$T/qwen3-30b-ep8-v2.safetensors"
 [ "$(wc -l < "$tmp/v.csv")" = 61 ] || fail "v1_vs_v2 CSV: $(wc -l < "$tmp/v.csv") lines, expected 61"
 grep -q '^qwen3-30b-ep8,r64.w256.s4,716,' "$tmp/v.csv" || fail "v1_vs_v2 CSV lacks r64.w256.s4: $(head -3 "$tmp/v.csv")"
+# bench/row_tile_fit.py: refusals, then the fit behind the grouped order's
+# prediction on Mixtral's shipped dataset (bench/results/row-tile-fit-2026-12-01.md)
+fit=$2/bench/row_tile_fit.py
+M=$T/mixtral-8x22b-ep8-v2.safetensors
+expect 0 "usage: row_tile_fit.py" -- python3 "$fit" --help
+expect 2 "$tmp/nope.safetensors: no such file" -- python3 "$fit" "$tmp/nope.safetensors" r128.w128.s4
+expect 1 "r999.w128.s4 is not a configuration of" -- python3 "$fit" "$M" r999.w128.s4
+expect 1 "only [0-9]+ loads with >= 5000 pairs" -- python3 "$fit" "$M" r128.w128.s4 --min-pairs 5000
+expect 0 "r128.w128.s4.ph2.dk2: 23 loads, t = 109.1 \+ 74.86 x row tiles \+ 0.0658 x pairs us .median error 1.2%.; a row tile streams 302 MB at 4.03 TB/s" -- \
+  python3 "$fit" "$M" r128.w128.s4.ph2.dk2 --min-pairs 256 --loads 512
+expect 0 "512 pairs .4 row tiles.: 442 us now; grouped 372 us .1.19x. at 5.85 TB/s, 331 us .1.34x. at 8 TB/s" -- \
+  python3 "$fit" "$M" r128.w128.s4.ph2.dk2 --min-pairs 256 --loads 512
 finish cli_bench_tools

@@ -75,6 +75,42 @@ static inline int check_finish(const char *name) {
     return 0;
 }
 
+/* Whether `name` is an item of the comma-separated `list` (whole items:
+ * "mixtral" does not select "mixtral-8x22b"). */
+static inline int check_listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The items of `list` that are none of names[0..count): printed to stderr
+ * with the names there are, and counted, so that a misspelt selection in an
+ * environment variable fails a test instead of skipping what it meant. */
+static inline int check_list_unknown(const char *var, const char *list, const char *const *names,
+                                     int count) {
+    int bad = 0;
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        const int len = end ? (int)(end - p) : (int)strlen(p);
+        int known = 0;
+        for (int i = 0; i < count && !known; i++)
+            known = (int)strlen(names[i]) == len && strncmp(p, names[i], (size_t)len) == 0;
+        if (!known) {
+            fprintf(stderr, "%s: '%.*s' is not one of:", var, len, p);
+            for (int i = 0; i < count; i++) fprintf(stderr, " %s", names[i]);
+            fprintf(stderr, "\n");
+            bad++;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return bad;
+}
+
 /* Per-test scratch directory (build/test-tmp under CTest). */
 static inline const char *check_tmpdir(void) {
     const char *d = getenv("RAMP_TEST_TMP");

@@ -1,7 +1,9 @@
 /*
  * test_core.c - models, layouts, placements, per-GPU loads and the
  * configuration space, each checked against values computed here by hand or
- * by an independent brute force.
+ * by an independent brute force; and the GPU tests' model selection
+ * (check.h's check_listed, check_list_unknown), which no CPU test runs
+ * otherwise.
  */
 #include "check.h"
 #include "internal.h"
@@ -233,6 +235,21 @@ static void test_configs(void) {
     CHECK(r4.valid && r4.threads == 256 && r4.blocks_per_sm == 1);
 }
 
+/* Whole items only: "mixtral" selected nothing in gpu-check's runs until
+ * session 8, silently (substring matching). */
+static void test_list_helpers(void) {
+    CHECK(check_listed("qwen3-30b,mixtral-8x22b", "mixtral-8x22b"));
+    CHECK(check_listed("qwen3-30b,mixtral-8x22b", "qwen3-30b"));
+    CHECK(!check_listed("qwen3-30b,mixtral", "mixtral-8x22b"));
+    CHECK(!check_listed("qwen3-30b-a3b", "qwen3-30b"));
+    CHECK(!check_listed("", "olmoe"));
+    CHECK(check_listed("olmoe", "olmoe"));
+    const char *names[] = {"qwen3-30b", "mixtral-8x22b"};
+    fprintf(stderr, "(two expected complaints follow)\n");
+    CHECK_EQ_INT(check_list_unknown("X", "qwen3-30b,mixtral-8x22b", names, 2), 0);
+    CHECK_EQ_INT(check_list_unknown("X", "qwen3-30b,mixtral,olmoe", names, 2), 2);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -241,5 +258,6 @@ int main(void) {
     test_placements(&rng);
     test_geometry();
     test_configs();
+    test_list_helpers();
     return check_finish("test_core");
 }

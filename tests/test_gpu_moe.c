@@ -250,6 +250,12 @@ int main(void) {
     if (C.threads < 1) C.threads = 1;
     if (C.threads > 64) C.threads = 64;
     const char *models_env = getenv("RAMP_MOE_MODELS");
+    {
+        const char *names[sizeof MODELS / sizeof MODELS[0]];
+        const int n = (int)(sizeof MODELS / sizeof MODELS[0]);
+        for (int i = 0; i < n; i++) names[i] = MODELS[i].name;
+        if (models_env && check_list_unknown("RAMP_MOE_MODELS", models_env, names, n)) return 1;
+    }
     const char *kinds_env = getenv("RAMP_MOE_KINDS");
     const char *stride_env = getenv("RAMP_MOE_STRIDE");
     int stride = stride_env && atoi(stride_env) > 0 ? atoi(stride_env) : 1;
@@ -284,7 +290,7 @@ int main(void) {
     for (int mi = 0; mi < nm; mi++) {
         ramp_model m;
         ramp_layout L;
-        if (models_env && !strstr(models_env, MODELS[mi].name)) continue;
+        if (models_env && !check_listed(models_env, MODELS[mi].name)) continue;
         GPU_OK(ramp_model_lookup(MODELS[mi].name, &m));
         GPU_OK(ramp_layout_parse("EP8", &L));
         GPU_OK(ramp_geometry_for(&m, L, &geoms[mi]));

@@ -348,6 +348,12 @@ int main(void) {
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
     const char *models_env = getenv("RAMP_MOE_V2_MODELS");
+    {
+        const char *names[NMODELS];
+        for (int i = 0; i < NMODELS; i++) names[i] = MODELS[i].name;
+        if (models_env && check_list_unknown("RAMP_MOE_V2_MODELS", models_env, names, NMODELS))
+            return 1;
+    }
     const char *configs_env = getenv("RAMP_MOE_CONFIGS");
     const char *tokens_env = getenv("RAMP_MOE_TOKENS");
     const char *nov1_env = getenv("RAMP_MOE_V2_NO_V1");
@@ -393,7 +399,7 @@ int main(void) {
     int nvar[NMODELS] = {0}, job2[NMODELS][MAXV], job1[NMODELS][MAXV], on[NMODELS] = {0};
     int global_e[NMODELS];
     for (int mi = 0; mi < NMODELS; mi++) {
-        if (models_env && !strstr(models_env, MODELS[mi].name)) continue;
+        if (models_env && !check_listed(models_env, MODELS[mi].name)) continue;
         ramp_model m;
         GPU_OK(ramp_model_lookup(MODELS[mi].name, &m));
         global_e[mi] = m.experts;

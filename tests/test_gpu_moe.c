@@ -235,6 +235,14 @@ static ramp_status run_check(runner *R, shape_data *sd, ramp_select_desc *desc,
 }
 
 int main(void) {
+    /* a misspelt model fails here, on any machine, before the GPU check */
+    const char *models_env = getenv("RAMP_MOE_MODELS");
+    {
+        const char *names[sizeof MODELS / sizeof MODELS[0]];
+        const int n = (int)(sizeof MODELS / sizeof MODELS[0]);
+        for (int i = 0; i < n; i++) names[i] = MODELS[i].name;
+        if (models_env && check_list_unknown("RAMP_MOE_MODELS", models_env, names, n)) return 1;
+    }
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
         printf("test_gpu_moe: no GPU (%s): skipped\n", ramp_last_error());
@@ -249,13 +257,6 @@ int main(void) {
     C.threads = t_env && atoi(t_env) > 0 ? atoi(t_env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (C.threads < 1) C.threads = 1;
     if (C.threads > 64) C.threads = 64;
-    const char *models_env = getenv("RAMP_MOE_MODELS");
-    {
-        const char *names[sizeof MODELS / sizeof MODELS[0]];
-        const int n = (int)(sizeof MODELS / sizeof MODELS[0]);
-        for (int i = 0; i < n; i++) names[i] = MODELS[i].name;
-        if (models_env && check_list_unknown("RAMP_MOE_MODELS", models_env, names, n)) return 1;
-    }
     const char *kinds_env = getenv("RAMP_MOE_KINDS");
     const char *stride_env = getenv("RAMP_MOE_STRIDE");
     int stride = stride_env && atoi(stride_env) > 0 ? atoi(stride_env) : 1;

@@ -335,6 +335,14 @@ static int wanted(const char *list, const ramp_config *c) {
 }
 
 int main(void) {
+    /* a misspelt model fails here, on any machine, before the GPU check */
+    const char *models_env = getenv("RAMP_MOE_V2_MODELS");
+    {
+        const char *names[NMODELS];
+        for (int i = 0; i < NMODELS; i++) names[i] = MODELS[i].name;
+        if (models_env && check_list_unknown("RAMP_MOE_V2_MODELS", models_env, names, NMODELS))
+            return 1;
+    }
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
         printf("test_gpu_moe_v2: no GPU (%s): skipped\n", ramp_last_error());
@@ -347,13 +355,6 @@ int main(void) {
     int threads = t_env && atoi(t_env) > 0 ? atoi(t_env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
-    const char *models_env = getenv("RAMP_MOE_V2_MODELS");
-    {
-        const char *names[NMODELS];
-        for (int i = 0; i < NMODELS; i++) names[i] = MODELS[i].name;
-        if (models_env && check_list_unknown("RAMP_MOE_V2_MODELS", models_env, names, NMODELS))
-            return 1;
-    }
     const char *configs_env = getenv("RAMP_MOE_CONFIGS");
     const char *tokens_env = getenv("RAMP_MOE_TOKENS");
     const char *nov1_env = getenv("RAMP_MOE_V2_NO_V1");

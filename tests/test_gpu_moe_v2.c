@@ -429,6 +429,31 @@ int main(void) {
             }
         }
     }
+    /* every configuration named must exist on some selected model: a
+     * misspelt one must fail, not select nothing */
+    for (const char *p = configs_env; p && *p;) {
+        const char *end = strchr(p, ',');
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+        int found = 0;
+        for (int mi = 0; mi < NMODELS && !found; mi++)
+            for (int k = 0; k < nvar[mi] && !found; k++) {
+                ramp_config c = vars[mi][k].cfg;
+                c.two_phase = 0; /* the names given are the fused ones */
+                found = wanted(item, &c);
+            }
+        if (!found) {
+            fprintf(stderr, "RAMP_MOE_CONFIGS: '%s' is no v2 configuration of the selected models%s\n",
+                    item, opts.split ? " (a split run takes wide tiles only)" : "");
+            check_failures++;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    if (ncjobs == 0) {
+        fprintf(stderr, "test_gpu_moe_v2: the selection leaves nothing to test\n");
+        check_failures++;
+    }
+    if (check_failures) return check_finish("test_gpu_moe_v2");
     printf("%d kernels to compile\n", ncjobs);
     const double t_start = now_s();
     int ncomp = threads;

@@ -1549,6 +1549,30 @@ ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c
                                 const ramp_geometry *g, const ramp_device_limits *lim,
                                 const char *cubin_dir, ramp_config_compiled *out);
 
+/* What the compiler says about the polymorphic kernel a plan's layer runs
+ * (its menu compiled into one kernel as ramp_layer_create compiles it, for
+ * a GPU holding the plan's geom.experts experts). */
+typedef struct {
+    int nkernels;                  /* 1; 2 when a v2 menu holds a two-phase
+                                      entry, whose phase 2 runs in a second
+                                      kernel of the same module */
+    char kernel[2][32];            /* entry names in the module */
+    ramp_kernel_report report[2];  /* ptxas's report of each */
+    int dynamic_smem[2];           /* bytes each launches with */
+    int threads;                   /* per block */
+    int ptxas_warnings;            /* in the compile log */
+    int from_cache;                /* 1: read from the JIT cache */
+    ramp_resources res;            /* as ramp_config_compiled's, over the
+                                      kernels */
+} ramp_plan_compiled;
+
+/* Compiles the polymorphic kernel of plan p (red4: the layer's w2_red4, v2
+ * plans only) with NVRTC (no GPU needed) or reads it from the JIT cache;
+ * cubin_path (NULL: none) receives the module's cubin, written atomically.
+ * The errors of ramp_config_compile, and those of ramp_plan_validate. */
+ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_limits *lim,
+                              const char *cubin_path, ramp_plan_compiled *out);
+
 /* ---- 9.3 Modules and launches -------------------------------------------- */
 
 typedef struct ramp_module ramp_module;

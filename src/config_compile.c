@@ -1,13 +1,15 @@
 /*
- * config_compile.c - what the compiler says about one configuration: its
- * kernel's program(s) built with NVRTC for sm_90a (no GPU needed; the JIT
- * cache makes a second call cheap), ptxas's report of each and the launch
- * shape, so that `ramp configs --ptxas` prints measured registers, spills
- * and shared memory instead of estimates, and the cubins can be
+ * config_compile.c - what the compiler says about one configuration, or
+ * about the polymorphic kernel of a plan's menu: the program(s) built with
+ * NVRTC for sm_90a as the GPU path builds them (no GPU needed; the JIT
+ * cache makes a second call cheap), ptxas's report of each kernel and the
+ * launch shape, so that `ramp configs --ptxas` prints measured registers,
+ * spills and shared memory instead of estimates, and the cubins can be
  * disassembled (tools/sass-check).
  */
 #include "internal.h"
 #include "moe_gpu.h"
+#include "moe_poly.h"
 #include "moe_v2.h"
 
 #include <stdatomic.h>
@@ -15,16 +17,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Writes r's cubin to dir/name.cubin through a temporary file of its own
- * (two configurations may share a program, and threads may write it at
- * once), so that a failed write leaves nothing behind. */
-static ramp_status save_cubin(const char *dir, const char *name, const ramp_jit_result *r) {
-    char path[1200], tmp[1220];
-    int n = snprintf(path, sizeof path, "%s/%s.cubin", dir, name);
-    RAMP_CHECK(n > 0 && (size_t)n < sizeof path, RAMP_ERR_INVALID_ARGUMENT,
-               "cubin folder path too long: %.64s...", dir);
+/* Writes r's cubin to path through a temporary file of its own (two
+ * configurations may share a program, and threads may write it at once),
+ * so that a failed write leaves nothing behind. */
+static ramp_status save_cubin(const char *path, const ramp_jit_result *r) {
+    char tmp[1300];
     static atomic_uint seq;
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1u));
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp%ld.%u", path, (long)getpid(),
+                     atomic_fetch_add(&seq, 1u));
+    RAMP_CHECK(n > 0 && (size_t)n < sizeof tmp, RAMP_ERR_INVALID_ARGUMENT,
+               "cubin path too long: %.64s...", path);
     FILE *f = fopen(tmp, "wb");
     RAMP_CHECK(f, RAMP_ERR_IO, "cannot write %s (does the folder exist?)", tmp);
     int ok = fwrite(r->cubin, 1, r->cubin_size, f) == r->cubin_size;
@@ -34,6 +36,31 @@ static ramp_status save_cubin(const char *dir, const char *name, const ramp_jit_
         RAMP_FAIL(RAMP_ERR_IO, "cannot write %s", path);
     }
     return RAMP_OK;
+}
+
+/* res takes b's larger registers and shared memory, its lower occupancy,
+ * and its reason (prefixed by label) if it cannot run: two programs or
+ * kernels that must both run. */
+static void merge_resources(ramp_resources *res, const ramp_resources *b, const char *label) {
+    if (b->smem_bytes > res->smem_bytes) res->smem_bytes = b->smem_bytes;
+    if (b->regs_per_thread > res->regs_per_thread) res->regs_per_thread = b->regs_per_thread;
+    if (b->blocks_per_sm < res->blocks_per_sm) res->blocks_per_sm = b->blocks_per_sm;
+    if (res->valid && !b->valid) {
+        res->valid = 0;
+        snprintf(res->why, sizeof res->why, "%s: %s", label, b->why);
+    }
+}
+
+/* A stack frame in these kernels is local memory on the hot path: valid =
+ * 0, naming the first report (labels[i]) that has one. */
+static void refuse_stack(ramp_resources *res, const ramp_kernel_report *rep, int n,
+                         const char *const *labels) {
+    for (int i = 0; i < n && res->valid; i++)
+        if (rep[i].stack_bytes > 0) {
+            res->valid = 0;
+            snprintf(res->why, sizeof res->why, "%s%sstack frame of %d B", labels[i],
+                     *labels[i] ? ": " : "", rep[i].stack_bytes);
+        }
 }
 
 /* Program i of the configuration: its name, compile and launch shape. */
@@ -83,31 +110,67 @@ ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c
             out->from_cache += r->from_cache;
             s = ramp_resources_from_report(k, out->threads, out->dynamic_smem[i], lim, &res);
         }
-        if (s == RAMP_OK && cubin_dir) s = save_cubin(cubin_dir, out->program[i], r);
+        if (s == RAMP_OK && cubin_dir) {
+            char path[1200];
+            int n = snprintf(path, sizeof path, "%s/%s.cubin", cubin_dir, out->program[i]);
+            if (n < 0 || (size_t)n >= sizeof path)
+                s = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                   "cubin folder path too long: %.64s...", cubin_dir);
+            else
+                s = save_cubin(path, r);
+        }
         ramp_jit_result_free(r);
         RAMP_TRY(s);
-        /* Two programs: the larger shared memory, the lower occupancy, and
-         * the first reason one of them cannot run. */
-        if (i == 0) {
-            out->res = res;
-        } else {
-            if (res.smem_bytes > out->res.smem_bytes) out->res.smem_bytes = res.smem_bytes;
-            if (res.regs_per_thread > out->res.regs_per_thread)
-                out->res.regs_per_thread = res.regs_per_thread;
-            if (res.blocks_per_sm < out->res.blocks_per_sm)
-                out->res.blocks_per_sm = res.blocks_per_sm;
-            if (out->res.valid && !res.valid) {
-                out->res.valid = 0;
-                snprintf(out->res.why, sizeof out->res.why, "down program: %s", res.why);
-            }
-        }
+        if (i == 0) out->res = res;
+        else merge_resources(&out->res, &res, "down program");
     }
-    /* A stack frame in these kernels is local memory on the hot path. */
-    for (int i = 0; i < out->nprograms && out->res.valid; i++)
-        if (out->report[i].stack_bytes > 0) {
-            out->res.valid = 0;
-            snprintf(out->res.why, sizeof out->res.why, "%sstack frame of %d B",
-                     i ? "down program: " : "", out->report[i].stack_bytes);
-        }
+    static const char *const labels[2] = {"", "down program"};
+    refuse_stack(&out->res, out->report, out->nprograms, labels);
     return RAMP_OK;
+}
+
+ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_limits *lim,
+                              const char *cubin_path, ramp_plan_compiled *out) {
+    RAMP_CHECK(p && lim && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_plan_compile: NULL argument");
+    RAMP_CHECK(red4 == 0 || red4 == 1, RAMP_ERR_INVALID_ARGUMENT, "red4 = %d: 0 or 1", red4);
+    RAMP_CHECK(!red4 || p->kernel == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "red4 (float4 output) is a kernel v2 option; the plan is for %s",
+               ramp_kernel_version_name((ramp_kernel_version)p->kernel));
+    RAMP_TRY(ramp_plan_validate(p));
+    memset(out, 0, sizeof *out);
+    /* the menu as ramp_layer_create compiles it, for a GPU holding the
+     * plan's experts (src/layer.c) */
+    ramp_poly_desc d;
+    memset(&d, 0, sizeof d);
+    d.geom = p->geom;
+    d.kernel = p->kernel;
+    d.red4 = red4;
+    d.count = p->count;
+    memcpy(d.cfgs, p->configs, sizeof(ramp_config) * (size_t)p->count);
+    RAMP_TRY(ramp_moe_poly_check(&d));
+    ramp_jit_result *r = NULL;
+    RAMP_TRY(ramp_moe_poly_compile(&d, &r));
+    ramp_resources res_down;
+    long long smem_down = 0;
+    ramp_status s = ramp_moe_poly_resources_of(&d, r, lim, &out->res, &res_down, &smem_down);
+    if (s == RAMP_OK) {
+        long long smem;
+        ramp_moe_poly_shape(&d, &out->threads, &smem);
+        out->nkernels = smem_down > 0 ? 2 : 1;
+        snprintf(out->kernel[0], sizeof out->kernel[0], "%s", ramp_moe_poly_kernel_name(&d));
+        out->dynamic_smem[0] = (int)smem;
+        if (smem_down > 0) {
+            snprintf(out->kernel[1], sizeof out->kernel[1], "%s", RAMP_POLY_V2_DOWN_KERNEL);
+            out->dynamic_smem[1] = (int)smem_down;
+        }
+        for (int i = 0; i < out->nkernels; i++) out->report[i] = *ramp_jit_kernel(r, out->kernel[i]);
+        out->ptxas_warnings = r->ptxas_warnings;
+        out->from_cache = r->from_cache;
+        if (out->nkernels == 2) merge_resources(&out->res, &res_down, "phase-2 kernel");
+        const char *labels[2] = {out->kernel[0], out->kernel[1]};
+        refuse_stack(&out->res, out->report, out->nkernels, labels);
+    }
+    if (s == RAMP_OK && cubin_path) s = save_cubin(cubin_path, r);
+    ramp_jit_result_free(r);
+    return s;
 }

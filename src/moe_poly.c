@@ -295,6 +295,32 @@ ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out
     return s;
 }
 
+ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
+                                       const ramp_device_limits *lim, ramp_resources *res,
+                                       ramp_resources *res_down, long long *smem_down) {
+    RAMP_CHECK(d && jit && lim && res && res_down && smem_down, RAMP_ERR_INVALID_ARGUMENT,
+               "NULL argument");
+    int threads;
+    long long smem;
+    ramp_moe_poly_shape(d, &threads, &smem);
+    memset(res_down, 0, sizeof *res_down);
+    *smem_down = 0;
+    const char *kname = ramp_moe_poly_kernel_name(d);
+    const ramp_kernel_report *rep = ramp_jit_kernel(jit, kname);
+    RAMP_CHECK(rep, RAMP_ERR_INTERNAL, "no ptxas report for %s in the compile log", kname);
+    RAMP_TRY(ramp_resources_from_report(rep, threads, (int)smem, lim, res));
+    if (!(is_v2(d) && has_two_phase(d))) return RAMP_OK;
+    for (int i = 0; i < d->count; i++)
+        if (d->cfgs[i].two_phase) {
+            long long l = ramp_moe_v2_layout_down(d->cfgs[i].rows, d->cfgs[i].stages).total;
+            if (l > *smem_down) *smem_down = l;
+        }
+    rep = ramp_jit_kernel(jit, RAMP_POLY_V2_DOWN_KERNEL);
+    RAMP_CHECK(rep, RAMP_ERR_INTERNAL, "no ptxas report for %s in the compile log",
+               RAMP_POLY_V2_DOWN_KERNEL);
+    return ramp_resources_from_report(rep, threads, (int)*smem_down, lim, res_down);
+}
+
 /* The blocks a two-phase entry's phase 2 needs per row tile: chunks of d x
  * K parts (moe_v2.cuh's V2_TPR). */
 static long long down_tiles_per_row_tile(const ramp_poly_desc *d, const ramp_config *c) {
@@ -341,39 +367,17 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     }
     ramp_jit_result *jit = NULL;
     if (s == RAMP_OK) s = ramp_moe_poly_compile(d, &jit);
-    if (s == RAMP_OK) {
-        const ramp_kernel_report *rep = ramp_jit_kernel(jit, kname);
-        if (!rep)
-            s = ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
-                               "no ptxas report for %s in the compile log", kname);
-        else
-            s = ramp_resources_from_report(rep, k->threads, (int)k->smem, &info.limits,
-                                           &k->res);
-    }
+    ramp_resources r2;
+    if (s == RAMP_OK) s = ramp_moe_poly_resources_of(d, jit, &info.limits, &k->res, &r2, &k->smem_down);
     if (s == RAMP_OK && !k->res.valid)
         s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
                            "polymorphic kernel of %d entries cannot run: %s", d->count,
                            k->res.why);
-    const int two = is_v2(d) && has_two_phase(d);
-    if (s == RAMP_OK && two) { /* the second kernel must run too (no spills, fits) */
-        for (int i = 0; i < d->count; i++)
-            if (d->cfgs[i].two_phase) {
-                long long l = ramp_moe_v2_layout_down(d->cfgs[i].rows, d->cfgs[i].stages).total;
-                if (l > k->smem_down) k->smem_down = l;
-            }
-        const ramp_kernel_report *rep = ramp_jit_kernel(jit, RAMP_POLY_V2_DOWN_KERNEL);
-        ramp_resources r2;
-        if (!rep)
-            s = ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
-                               "no ptxas report for %s in the compile log",
-                               RAMP_POLY_V2_DOWN_KERNEL);
-        else
-            s = ramp_resources_from_report(rep, k->threads, (int)k->smem_down, &info.limits, &r2);
-        if (s == RAMP_OK && !r2.valid)
-            s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                               "polymorphic kernel of %d entries: its phase-2 kernel cannot "
-                               "run: %s", d->count, r2.why);
-    }
+    const int two = k->smem_down > 0;
+    if (s == RAMP_OK && two && !r2.valid) /* the second kernel must run too */
+        s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                           "polymorphic kernel of %d entries: its phase-2 kernel cannot "
+                           "run: %s", d->count, r2.why);
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
     if (s == RAMP_OK) s = ramp_module_kernel(k->module, kname, (int)k->smem, &k->kernel);
     if (s == RAMP_OK && two)

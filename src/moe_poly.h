@@ -56,6 +56,13 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d,
                                  int64_t max_pairs, ramp_moe_poly **out);
 void ramp_moe_poly_free(ramp_moe_poly *k);
 
+/* What a compile of d (ramp_moe_poly_compile) can run with on a GPU of
+ * limits lim: the kernel's resources (measured = 1) and, when a v2 menu
+ * holds a two-phase entry, its phase-2 kernel's and that kernel's dynamic
+ * shared memory (*smem_down; 0 and res_down zeroed when there is none). */
+ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
+                                       const ramp_device_limits *lim, ramp_resources *res,
+                                       ramp_resources *res_down, long long *smem_down);
 /* Resources of the polymorphic kernel (measured = 1). */
 const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k);
 /* The kernel's name in the module and the ptxas report: "ramp_moe_poly"

@@ -6,7 +6,10 @@
 # and a disassembler are installed, every configuration of kernel v2's
 # space for Qwen3-30B EP8 compiled as the GPU path compiles it: none may
 # spill, keep a stack frame or draw a warning, each cubin must hold QGMMA
-# and no local memory; a failed compile leaves no cubin folder behind.
+# and no local memory; a failed compile leaves no cubin folder behind. And
+# `ramp configs --plan`: the polymorphic kernel of a plan `ramp fit` makes
+# from the shipped DeepSeek-V3 v2 dataset (a two-phase entry in its menu:
+# two kernels), as compiled for the layer, with and without float4 output.
 # Args: path of the ramp binary, source dir.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
@@ -58,6 +61,11 @@ expect 2 "--cubin-dir $tmp/c: not a folder, or not empty" -- \
 expect 2 "--cubin-dir $tmp/d.cubin: not a folder, or not empty" -- \
   "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --cubin-dir "$tmp/d.cubin"
 [ "$(ls "$tmp/c" | wc -l)" = 4 ] || fail "a refused --cubin-dir was touched: $(ls "$tmp/c")"
+expect 2 "--plan goes with --ptxas" -- "$ramp" configs --plan "$tmp/p.json"
+expect 2 "--plan replaces --model, --layout" -- "$ramp" configs --plan "$tmp/p.json" --ptxas --model olmoe
+expect 2 "--plan replaces --model, --layout" -- "$ramp" configs --plan "$tmp/p.json" --ptxas --kernel v2
+expect 2 "--red4 goes with --plan" -- "$ramp" configs --model olmoe --layout EP8 --ptxas --red4
+expect 1 "$tmp/nope.json" -- "$ramp" configs --plan "$tmp/nope.json" --ptxas
 
 # ---- the real thing: NVRTC and a disassembler
 export RAMP_PROGRESS=0
@@ -93,4 +101,26 @@ expect 1 "69 configuration.s. of the space failed to compile.*no cubins written"
   env RAMP_KERNEL_DIR="$tmp/nokernels" "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 \
   --ptxas --cubin-dir "$tmp/fail"
 ls -d "$tmp"/fail* >/dev/null 2>&1 && fail "a failed compile left $(ls -d "$tmp"/fail*)"
+# a plan's polymorphic kernel
+expect 0 "wrote" -- "$ramp" fit "$2/data/timing/deepseek-v3-ep8-v2.safetensors" -o "$tmp/ds.json"
+grep -q '\.ph2' "$tmp/ds.json" || fail "the DeepSeek-V3 plan has no two-phase entry: $(grep -o 'r[0-9]*\.w[^"]*' "$tmp/ds.json")"
+out=$("$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pc" 2>&1) || fail "configs --plan exited $?: $out"
+for pat in "^ramp_moe_poly_v2 +yes +168 +0/0 +0 +219728 +384" "^ramp_moe_poly_v2_down +yes +168 +0/0 +0 +220224 +384" \
+           "can run as compiled; poly.cubin in the --cubin-dir folder"; do
+  echo "$out" | grep -qE -- "$pat" || fail "configs --plan lacks /$pat/: $out"
+done
+out=$("$ramp" configs --plan "$tmp/ds.json" --ptxas --red4 2>&1) || fail "configs --plan --red4 exited $?: $out"
+for pat in "kernel v2, float4 output" "^ramp_moe_poly_v2 +yes +168 +0/0 +0 " "^ramp_moe_poly_v2_down +yes"; do
+  echo "$out" | grep -qE -- "$pat" || fail "configs --plan --red4 lacks /$pat/: $out"
+done
+"$ramp" configs --plan "$tmp/ds.json" --ptxas --csv > "$tmp/pc.csv" || fail "configs --plan --csv exited $?"
+[ "$(wc -l < "$tmp/pc.csv")" = 3 ] && grep -q '^ramp_moe_poly_v2_down,1,168,0,0,0,220224,384,1,0,$' "$tmp/pc.csv" ||
+  fail "configs --plan --csv: $(cat "$tmp/pc.csv")"
+[ "$(ls "$tmp/pc")" = poly.cubin ] || fail "--cubin-dir of a plan: $(ls "$tmp/pc")"
+if "$check" --which >/dev/null 2>&1; then
+  expect 0 "1 cubins, 0 breaking the rules" -- "$check" "$tmp/pc"
+fi
+expect 1 "moe_poly_v2.cuh not found" -- env RAMP_KERNEL_DIR="$tmp/nokernels" \
+  "$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pfail"
+ls -d "$tmp"/pfail* >/dev/null 2>&1 && fail "a failed plan compile left $(ls -d "$tmp"/pfail*)"
 finish cli_sass

@@ -7,10 +7,15 @@
  * ramp_moe_v1_resources gives, cubins written byte-identical to the
  * compiler's; refusals (a kernel that does not run the configuration, an
  * unknown kernel, a cubin folder that does not exist: no file left
- * behind). Exit 77 without NVRTC. No GPU needed.
+ * behind). And ramp_plan_compile, a plan's polymorphic kernel, against
+ * ramp_moe_poly_compile of the menu as the layer builds it: v1 (one kernel)
+ * and v2 with a two-phase entry (two kernels, the second's shared memory
+ * the down layout's), with and without float4 output; refusals. Exit 77
+ * without NVRTC. No GPU needed.
  */
 #include "check.h"
 #include "moe_gpu.h"
+#include "moe_poly.h"
 #include "moe_v2.h"
 
 #include <dirent.h>
@@ -141,6 +146,91 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc), RAMP_ERR_UNSUPPORTED);
 }
 
+/* A plan of the named entries for model on EP8 (coefficients: any valid). */
+static ramp_plan plan_of(const char *model, int kernel, const char *const *names, int n) {
+    ramp_plan p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.model, sizeof p.model, "%s", model);
+    snprintf(p.layout, sizeof p.layout, "EP8");
+    p.geom = geometry(model);
+    p.sms = 132;
+    p.blocks_per_sm = 1;
+    p.kernel = kernel;
+    p.count = n;
+    for (int i = 0; i < n; i++) {
+        p.configs[i] = config(names[i]);
+        for (int t = 0; t < 4; t++) p.theta[i][t] = 1.0 + i + t;
+    }
+    return p;
+}
+
+static void plan_kernel(const char *dir, const ramp_device_limits *lim, const char *model,
+                        int kernel, const char *const *names, int n, int red4, int want_kernels) {
+    ramp_plan p = plan_of(model, kernel, names, n);
+    CHECK_OK(ramp_plan_validate(&p));
+    char path[1100];
+    snprintf(path, sizeof path, "%s/plan-%s-%d.cubin", dir, model, red4);
+    ramp_plan_compiled pc;
+    CHECK_OK(ramp_plan_compile(&p, red4, lim, path, &pc));
+    ramp_poly_desc d;
+    memset(&d, 0, sizeof d);
+    d.geom = p.geom;
+    d.kernel = kernel;
+    d.red4 = red4;
+    d.count = n;
+    memcpy(d.cfgs, p.configs, sizeof(ramp_config) * (size_t)n);
+    ramp_jit_result *r = NULL;
+    CHECK_OK(ramp_moe_poly_compile(&d, &r));
+    if (!r) return;
+    CHECK_EQ_INT(pc.nkernels, want_kernels);
+    CHECK(strcmp(pc.kernel[0], ramp_moe_poly_kernel_name(&d)) == 0);
+    if (want_kernels == 2) CHECK(strcmp(pc.kernel[1], RAMP_POLY_V2_DOWN_KERNEL) == 0);
+    int threads;
+    long long smem;
+    ramp_moe_poly_shape(&d, &threads, &smem);
+    CHECK_EQ_INT(pc.threads, threads);
+    CHECK_EQ_INT(pc.dynamic_smem[0], smem);
+    for (int i = 0; i < pc.nkernels; i++) same_report(&pc.report[i], ramp_jit_kernel(r, pc.kernel[i]));
+    long long down = 0;
+    for (int i = 0; i < n; i++)
+        if (p.configs[i].two_phase) {
+            long long l = ramp_moe_v2_layout_down(p.configs[i].rows, p.configs[i].stages).total;
+            if (l > down) down = l;
+        }
+    if (want_kernels == 2) CHECK_EQ_INT(pc.dynamic_smem[1], down);
+    CHECK_EQ_INT(pc.res.valid, 1);
+    CHECK_EQ_INT(pc.res.measured, 1);
+    CHECK_EQ_INT(pc.ptxas_warnings, 0);
+    /* the cubin as the compiler made it, at the path given */
+    char dirname_[1100], base[200];
+    snprintf(dirname_, sizeof dirname_, "%s", dir);
+    snprintf(base, sizeof base, "plan-%s-%d", model, red4);
+    CHECK(cubin_matches(dirname_, base, r));
+    ramp_jit_result_free(r);
+}
+
+static void plan_compiles(const char *dir, const ramp_device_limits *lim) {
+    const char *v1[] = {"r16.w128.s4", "r8.w256.s3"};
+    plan_kernel(dir, lim, "qwen3-30b", RAMP_KERNEL_V1, v1, 2, 0, 1);
+    const char *v2[] = {"r32.w512.s4", "r128.w128.s4.ph2.dk2", "r8.w128.s4"};
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2);
+    const char *narrow[] = {"r32.w512.s4", "r8.w128.s4"};
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1);
+    /* refusals: float4 output on a v1 plan, an entry the kernel does not run,
+     * a plan that does not validate */
+    ramp_plan p = plan_of("qwen3-30b", RAMP_KERNEL_V1, v1, 2);
+    ramp_plan_compiled pc;
+    CHECK_ERR(ramp_plan_compile(&p, 1, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_plan_compile(&p, 2, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
+    const char *wide[] = {"r16.w128.s4", "r128.w256.s3"};
+    p = plan_of("qwen3-30b", RAMP_KERNEL_V1, wide, 2);
+    CHECK(ramp_plan_compile(&p, 0, lim, NULL, &pc) != RAMP_OK);
+    p = plan_of("qwen3-30b", RAMP_KERNEL_V1, v1, 2);
+    p.count = 0;
+    CHECK_ERR(ramp_plan_compile(&p, 0, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
+}
+
 int main(void) {
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
@@ -165,10 +255,12 @@ int main(void) {
     v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2);
     v2_config(dir, &lim, "r128.w256.s3", 1);
     CHECK_EQ_INT(files_in(dir), 5); /* 1 + 1 + 2 + 1 cubins, no temporaries */
+    plan_compiles(dir, &lim);
+    CHECK_EQ_INT(files_in(dir), 8); /* + the plans' (two share a name), no temporaries */
     /* a folder that is not there: an error, and nothing written */
     snprintf(missing, sizeof missing, "%s/not-there", dir);
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, &lim, missing, &cc), RAMP_ERR_IO);
-    CHECK_EQ_INT(files_in(dir), 5);
+    CHECK_EQ_INT(files_in(dir), 8);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
         char path[1400];

@@ -47,6 +47,11 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
                   const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
                   const char *cubin_dir, int csv);
 
+/* `ramp configs --plan PLAN --ptxas`: the plan's polymorphic kernel
+ * compiled as the layer does (red4: its float4 output); cubin_dir as above,
+ * receiving poly.cubin. Returns the exit code. */
+int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, int csv);
+
 /* Subcommands. */
 int cmd_models(int argc, char **argv);
 int cmd_configs(int argc, char **argv);

@@ -32,6 +32,7 @@ static const char CONFIGS_HELP[] =
     "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv] [--kernel v1|v2]\n"
     "                    [--ptxas [--jobs N] [--cubin-dir DIR]]\n"
     "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
+    "       ramp configs --plan PLAN --ptxas [--red4] [--csv] [--cubin-dir DIR]\n"
     "\n"
     "Lists the kernel configurations valid for the model on the layout, with\n"
     "their estimated shared memory, threads, registers and occupancy class\n"
@@ -46,7 +47,11 @@ static const char CONFIGS_HELP[] =
     "down program's), threads, blocks per SM. Exits 1 if one fails to compile,\n"
     "spills, has a stack frame, or draws a ptxas warning. --cubin-dir DIR (new or\n"
     "empty) receives every program's cubin, for tools/sass-check; only when all\n"
-    "of them compile and can run.\n";
+    "of them compile and can run.\n"
+    "--plan PLAN --ptxas: the polymorphic kernel a layer serving PLAN runs (its\n"
+    "menu in one kernel, and a second kernel for the phase 2 of two-phase\n"
+    "entries), compiled as ramp_layer_create compiles it, one row per kernel;\n"
+    "--red4 as the layer's w2_red4 (kernel v2). --cubin-dir receives poly.cubin.\n";
 
 int cmd_configs(int argc, char **argv) {
     static const struct option opts[] = {
@@ -56,13 +61,14 @@ int cmd_configs(int argc, char **argv) {
         {"bf16", no_argument, 0, 'b'}, {"all", no_argument, 0, 'a'},
         {"csv", no_argument, 0, 'c'}, {"kernel", required_argument, 0, 'K'},
         {"ptxas", no_argument, 0, 'p'}, {"jobs", required_argument, 0, 'j'},
-        {"cubin-dir", required_argument, 0, 'u'},
+        {"cubin-dir", required_argument, 0, 'u'}, {"plan", required_argument, 0, 'P'},
+        {"red4", no_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     cli_model_opts mo = {0};
-    const char *layout_text = NULL, *cubin_dir = NULL;
+    const char *layout_text = NULL, *cubin_dir = NULL, *plan_path = NULL;
     long jobs = 0;
-    int bf16 = 0, all = 0, csv = 0, ptxas = 0, o;
+    int bf16 = 0, all = 0, csv = 0, ptxas = 0, red4 = 0, kernel_given = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -78,15 +84,28 @@ int cmd_configs(int argc, char **argv) {
         case 'K':
             if (ramp_kernel_version_parse(optarg, &kernel) != RAMP_OK)
                 return cli_usage_error("configs", "--kernel %s: expected v1 or v2", optarg);
+            kernel_given = 1;
             break;
         case 'p': ptxas = 1; break;
         case 'j': if (!cli_int("configs", "--jobs", optarg, 1, 32, &jobs)) return CLI_EXIT_USAGE; break;
         case 'u': cubin_dir = optarg; break;
+        case 'P': plan_path = optarg; break;
+        case 'r': red4 = 1; break;
         case 'h': fputs(CONFIGS_HELP, stdout); return 0;
         default: return cli_usage_error("configs", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("configs", "unexpected argument '%s'", argv[optind]);
+    if (plan_path) { /* the plan says model, layout and kernel */
+        if (!ptxas) return cli_usage_error("configs", "--plan goes with --ptxas");
+        if (layout_text || mo.name || mo.experts || mo.topk || mo.inter || mo.hidden || bf16 ||
+            all || kernel_given || jobs)
+            return cli_usage_error("configs", "--plan replaces --model, --layout, the geometry, "
+                                              "--bf16, --all, --kernel and --jobs");
+        if (cubin_dir && !*cubin_dir) return cli_usage_error("configs", "--cubin-dir: empty path");
+        return configs_plan_ptxas(plan_path, red4, cubin_dir, csv);
+    }
+    if (red4) return cli_usage_error("configs", "--red4 goes with --plan");
     if (!layout_text) return cli_usage_error("configs", "--layout is required (e.g. EP8)");
     if (!ptxas && (jobs || cubin_dir))
         return cli_usage_error("configs", "--jobs and --cubin-dir go with --ptxas");

@@ -3,7 +3,8 @@
  * compiled as the GPU path compiles it (NVRTC, sm_90a; no GPU needed), with
  * what ptxas measured in place of the estimates, and optionally the cubins
  * for a disassembler (tools/sass-check). Compiles run on worker threads;
- * the table comes out in the space's order.
+ * the table comes out in the space's order. `ramp configs --plan PLAN
+ * --ptxas`: the same for the polymorphic kernel a plan's layer runs.
  */
 #include "cli.h"
 
@@ -71,6 +72,8 @@ static int dir_usable(const char *dir) {
     return empty;
 }
 
+static int staging_make(const char *cubin_dir, char *staging, size_t size);
+
 int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
                   const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
                   const char *cubin_dir, int csv) {
@@ -80,11 +83,7 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
     if (ramp_jit_version(&major, &minor) != RAMP_OK) return cli_fail("configs", RAMP_ERR_NO_GPU);
     char staging[1100] = "";
     if (cubin_dir) {
-        snprintf(staging, sizeof staging, "%s.partial-%ld", cubin_dir, (long)getpid());
-        if (mkdir(staging, 0777) != 0) {
-            fprintf(stderr, "ramp configs: cannot create %s: %s\n", staging, strerror(errno));
-            return CLI_EXIT_ERROR;
-        }
+        if (!staging_make(cubin_dir, staging, sizeof staging)) return CLI_EXIT_ERROR;
     }
     ramp_config_compiled *cc = calloc((size_t)(n ? n : 1), sizeof *cc);
     ramp_status *st = calloc((size_t)(n ? n : 1), sizeof *st);
@@ -181,6 +180,90 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
         fprintf(stderr, "ramp configs: %d configuration(s) of the space failed to compile and %d "
                         "cannot run as compiled (spills, stack, shared memory, warnings)%s\n",
                 failed, bad, *staging ? "; no cubins written" : "");
+        return CLI_EXIT_ERROR;
+    }
+    return rc;
+}
+
+/* The staging folder next to cubin_dir (which must not exist or be empty);
+ * 0 and a message when it cannot be made. */
+static int staging_make(const char *cubin_dir, char *staging, size_t size) {
+    snprintf(staging, size, "%s.partial-%ld", cubin_dir, (long)getpid());
+    if (mkdir(staging, 0777) == 0) return 1;
+    fprintf(stderr, "ramp configs: cannot create %s: %s\n", staging, strerror(errno));
+    return 0;
+}
+
+int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, int csv) {
+    if (cubin_dir && !dir_usable(cubin_dir))
+        return cli_usage_error("configs", "--cubin-dir %s: not a folder, or not empty", cubin_dir);
+    ramp_plan p;
+    ramp_status s = ramp_plan_read(plan_path, &p);
+    if (s) return cli_fail("configs", s);
+    int major = 0, minor = 0;
+    if (ramp_jit_version(&major, &minor) != RAMP_OK) return cli_fail("configs", RAMP_ERR_NO_GPU);
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    char staging[1100] = "", path[1200] = "";
+    if (cubin_dir) {
+        if (!staging_make(cubin_dir, staging, sizeof staging)) return CLI_EXIT_ERROR;
+        snprintf(path, sizeof path, "%s/poly.cubin", staging);
+    }
+    ramp_plan_compiled pc;
+    s = ramp_plan_compile(&p, red4, &lim, *path ? path : NULL, &pc);
+    if (s) {
+        if (*path) remove(path);
+        if (*staging) rmdir(staging);
+        return cli_fail("configs", s);
+    }
+    if (csv) {
+        puts("kernel,valid,regs,spill_store_bytes,spill_load_bytes,stack_bytes,smem_bytes,threads,"
+             "blocks_per_sm,ptxas_warnings,reason");
+    } else {
+        printf("%s %s, plan %s: %d entries compiled into one kernel (kernel %s%s):", p.model,
+               p.layout, plan_path, p.count,
+               ramp_kernel_version_name((ramp_kernel_version)p.kernel), red4 ? ", float4 output" : "");
+        for (int i = 0; i < p.count; i++) {
+            char name[64];
+            ramp_config_name(&p.configs[i], name, sizeof name);
+            printf(" %s", name);
+        }
+        printf("\n%-24s %5s %5s %11s %5s %8s %4s %s\n", "kernel", "valid", "regs", "spill st/ld",
+               "stack", "smem", "thr", "why");
+    }
+    const int ok = pc.res.valid && !pc.ptxas_warnings;
+    for (int i = 0; i < pc.nkernels; i++) {
+        const ramp_kernel_report *r = &pc.report[i];
+        const int smem = pc.dynamic_smem[i] + r->smem_bytes;
+        if (csv)
+            printf("%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s\n", pc.kernel[i], ok, r->registers,
+                   r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes, smem, pc.threads,
+                   pc.res.blocks_per_sm, pc.ptxas_warnings, ok ? "" : pc.res.valid ? "ptxas warning(s)" : pc.res.why);
+        else
+            printf("%-24s %5s %5d %5d/%-5d %5d %8d %4d %s\n", pc.kernel[i], ok ? "yes" : "NO",
+                   r->registers, r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes, smem,
+                   pc.threads, ok ? "" : pc.res.valid ? "ptxas warning(s)" : pc.res.why);
+    }
+    int rc = 0;
+    if (*staging) {
+        if (!ok) {
+            remove(path);
+            rmdir(staging);
+        } else if (rename(staging, cubin_dir) != 0) {
+            fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
+                    strerror(errno));
+            remove(path);
+            rmdir(staging);
+            rc = CLI_EXIT_ERROR;
+        }
+    }
+    if (!csv)
+        printf("NVRTC %d.%d, sm_90a%s: %s%s\n", major, minor, pc.from_cache ? " (from the JIT cache)" : "",
+               ok ? "can run as compiled" : "cannot run as compiled",
+               cubin_dir && ok && !rc ? "; poly.cubin in the --cubin-dir folder" : "");
+    if (!ok) {
+        fprintf(stderr, "ramp configs: the plan's polymorphic kernel cannot run as compiled (%s)%s\n",
+                pc.res.valid ? "ptxas warnings" : pc.res.why, *staging ? "; no cubin written" : "");
         return CLI_EXIT_ERROR;
     }
     return rc;

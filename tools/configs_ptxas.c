@@ -45,15 +45,18 @@ static void *worker(void *arg) {
     }
 }
 
-/* Removes what a failed run wrote into its staging folder, and the folder. */
-static void remove_staging(const char *dir, const ramp_config_compiled *cc,
-                           const ramp_status *st, int n) {
+/* Removes a failed run's staging folder and whatever it wrote there (a
+ * configuration that failed half-way may have left its first program's
+ * cubin; the folder is this run's own). */
+static void remove_staging(const char *dir) {
+    DIR *d = opendir(dir);
     char path[1400];
-    for (int i = 0; i < n; i++)
-        for (int k = 0; st[i] == RAMP_OK && k < cc[i].nprograms; k++) {
-            snprintf(path, sizeof path, "%s/%s.cubin", dir, cc[i].program[k]);
-            remove(path);
-        }
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+    }
+    if (d) closedir(d);
     rmdir(dir);
 }
 
@@ -159,11 +162,11 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
     int rc = 0;
     if (*staging) {
         if (failed || bad) {
-            remove_staging(staging, cc, st, n);
+            remove_staging(staging);
         } else if (rename(staging, cubin_dir) != 0) {
             fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
                     strerror(errno));
-            remove_staging(staging, cc, st, n);
+            remove_staging(staging);
             rc = CLI_EXIT_ERROR;
         }
     }
@@ -212,8 +215,7 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
     ramp_plan_compiled pc;
     s = ramp_plan_compile(&p, red4, &lim, *path ? path : NULL, &pc);
     if (s) {
-        if (*path) remove(path);
-        if (*staging) rmdir(staging);
+        if (*staging) remove_staging(staging);
         return cli_fail("configs", s);
     }
     if (csv) {
@@ -247,13 +249,11 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
     int rc = 0;
     if (*staging) {
         if (!ok) {
-            remove(path);
-            rmdir(staging);
+            remove_staging(staging);
         } else if (rename(staging, cubin_dir) != 0) {
             fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
                     strerror(errno));
-            remove(path);
-            rmdir(staging);
+            remove_staging(staging);
             rc = CLI_EXIT_ERROR;
         }
     }

@@ -77,6 +77,17 @@ static int dir_usable(const char *dir) {
 
 static int staging_make(const char *cubin_dir, char *staging, size_t size);
 
+/* The staging folder becomes cubin_dir when the run succeeded (keep),
+ * else it goes; returns the exit code of a failed rename, else 0. */
+static int staging_finish(const char *staging, const char *cubin_dir, int keep) {
+    if (keep && rename(staging, cubin_dir) == 0) return 0;
+    if (keep)
+        fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
+                strerror(errno));
+    remove_staging(staging);
+    return keep ? CLI_EXIT_ERROR : 0;
+}
+
 int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
                   const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
                   const char *cubin_dir, int csv) {
@@ -159,17 +170,7 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
         }
     }
     const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    int rc = 0;
-    if (*staging) {
-        if (failed || bad) {
-            remove_staging(staging);
-        } else if (rename(staging, cubin_dir) != 0) {
-            fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
-                    strerror(errno));
-            remove_staging(staging);
-            rc = CLI_EXIT_ERROR;
-        }
-    }
+    const int rc = *staging ? staging_finish(staging, cubin_dir, !failed && !bad) : 0;
     if (!csv)
         printf("%d configurations, %d programs compiled by NVRTC %d.%d for sm_90a (%d from the JIT "
                "cache) in %.1f s on %d thread(s): %d cannot run as compiled%s%s\n",
@@ -246,17 +247,7 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
                    r->registers, r->spill_store_bytes, r->spill_load_bytes, r->stack_bytes, smem,
                    pc.threads, ok ? "" : pc.res.valid ? "ptxas warning(s)" : pc.res.why);
     }
-    int rc = 0;
-    if (*staging) {
-        if (!ok) {
-            remove_staging(staging);
-        } else if (rename(staging, cubin_dir) != 0) {
-            fprintf(stderr, "ramp configs: cannot rename %s to %s: %s\n", staging, cubin_dir,
-                    strerror(errno));
-            remove_staging(staging);
-            rc = CLI_EXIT_ERROR;
-        }
-    }
+    const int rc = *staging ? staging_finish(staging, cubin_dir, ok) : 0;
     if (!csv)
         printf("NVRTC %d.%d, sm_90a%s: %s%s\n", major, minor, pc.from_cache ? " (from the JIT cache)" : "",
                ok ? "can run as compiled" : "cannot run as compiled",

@@ -38,6 +38,12 @@
  * for Mixtral; default all), checks
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
+ *
+ * RAMP_MV2_BENCH_BF16=1: the same for BF16 layers (bf16 weights and hidden
+ * states, no scales; v2's RAMP_MV2_BF16 programs, rows 2..64, against v1's
+ * BF16 kernel; the floor counts 2 bytes per weight); the default mode
+ * writes OUTDIR/moe-v2-<date>-bf16.md and .csv. Not with .t, .v or .u
+ * variants.
  */
 #include "bench_args.h"
 #include "bench_common.h"
@@ -52,6 +58,7 @@
 #include <unistd.h>
 
 #define MAXV MV2_MAXV
+static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
 #define NLOADS 12 /* 8 Qwen3, 1 DeepSeek-V3, 3 Mixtral */
@@ -187,7 +194,7 @@ static ramp_status check_ref(timer *T, load *ld, ramp_moe_v2_kernel *K2, const r
         ld->ref = malloc(n * 4);
         ld->bd = malloc(n * 4);
         ramp_moe_layer Ly = moe_layer_of(W);
-        ramp_moe_batch B = moe_batch_fp8(&ld->b);
+        ramp_moe_batch B = g_bf16 ? moe_batch_bf16(&ld->b) : moe_batch_fp8(&ld->b);
         s = ld->ref && ld->bd ? ramp_moe_reference_tc(&Ly, &B, threads, 1, ld->ref, ld->bd)
                               : RAMP_ERR_OUT_OF_MEMORY;
         if (s != RAMP_OK) {
@@ -230,14 +237,16 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             return 1;
         }
         if (pass == 0) {
-            fprintf(f, "# command: RAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
-                       "# copy_rate_tb_s: %.4f\n", xenv, cmd, stamp, info->limits.name,
-                    info->limits.sms, copy_rate / 1e12);
+            fprintf(f, "# command: %sRAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
+                       "# copy_rate_tb_s: %.4f\n", g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : "", xenv,
+                    cmd, stamp, info->limits.name, info->limits.sms, copy_rate / 1e12);
             fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,tflops,check\n");
         } else {
-            fprintf(f, "# Fused MoE kernel v2: variants (%s)\n\n", xname);
-            fprintf(f, "- command: `RAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
-                    xenv, cmd, stamp, info->limits.name, info->limits.sms);
+            fprintf(f, "# Fused MoE kernel v2: variants (%s), %s layers\n\n", xname,
+                    g_bf16 ? "BF16" : "FP8");
+            fprintf(f, "- command: `%sRAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
+                    g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : "", xenv, cmd, stamp, info->limits.name,
+                    info->limits.sms);
             fprintf(f, "- measured copy rate: %.2f TB/s; timing as moe-v2-%s.md (L2 evicted, events, median)\n",
                     copy_rate / 1e12, date);
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
@@ -313,6 +322,15 @@ int main(int argc, char **argv) {
             nx++;
         }
     }
+    const char *benv = getenv("RAMP_MV2_BENCH_BF16");
+    g_bf16 = benv && atoi(benv) > 0;
+    for (int xi = 0; g_bf16 && xi < nx; xi++)
+        if (xv[xi].o.tiled || xv[xi].o.red4 || xv[xi].o.split) {
+            fprintf(stderr, "bench_moe_v2: variant %s: v2 runs BF16 layers row-major, with scalar "
+                            "output, fused (no .t, .v or .u with RAMP_MV2_BENCH_BF16)\n",
+                    xv[xi].text);
+            return 2;
+        }
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
         fprintf(stderr, "bench_moe_v2: no GPU: %s\n", ramp_last_error());
@@ -336,8 +354,8 @@ int main(int argc, char **argv) {
 
     double copy_rate = 0;
     TRY(bench_copy_rate(T.gpu, T.st, info.limits.sms, T.e0, T.e1, &copy_rate));
-    printf("GPU %s, %d SMs; copy rate %.2f TB/s (read + write, median of 10)\n", info.limits.name,
-           info.limits.sms, copy_rate / 1e12);
+    printf("GPU %s, %d SMs; copy rate %.2f TB/s (read + write, median of 10); %s layers\n",
+           info.limits.name, info.limits.sms, copy_rate / 1e12, g_bf16 ? "BF16" : "FP8");
 
     ramp_rng rng;
     ramp_rng_seed(&rng, 20261130);
@@ -352,11 +370,13 @@ int main(int argc, char **argv) {
         ramp_model m;
         TRY(ramp_model_lookup(models[mi], &m));
         TRY(mv2_geometry(models[mi], &geoms[mi]));
+        geoms[mi].bf16 = g_bf16;
         nv[mi] = mv2_variants(&geoms[mi], vars[mi]);
         const ramp_geometry g = geoms[mi];
         const int E = g.experts, k = g.topk, h = g.inter, d = g.hidden;
         const double expert_bytes =
-            3.0 * h * d + ((2.0 * h / 128) * (d / 128) + (d / 128.0) * (h / 128)) * 4;
+            g_bf16 ? 2 * 3.0 * h * d
+                   : 3.0 * h * d + ((2.0 * h / 128) * (d / 128) + (d / 128.0) * (h / 128)) * 4;
         double p[64], tot = 0;
         int perm[64];
         for (int e = 0; e < E; e++) perm[e] = e;
@@ -397,10 +417,11 @@ int main(int argc, char **argv) {
             for (int e = 0; e < E; e++) ld->active += counts[e] > 0;
             ld->floor_us = ld->active * expert_bytes / copy_rate * 1e6;
             const size_t n = (size_t)ld->pairs * d;
-            TRY(ramp_gpu_alloc(T.gpu, n, &ld->x));
+            TRY(ramp_gpu_alloc(T.gpu, n * (g_bf16 ? 2 : 1), &ld->x));
             TRY(ramp_gpu_alloc(T.gpu, n / 128 * 4, &ld->xs));
             TRY(ramp_gpu_alloc(T.gpu, (size_t)ld->pairs * k * 4, &ld->tw));
-            TRY(ramp_gpu_upload(T.gpu, ld->x, ld->b.x, n));
+            if (g_bf16) TRY(ramp_gpu_upload(T.gpu, ld->x, ld->b.x_bf16, n * 2));
+            else TRY(ramp_gpu_upload(T.gpu, ld->x, ld->b.x, n));
             TRY(ramp_gpu_upload(T.gpu, ld->xs, ld->b.x_scale, n / 128 * 4));
             TRY(ramp_gpu_upload(T.gpu, ld->tw, ld->b.weights, (size_t)ld->pairs * k * 4));
             ld->best2 = ld->best1 = -1;
@@ -431,8 +452,9 @@ int main(int argc, char **argv) {
         ramp_model m;
         TRY(ramp_model_lookup(models[mi], &m));
         moe_weights W;
-        if (moe_weights_make_fast(&rng, E, k, h, d, 0, &W)) DIE("out of memory");
-        const size_t n13 = (size_t)E * 2 * h * d, n2 = (size_t)E * d * h;
+        if (moe_weights_make_fast(&rng, E, k, h, d, g_bf16, &W)) DIE("out of memory");
+        const size_t el = g_bf16 ? 2 : 1;
+        const size_t n13 = (size_t)E * 2 * h * d * el, n2 = (size_t)E * d * h * el;
         const size_t s13 = (size_t)E * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)E * (d / 128) * (h / 128) * 4;
         ramp_devptr w13, w2, w13s, w2s;
         TRY(ramp_gpu_alloc(T.gpu, n13, &w13));
@@ -441,8 +463,10 @@ int main(int argc, char **argv) {
         TRY(ramp_gpu_alloc(T.gpu, s2, &w2s));
         TRY(ramp_gpu_upload(T.gpu, w13, W.w13, n13));
         TRY(ramp_gpu_upload(T.gpu, w2, W.w2, n2));
-        TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
-        TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
+        if (!g_bf16) { /* (a BF16 layer has none) */
+            TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
+            TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
+        }
         /* the same weights pre-tiled, for .t1 variants of this model */
         ramp_devptr w13t = 0, w2t = 0;
         int any_tiled = 0;
@@ -575,7 +599,7 @@ int main(int argc, char **argv) {
             ramp_moe_v2_free(K2);
             double worst = 0;
             if (mi == 0) {
-                ramp_moe_batch B = moe_batch_fp8(&ld->b);
+                ramp_moe_batch B = g_bf16 ? moe_batch_bf16(&ld->b) : moe_batch_fp8(&ld->b);
                 TRY(ramp_moe_reference_tc(&Ly, &B, threads, 1, ref, bd));
                 for (size_t i = 0; i < n; i++) {
                     double r = fabs(o[i] - ref[i]) / (bd[i] + fabs(ref[i]) / 65536.0 + 1e-30);
@@ -615,6 +639,7 @@ int main(int argc, char **argv) {
     struct tm tmv;
     gmtime_r(&now, &tmv);
     char date[32], stamp[32], cmd[512] = "";
+    if (g_bf16 && !nx) snprintf(cmd, sizeof cmd, "RAMP_MV2_BENCH_BF16=1 ");
     strftime(date, sizeof date, "%Y-%m-%d", &tmv);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     for (int i = 0; i < argc; i++) {
@@ -624,7 +649,8 @@ int main(int argc, char **argv) {
     char path[1024];
     if (nx) return write_variants(outdir, xname, date, stamp, cmd, xenv, &info, copy_rate, loads,
                                   nl, xv, nx);
-    snprintf(path, sizeof path, "%s/moe-v2-%s.csv", outdir, date);
+    const char *kind = g_bf16 ? "-bf16" : "";
+    snprintf(path, sizeof path, "%s/moe-v2-%s%s.csv", outdir, date, kind);
     FILE *f = fopen(path, "w");
     if (!f) DIE("cannot write %s", path);
     fprintf(f, "# command: %s\n# date: %s\n# gpu: %s, %d SMs\n# copy_rate_tb_s: %.4f\n", cmd, stamp,
@@ -643,16 +669,18 @@ int main(int argc, char **argv) {
         }
     }
     fclose(f);
-    snprintf(path, sizeof path, "%s/moe-v2-%s.md", outdir, date);
+    snprintf(path, sizeof path, "%s/moe-v2-%s%s.md", outdir, date, kind);
     f = fopen(path, "w");
     if (!f) DIE("cannot write %s", path);
-    fprintf(f, "# Fused MoE kernel v2 (wgmma + TMA, warp-specialised) vs v1, FP8 128x128\n\n");
+    fprintf(f, "# Fused MoE kernel v2 (wgmma + TMA, warp-specialised) vs v1, %s\n\n",
+            g_bf16 ? "BF16" : "FP8 128x128");
     fprintf(f, "- command: `%s`\n- date: %s\n- GPU: %s, %d SMs\n", cmd, stamp, info.limits.name,
             info.limits.sms);
     fprintf(f, "- measured copy rate: %.2f TB/s (1 GiB device-to-device, bytes read + written, median of 10)\n",
             copy_rate / 1e12);
     fprintf(f, "- timing: each launch alone after a 512 MiB write (L2 evicted), events, median of %d\n", reps);
-    fprintf(f, "- floor: active experts x (w13 + w2 + block scales) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n");
+    fprintf(f, "- floor: active experts x (w13 + w2%s) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n",
+            g_bf16 ? ", 2 bytes per weight" : " + block scales");
     fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, and the wide tile r128 of each width (most stages that fit), plain launch; v1 timed in the same ones (no wide tile)\n");
     fprintf(f, "- check: Qwen3 max err/bound of the best v2 config vs the CPU reference; DeepSeek-V3 and Mixtral max |v2-v1| / rms(v1) (-1: a wide tile, no v1)\n\n");
     fprintf(f, "| model | pairs | routing | active | best v2 config | v2 (us) | v1 same config (us) | best v1 (us) | floor (us) | v2 / floor | v2 TFLOP/s | check |\n");
@@ -702,6 +730,6 @@ int main(int argc, char **argv) {
     printf("v2 slower than v1 in %d of %d (load, configuration) cells; worst v2/v1 %.2f (%s)\n",
            slower, cells, worst, worst_name);
     fclose(f);
-    printf("wrote %s/moe-v2-%s.{md,csv}\n", outdir, date);
+    printf("wrote %s/moe-v2-%s%s.{md,csv}\n", outdir, date, kind);
     return bad;
 }

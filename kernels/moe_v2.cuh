@@ -42,6 +42,14 @@
  * lands in shared memory exactly as the 2-D map's box does and only the
  * coordinates passed to TMA change. Scales are as without it.
  *
+ * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
+ * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), rows 1..64, fused:
+ * wgmma m64nNk16 bf16, a stage still 128 bytes of K (64 elements) and the
+ * same four instructions per 128-byte row, the sums kept in the
+ * accumulators across K (no block scales, so no promotion), and
+ * a = SiLU(gate) * up * rw rounded to bf16 into the intermediate, consumer c
+ * of pass p writing its 64 columns as K tile 2p + c of the down projection.
+ *
  * RAMP_MV2_RED4 = 1 (moe_v2.md, session 5, "Float4 output reductions"): W2's rows are
  * stored permuted within each 128-row block (ramp_moe_v2_permute_w2), so
  * that the four accumulators a consumer thread holds for one token (m-tile
@@ -87,6 +95,9 @@
 #ifndef RAMP_MV2_RED4
 #define RAMP_MV2_RED4 0
 #endif
+#ifndef RAMP_MV2_BF16
+#define RAMP_MV2_BF16 0
+#endif
 /* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
  * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
  * roles, v2_producer_role and v2_consumer_role (the kernel below calls the
@@ -121,6 +132,12 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
+#if RAMP_MV2_BF16 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
+#error "RAMP_MV2_BF16: rows 1..64, row-major weights, scalar output, no ping-pong (for now)"
+#endif
+/* bytes per element, and elements of K per 128-byte stage row */
+#define V2_EB (RAMP_MV2_BF16 ? 2 : 1)
+#define V2_KE (RAMP_MV2_KB / V2_EB)
 /* RAMP_MV2_PHASE (ramp_moe_v2_opts.split; moe_v2.md "Session 6"): 0 the fused
  * kernel; 1 the up projection only, each tile's FP8 intermediate and its
  * scales stored to the workspace prm.ws (ramp_moe_v2_ws_layout); 2 the down
@@ -152,11 +169,15 @@
 #endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
+#if RAMP_MV2_BF16
+#define V2_MMA HOP_WGMMA_BF16(V2_N)
+#else
 #define V2_MMA HOP_WGMMA_E4M3(V2_N)
+#endif
 #define V2_PASSES (RAMP_WIDTH / 128)       /* up passes: 128 columns each */
-#define V2_KBLK (RAMP_HIDDEN / RAMP_MV2_KB) /* K blocks of the up projection */
+#define V2_KBLK (RAMP_HIDDEN / V2_KE)      /* K blocks (stages) of an up pass */
 #define V2_CHUNKS (RAMP_HIDDEN / RAMP_MV2_CHUNK)
-#define V2_DKB (RAMP_WIDTH / 128)          /* K blocks per down chunk */
+#define V2_DKB (RAMP_WIDTH / V2_KE)        /* K blocks per down chunk */
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
 #define V2_HKB (RAMP_INTER / 128)          /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
@@ -173,9 +194,9 @@
 #define V2_LAYOUT (ramp_moe_v2_layout_down(RAMP_ROWS, RAMP_STAGES))
 #else
 #define V2_S RAMP_STAGES
-#define V2_LAYOUT (ramp_moe_v2_layout_of(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES))
+#define V2_LAYOUT (ramp_moe_v2_layout_bf(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16))
 #endif
-#define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-column tile of the intermediate */
+#define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-byte K tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
  * 1 for 16 <= N <= 48, 2 for N <= 48): at N = 64 two more sets of 2 x 32
  * do not fit beside the accumulators in 224 registers; at N = 8 the
@@ -227,6 +248,9 @@ static __device__ __forceinline__ void v2_cp4(unsigned dst, const void *src, int
 static __device__ __forceinline__ void v2_st_u8(unsigned addr, unsigned v) {
     asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+static __device__ __forceinline__ void v2_st_u16(unsigned addr, unsigned v) {
+    asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
 
 /* Named barrier 1 over the 256 consumer threads. */
 #define V2_CONSUMER_SYNC() HOP_BAR_SYNC(1, 256)
@@ -275,13 +299,13 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
     if (st < V2_PASSES * V2_KBLK) {
         const int p = st / V2_KBLK, kb = st % V2_KBLK;
         b.map = &maps.w13;
-        b.x = kb * (RAMP_MV2_KB / V2_CU);
+        b.x = kb * (V2_KE / V2_CU);
         b.y0 = e * (2 * RAMP_INTER / V2_CU) + slice * (RAMP_WIDTH / V2_CU) + p * (128 / V2_CU);
         b.y1 = b.y0 + RAMP_INTER / V2_CU;
     } else {
         const int ds = st - V2_PASSES * V2_KBLK;
         b.map = &maps.w2;
-        b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (128 / V2_CU);
+        b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (V2_KE / V2_CU);
         b.y0 = e * (RAMP_HIDDEN / V2_CU) + (ds / V2_DKB) * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
     }
@@ -386,9 +410,14 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7, sl = tok[n];
             const unsigned char *src =
-                sl >= 0 ? x + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + kb * RAMP_MV2_KB + ch * 16 : x;
+                sl >= 0 ? x + (size_t)(sl / RAMP_TOPK) * (RAMP_HIDDEN * V2_EB) + kb * RAMP_MV2_KB +
+                              ch * 16
+                        : x;
             hop_cp16(sb + hop_swz128(n, ch), src, sl >= 0 ? 16 : 0);
         }
+#if RAMP_MV2_BF16 /* no scales */
+        (void)e; (void)col;
+#else
         if (t < V2_N) { /* (every producer thread of a wide tile) */
             const int sl = tok[t];
             const float *xs = (const float *)prm.x_scale;
@@ -403,7 +432,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
                                kb;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * (t - 126), src, 4);
         }
-    } else if (t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
+#endif
+    } else if (!RAMP_MV2_BF16 && t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
         const int ds = st - V2_PASSES * V2_KBLK;
         const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK;           /* first row of d */
         const int hcol = slice * RAMP_WIDTH + (ds % V2_DKB) * 128; /* column of h */
@@ -612,23 +642,11 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
     hop_wgmma_commit();
 }
 
-/* After the wait for down stage `it`'s group (ds as above): slot released,
- * promotion into acc0, acc1; after the chunk's last K block its rows added
- * into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4) and the
+/* After the last K block of down chunk ds / V2_DKB: consumer c's rows of it
+ * added into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4) and the
  * accumulators cleared. */
-static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, unsigned char *sm,
-                                                    int c, int it, int ds, float *t0, float *t1,
-                                                    const float *f, float *acc0, float *acc1,
-                                                    const int *slots) {
-    HOP_ACC_FENCE(t0, V2_ACC);
-    HOP_ACC_FENCE(t1, V2_ACC);
-    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
-#pragma unroll
-    for (int i = 0; i < V2_ACC; i++) {
-        acc0[i] += t0[i] * f[V2_TIDX(i)];
-        acc1[i] += t1[i] * f[V2_TIDX(i)];
-    }
-    if (ds % V2_DKB != V2_DKB - 1) return;
+static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, int c, int ds,
+                                                 float *acc0, float *acc1, const int *slots) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float *out = (float *)prm.out;
 #if RAMP_MV2_RED4
@@ -669,6 +687,127 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
     }
 #endif
 }
+
+/* After the wait for down stage `it`'s group (ds as above): slot released,
+ * promotion into acc0, acc1; after the chunk's last K block, v2_dn_out. */
+static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, unsigned char *sm,
+                                                    int c, int it, int ds, float *t0, float *t1,
+                                                    const float *f, float *acc0, float *acc1,
+                                                    const int *slots) {
+    HOP_ACC_FENCE(t0, V2_ACC);
+    HOP_ACC_FENCE(t1, V2_ACC);
+    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        acc0[i] += t0[i] * f[V2_TIDX(i)];
+        acc1[i] += t1[i] * f[V2_TIDX(i)];
+    }
+    if (ds % V2_DKB != V2_DKB - 1) return;
+    v2_dn_out(prm, c, ds, acc0, acc1, slots);
+}
+
+#if RAMP_MV2_BF16
+/* acc (+)= A (SW128 tile at sa, 64 rows) . B (at sb)^T over one 128-byte K
+ * block (64 bf16): four k16 wgmmas, the first overwriting when `zero` (the
+ * first K block of a sum). BF16 products are exact and summed in f32, so
+ * the sums stay in the accumulators across K: no promotion. */
+static __device__ __forceinline__ void v2_mma_kblock_acc(float *acc, unsigned sa, unsigned sb,
+                                                         int zero) {
+#pragma unroll
+    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
+        V2_MMA(acc, hop_desc_sw128(sa + k4 * HOP_WGMMA_K_BYTES),
+               hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0 || !zero);
+}
+
+/* SiLU(gate) * up * rw rounded to bf16 (RNE, as the reference): consumer
+ * c's 64 columns of pass p are K tile 2p + c of the down projection (token
+ * row n, column 16 w + g + 8 hh of the 64 at byte 2 (that)). Ends with both
+ * consumers' tiles written and fenced for the async proxy. */
+static __device__ __forceinline__ void v2_act_bf16(unsigned char *sm, const float *accg,
+                                                   const float *accu, int p, int c) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int g = lane >> 2, t = lane & 3;
+    const float *rw = (const float *)(sm + V2_LAYOUT.rw);
+    if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
+    const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + (2 * p + c) * V2_ITILE;
+    float a[V2_ACC];
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        const float gt = accg[i], up = accu[i];
+        const float silu = gt / (1.0f + expf(-gt));
+        a[i] = silu * up * rw[V2_TOKEN(i, t)];
+    }
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i += 2) { /* i, i + 1: tokens n, n + 1 of one column */
+        const int n = V2_TOKEN(i, t), hh = (i >> 1) & 1;
+        const unsigned q = ramp_bf16x2(a[i], a[i + 1]);
+        v2_st_u16(tile + hop_swz128(n, 2 * w + hh) + 2 * g, q & 0xFFFFu);
+        v2_st_u16(tile + hop_swz128(n + 1, 2 * w + hh) + 2 * g, q >> 16);
+    }
+    hop_fence_proxy_async(); /* generic stores, read next by wgmma */
+    V2_CONSUMER_SYNC();      /* both consumers' tiles complete */
+}
+
+/* Consumer warpgroup c (0, 1), BF16: one tile; `it` as the producer's. Each
+ * stage is waited for, its wgmmas issued into the sums and waited for, and
+ * the slot released. */
+static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r; (void)slice;
+    const int t = threadIdx.x & 3;
+    const int *tok = (const int *)(sm + V2_LAYOUT.tok);
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    float accg[V2_ACC], accu[V2_ACC];
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) accg[i] = accu[i] = 0.f;
+    for (int p = 0; p < V2_PASSES; p++) {
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
+            const int s = it % V2_S;
+            hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+            hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
+            const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+            hop_wgmma_fence();
+            v2_mma_kblock_acc(accg, slot + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b, kb == 0);
+            v2_mma_kblock_acc(accu, slot + 16384 + c * 8192, slot + (unsigned)V2_LAYOUT.slot_b,
+                              kb == 0);
+            hop_wgmma_commit();
+            HOP_WGMMA_WAIT(0);
+            HOP_ACC_FENCE(accg, V2_ACC);
+            HOP_ACC_FENCE(accu, V2_ACC);
+            hop_mbar_arrive(empty + 8 * s);
+        }
+        v2_act_bf16(sm, accg, accu, p, c);
+    }
+
+    /* down projection, 256 rows of d per chunk (consumer c: rows
+     * 128c..128c+127 as two m-tiles), K = the slice's w columns, V2_DKB
+     * tiles of 64, from the intermediate in shared memory */
+    int slots[V2_TPT]; /* the thread's tokens' slot ids */
+#pragma unroll
+    for (int j = 0; j < V2_N / 8; j++) {
+        slots[2 * j] = tok[8 * j + 2 * t];
+        slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
+    }
+    float *acc0 = accg, *acc1 = accu; /* reuse the registers */
+    for (int ds = 0; ds < V2_NDS; ds++, it++) {
+        const int s = it % V2_S, kk = ds % V2_DKB;
+        hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+        const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+        const unsigned sb = hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE;
+        hop_wgmma_fence();
+        v2_mma_kblock_acc(acc0, slot + c * 16384, sb, kk == 0);
+        v2_mma_kblock_acc(acc1, slot + c * 16384 + 8192, sb, kk == 0);
+        hop_wgmma_commit();
+        HOP_WGMMA_WAIT(0);
+        HOP_ACC_FENCE(acc0, V2_ACC);
+        HOP_ACC_FENCE(acc1, V2_ACC);
+        hop_mbar_arrive(empty + 8 * s);
+        if (kk == V2_DKB - 1) v2_dn_out(prm, c, ds, acc0, acc1, slots);
+    }
+}
+
+#else /* FP8 */
 
 /* Consumer warpgroup c (0, 1): one tile; `it` as the producer's.
  * V2_PIPE = 1 (moe_v2.md): two sets of temporary accumulators; stage i+1's
@@ -771,6 +910,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     }
 #endif
 }
+#endif /* FP8 */
 
 #endif /* !V2_WIDE */
 
@@ -997,6 +1137,8 @@ enum { v2_slices = V2_TPR }; /* work tiles per row tile */
 #undef V2_NDS
 #undef V2_PGD
 #undef V2_CU
+#undef V2_EB
+#undef V2_KE
 #undef V2_CONSUMER_SYNC
 #undef V2_TOKEN
 #undef V2_TIDX

@@ -62,23 +62,28 @@ typedef struct {
 RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x + a - 1) / a * a; }
 
 /* rows b (1..64: npad = ceil8(b); 65..128: a wide tile, npad = 128, no amax
- * scratch), width w (128, 256, 512), stages. total is the dynamic shared
- * memory of a launch, slack included. */
-RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, int stages) {
+ * scratch), width w (128, 256, 512), stages, bf16 (1: BF16 weights, tokens
+ * and intermediate, rows 1..64 only: no scales, so no xs, wsc, iscale or
+ * amax; the intermediate holds 2 bytes per column). total is the dynamic
+ * shared memory of a launch, slack included. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_bf(int rows, int width, int stages,
+                                                         int bf16) {
     ramp_moe_v2_layout l;
+    const int fp8 = !bf16;
     l.npad = rows > 64 ? 128 : (rows + 7) / 8 * 8; /* > 64: a wide tile, moe_v2_wide.cuh */
     l.stages = stages;
     l.passes = width / 128;
     long long o = 0;
     l.slot_a = o;   o += RAMP_MV2_A_BYTES;
     l.slot_b = o;   o += (long long)l.npad * RAMP_MV2_KB;
-    l.slot_xs = o;  o += 4LL * l.npad;
-    l.slot_wsc = o; o += 16;
+    l.slot_xs = o;  o += fp8 ? 4LL * l.npad : 0;
+    l.slot_wsc = o; o += fp8 ? 16 : 0;
     l.slot_bytes = ramp_mv2_align(o, RAMP_MV2_ALIGN);
     o = (long long)stages * l.slot_bytes;
-    l.inter = o;    o += (long long)l.npad * width; /* npad * 128 per tile: 1024-aligned */
-    l.iscale = o;   o = ramp_mv2_align(o + 4LL * l.npad * (width / 128), 16);
-    l.amax = o;     o = ramp_mv2_align(o + (rows > 64 ? 0 : 4LL * 8 * l.npad), 16);
+    /* npad * 128 per 128-byte K tile: 1024-aligned */
+    l.inter = o;    o += (long long)l.npad * width * (fp8 ? 1 : 2);
+    l.iscale = o;   o = ramp_mv2_align(o + (fp8 ? 4LL * l.npad * (width / 128) : 0), 16);
+    l.amax = o;     o = ramp_mv2_align(o + (rows > 64 || !fp8 ? 0 : 4LL * 8 * l.npad), 16);
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
@@ -86,6 +91,10 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
     l.ostage = 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+/* The FP8 layout (every kernel but v2's BF16 one). */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, int stages) {
+    return ramp_moe_v2_layout_bf(rows, width, stages, 0);
 }
 
 /* Split phase 2 (the down projection, RAMP_MV2_PHASE 2) of a wide tile: the

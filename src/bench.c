@@ -1091,9 +1091,6 @@ ramp_status ramp_timing_select_kernel(const ramp_timing *t, ramp_kernel_version 
                "the dataset holds %lld times of kernel %s; kernel %s must not add times to it "
                "(one dataset, one kernel: start from loads with no times, e.g. `ramp dataset "
                "build --kernel %s`)", (long long)filled, tn, kn, kn);
-    RAMP_CHECK(k != RAMP_KERNEL_V2 || !t->geom.bf16, RAMP_ERR_INVALID_ARGUMENT,
-               "the dataset is BF16 (%s %s); kernel v2 runs FP8 layers only", t->model,
-               t->layout);
     int *idx = ramp_calloc((size_t)t->nconfigs, sizeof *idx);
     if (!idx) return RAMP_ERR_OUT_OF_MEMORY;
     int n = 0;

@@ -21,7 +21,8 @@
  * (ramp_moe_v1_resources, measured = 1).
  *
  * Kernel v2 (kernels/moe_v2.cuh) runs a part of this space (plain launch,
- * no grouped order, no split-K, FP8): ramp_config_space_for filters the
+ * no grouped order, no split-K; FP8, or BF16 on rows 1..64):
+ * ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
  * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
  * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
@@ -172,7 +173,7 @@ static ramp_status v2_resources(const ramp_config *c, const ramp_geometry *g,
     memset(&v, 0, sizeof v);
     v.cfg = *c;
     v.geom = *g;
-    long long smem = ramp_moe_v2_layout_of(c->rows, c->width, c->stages).total;
+    long long smem = ramp_moe_v2_layout_bf(c->rows, c->width, c->stages, g->bf16).total;
     if (c->two_phase) {
         long long down = ramp_moe_v2_layout_down(c->rows, c->stages).total;
         if (down > smem) smem = down;
@@ -343,8 +344,6 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
     RAMP_CHECK(g && lim && out && count, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     RAMP_CHECK(k == RAMP_KERNEL_V1 || k == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
                "kernel = %d: not v1 (0) or v2 (1)", (int)k);
-    RAMP_CHECK(k != RAMP_KERNEL_V2 || !g->bf16, RAMP_ERR_UNSUPPORTED,
-               "kernel v2 runs FP8 layers only; this geometry is BF16");
     ramp_config *list = NULL;
     int total = 0, n = 0;
     RAMP_TRY(ramp_config_space(g, lim, &list, &total));

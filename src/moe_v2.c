@@ -59,8 +59,12 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(c->two_phase <= 1 || (g->inter / 128) % c->two_phase == 0,
                RAMP_ERR_UNSUPPORTED, "v2 config %s: %d K parts do not divide h / 128 = %d",
                name, c->two_phase, g->inter / 128);
-    RAMP_CHECK(!g->bf16 && !v->xbf16, RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: only FP8 layers with FP8 hidden states so far", name);
+    RAMP_CHECK(!v->xbf16, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: BF16 hidden states into an FP8 layer (quantized in the kernel) "
+               "are v1's only so far", name);
+    RAMP_CHECK(!g->bf16 || (c->rows <= 64 && c->two_phase == 0), RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: a BF16 layer runs rows 1..64, fused; the wide tiles and the "
+               "two-phase split are FP8 only so far", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts, g->topk,
                g->inter, g->hidden);
@@ -77,7 +81,7 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
-    return ramp_moe_v2_layout_of(v->cfg.rows, v->cfg.width, v->cfg.stages);
+    return ramp_moe_v2_layout_bf(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16);
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
@@ -133,6 +137,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
+    if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
 #undef DEF
     return n;
 }
@@ -150,9 +155,9 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
 void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
                                     int phase, char *buf, size_t size) {
     const ramp_moe_v2_opts o = effective_opts(v, opts);
-    int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-fp8", v->cfg.rows,
+    int n = snprintf(buf, size, "moe2-r%dw%ds%dp%dx%d-d%dh%dk%de%d-%s", v->cfg.rows,
                      v->cfg.width, v->cfg.stages, o.prefetch, o.pipe, v->geom.hidden,
-                     v->geom.inter, v->geom.topk, v->geom.experts);
+                     v->geom.inter, v->geom.topk, v->geom.experts, v->geom.bf16 ? "bf16" : "fp8");
     if (o.diag && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
     if (o.tiled && n > 0 && (size_t)n < size)
@@ -194,6 +199,10 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
+    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe && !o.split),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 BF16: row-major weights, scalar output, no ping-pong and no split so far "
+               "(tiled %d, red4 %d, pipe %d, split %d)", o.tiled, o.red4, o.pipe, o.split);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];
@@ -333,18 +342,18 @@ ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp
     }
     ramp_tmap_2d t;
     memset(&t, 0, sizeof t);
-    t.elem_bytes = 1;
+    t.elem_bytes = g->bf16 ? 2 : 1;
     t.box_rows = RAMP_MV2_BOX_ROWS;
-    t.box_cols = RAMP_MV2_KB;
+    t.box_cols = RAMP_MV2_KB / t.elem_bytes; /* 128 bytes of K */
     t.base = w13;
     t.rows = (uint64_t)g->experts * 2 * g->inter;
     t.cols = (uint64_t)g->hidden;
-    t.row_stride = (uint64_t)g->hidden;
+    t.row_stride = (uint64_t)g->hidden * t.elem_bytes;
     RAMP_TRY(ramp_tmap_2d_encode(&t, &out->w13));
     t.base = w2;
     t.rows = (uint64_t)g->experts * g->hidden;
     t.cols = (uint64_t)g->inter;
-    t.row_stride = (uint64_t)g->inter;
+    t.row_stride = (uint64_t)g->inter * t.elem_bytes;
     return ramp_tmap_2d_encode(&t, &out->w2);
 }
 
@@ -426,9 +435,11 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                RAMP_MOE_PARAMS_BYTES);
     RAMP_CHECK(p->max_tiles >= 0 && p->num_tokens >= 0, RAMP_ERR_INVALID_ARGUMENT,
                "max_tiles = %d, num_tokens = %d", p->max_tiles, p->num_tokens);
-    RAMP_CHECK(p->x && p->x_scale && p->w13 && p->w13_scale && p->w2 && p->w2_scale &&
-                   p->topk_weights && p->sorted_ids && p->tile_expert && p->num_tiles && p->out,
+    RAMP_CHECK(p->x && p->w13 && p->w2 && p->topk_weights && p->sorted_ids && p->tile_expert &&
+                   p->num_tiles && p->out,
                RAMP_ERR_INVALID_ARGUMENT, "a required device pointer is 0");
+    RAMP_CHECK(k->v.geom.bf16 || (p->x_scale && p->w13_scale && p->w2_scale),
+               RAMP_ERR_INVALID_ARGUMENT, "an FP8 layer's x_scale, w13_scale or w2_scale is 0");
     RAMP_CHECK(!k->split || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "v2 split: prm.ws (the intermediate, %lld bytes) is 0",
                ramp_moe_v2_ws_layout_of(p->max_tiles, k->v.geom.inter).total);

@@ -102,10 +102,12 @@ static void v1_config(const char *dir, const ramp_device_limits *lim) {
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V1, &wide, &g, lim, NULL, &cc), RAMP_ERR_UNSUPPORTED);
 }
 
-/* A v2 configuration: each program as ramp_moe_v2_compile_phase builds it. */
+/* A v2 configuration: each program as ramp_moe_v2_compile_phase builds it
+ * (bf16: for a BF16 layer). */
 static void v2_config(const char *dir, const ramp_device_limits *lim, const char *cfg_name,
-                      int programs) {
+                      int programs, int bf16) {
     ramp_geometry g = geometry("deepseek-v3");
+    g.bf16 = bf16;
     ramp_config c = config(cfg_name);
     ramp_config_compiled cc;
     CHECK_OK(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, dir, &cc));
@@ -127,6 +129,7 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
         /* the names say what they are: the down program its K parts */
         if (programs == 2) CHECK(strstr(name, i ? "-ph2" : "-ph1") != NULL);
         if (c.two_phase > 1 && i == 1) CHECK(strstr(name, "-k2-ph2") != NULL);
+        CHECK(strstr(name, bf16 ? "-bf16" : "-fp8") != NULL); /* tools/sass-check's --expect auto */
         ramp_jit_result *r = NULL;
         CHECK_OK(ramp_moe_v2_compile_phase(&v, NULL, phase, &r));
         if (!r) continue;
@@ -141,9 +144,12 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
         ramp_jit_result_free(r);
     }
     CHECK_EQ_INT(cc.res.smem_bytes, smem); /* the larger of the two */
-    /* v2 runs FP8 only */
-    g.bf16 = 1;
-    CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc), RAMP_ERR_UNSUPPORTED);
+    /* v2 runs the wide tiles and the two-phase split for FP8 layers only */
+    if (c.rows > 64) {
+        g.bf16 = 1;
+        CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc),
+                  RAMP_ERR_UNSUPPORTED);
+    }
 }
 
 /* A plan of the named entries for model on EP8 (coefficients: any valid). */
@@ -165,11 +171,14 @@ static ramp_plan plan_of(const char *model, int kernel, const char *const *names
 }
 
 static void plan_kernel(const char *dir, const ramp_device_limits *lim, const char *model,
-                        int kernel, const char *const *names, int n, int red4, int want_kernels) {
+                        int kernel, const char *const *names, int n, int red4, int want_kernels,
+                        int bf16) {
     ramp_plan p = plan_of(model, kernel, names, n);
+    p.geom.bf16 = bf16;
     CHECK_OK(ramp_plan_validate(&p));
-    char path[1100];
-    snprintf(path, sizeof path, "%s/plan-%s-%d.cubin", dir, model, red4);
+    char path[1100], base[200];
+    snprintf(base, sizeof base, "plan-%s-%d%s", model, red4, bf16 ? "-bf16" : "");
+    snprintf(path, sizeof path, "%s/%s.cubin", dir, base);
     ramp_plan_compiled pc;
     CHECK_OK(ramp_plan_compile(&p, red4, lim, path, &pc));
     ramp_poly_desc d;
@@ -202,21 +211,21 @@ static void plan_kernel(const char *dir, const ramp_device_limits *lim, const ch
     CHECK_EQ_INT(pc.res.measured, 1);
     CHECK_EQ_INT(pc.ptxas_warnings, 0);
     /* the cubin as the compiler made it, at the path given */
-    char dirname_[1100], base[200];
+    char dirname_[1100];
     snprintf(dirname_, sizeof dirname_, "%s", dir);
-    snprintf(base, sizeof base, "plan-%s-%d", model, red4);
     CHECK(cubin_matches(dirname_, base, r));
     ramp_jit_result_free(r);
 }
 
 static void plan_compiles(const char *dir, const ramp_device_limits *lim) {
     const char *v1[] = {"r16.w128.s4", "r8.w256.s3"};
-    plan_kernel(dir, lim, "qwen3-30b", RAMP_KERNEL_V1, v1, 2, 0, 1);
+    plan_kernel(dir, lim, "qwen3-30b", RAMP_KERNEL_V1, v1, 2, 0, 1, 0);
     const char *v2[] = {"r32.w512.s4", "r128.w128.s4.ph2.dk2", "r8.w128.s4"};
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2);
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 0);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2, 0);
     const char *narrow[] = {"r32.w512.s4", "r8.w128.s4"};
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 0);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 1); /* BF16 layer */
     /* refusals: float4 output on a v1 plan, an entry the kernel does not run,
      * a plan that does not validate */
     ramp_plan p = plan_of("qwen3-30b", RAMP_KERNEL_V1, v1, 2);
@@ -251,16 +260,17 @@ int main(void) {
     snprintf(dir, sizeof dir, "%s/test_config_compile.%ld", check_tmpdir(), (long)getpid());
     CHECK(mkdir(dir, 0777) == 0);
     v1_config(dir, &lim);
-    v2_config(dir, &lim, "r64.w256.s4", 1);
-    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2);
-    v2_config(dir, &lim, "r128.w256.s3", 1);
-    CHECK_EQ_INT(files_in(dir), 5); /* 1 + 1 + 2 + 1 cubins, no temporaries */
+    v2_config(dir, &lim, "r64.w256.s4", 1, 0);
+    v2_config(dir, &lim, "r64.w256.s4", 1, 1);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 0);
+    v2_config(dir, &lim, "r128.w256.s3", 1, 0);
+    CHECK_EQ_INT(files_in(dir), 6); /* 1 + 1 + 1 + 2 + 1 cubins, no temporaries */
     plan_compiles(dir, &lim);
-    CHECK_EQ_INT(files_in(dir), 8); /* + the plans' (two share a name), no temporaries */
+    CHECK_EQ_INT(files_in(dir), 10); /* + the plans' (two share a name), no temporaries */
     /* a folder that is not there: an error, and nothing written */
     snprintf(missing, sizeof missing, "%s/not-there", dir);
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, &lim, missing, &cc), RAMP_ERR_IO);
-    CHECK_EQ_INT(files_in(dir), 8);
+    CHECK_EQ_INT(files_in(dir), 10);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
         char path[1400];

@@ -51,8 +51,12 @@
  * r128.w512.s3.ph2.dk2, with default options and the workspace that
  * ramp_moe_v2_ws_bytes asks for), RAMP_MOE_V2_GROUP=G (v2 compiled with
  * its tiles in groups of G row tiles, RAMP_MV2_GROUP: the grouped order of
- * ramp_mv2_tile_of; the 7-block run then strides over groups). Prints one
- * line per configuration and a total. Exit 77 without a GPU.
+ * ramp_mv2_tile_of; the 7-block run then strides over groups),
+ * RAMP_MOE_V2_BF16=1 (a BF16 layer: BF16 weights and hidden states, no
+ * scales, v2 built with RAMP_MV2_BF16 (wgmma m64nNk16), rows 1..64; the
+ * reference's BF16 bound, which has no tensor-core widening, and v1's BF16
+ * kernel of the same configuration; not with TILED, RED4 or SPLIT). Prints
+ * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
 #include "moe_data.h"
@@ -153,6 +157,7 @@ typedef struct {
     size_t ws_bytes;
     ramp_devptr sorted, texp, ntiles, out, w13, w13s, w2, w2s;
     ramp_devptr w13_v1, w2_v1; /* v1's row-major weights: w13, w2 unless v2's are tiled */
+    int bf16;                  /* a BF16 layer: x is bf16, no scales */
     float *host_out, *host_v1, *base;
     int plain_bound; /* 1: the plain (v1) bound is the criterion */
 } runner;
@@ -167,8 +172,10 @@ static ramp_moe_params params_of(const runner *R, const shape_data *sd) {
     ramp_moe_params p;
     memset(&p, 0, sizeof p);
     p.x = sd->x;
-    p.x_scale = sd->xs;
-    p.w13 = R->w13; p.w13_scale = R->w13s; p.w2 = R->w2; p.w2_scale = R->w2s;
+    p.x_scale = R->bf16 ? 0 : sd->xs;
+    p.w13 = R->w13; p.w2 = R->w2;
+    p.w13_scale = R->bf16 ? 0 : R->w13s;
+    p.w2_scale = R->bf16 ? 0 : R->w2s;
     p.topk_weights = sd->tw;
     p.sorted_ids = R->sorted; p.tile_expert = R->texp; p.num_tiles = R->ntiles;
     p.out = R->out;
@@ -372,11 +379,19 @@ int main(void) {
     opts.p2k = p2k_env ? atoi(p2k_env) : 0;
     const char *group_env = getenv("RAMP_MOE_V2_GROUP");
     opts.group = group_env ? atoi(group_env) : 1;
+    const char *bf16_env = getenv("RAMP_MOE_V2_BF16");
+    const int bf16 = bf16_env && atoi(bf16_env) > 0;
+    if (bf16 && (opts.tiled || opts.red4 || opts.split)) {
+        fprintf(stderr, "RAMP_MOE_V2_BF16 with TILED, RED4 or SPLIT: v2 runs BF16 layers "
+                        "row-major, with scalar output, fused only\n");
+        return 1;
+    }
 
     runner R;
     memset(&R, 0, sizeof R);
     R.rng = &rng;
     R.plain_bound = plain_env && atoi(plain_env) > 0;
+    R.bf16 = bf16;
     GPU_OK(ramp_gpu_open(0, &R.gpu));
     GPU_OK(ramp_stream_create(R.gpu, &R.st));
     ramp_gpu_info info;
@@ -385,6 +400,7 @@ int main(void) {
            info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
            opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major",
            opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
+    if (bf16) printf("BF16 layer (RAMP_MOE_V2_BF16=1): bf16 weights and hidden states, no scales\n");
     if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
@@ -405,6 +421,7 @@ int main(void) {
         GPU_OK(ramp_model_lookup(MODELS[mi].name, &m));
         global_e[mi] = m.experts;
         GPU_OK(mv2_geometry(MODELS[mi].name, &geoms[mi]));
+        geoms[mi].bf16 = bf16; /* mv2_variants keeps what v2 runs for it */
         on[mi] = 1;
         ramp_moe_variant all[MAXV];
         int n = mv2_variants(&geoms[mi], all);
@@ -472,7 +489,7 @@ int main(void) {
         memset(sd, 0, sizeof sd);
         moe_weights W;
         double t0 = now_s();
-        if (moe_weights_make_fast(&rng, E, k, h, d, 0, &W)) {
+        if (moe_weights_make_fast(&rng, E, k, h, d, bf16, &W)) {
             fprintf(stderr, "out of host memory for %s\n", MODELS[mi].name);
             return 1;
         }
@@ -483,14 +500,15 @@ int main(void) {
             sd[s].ref = malloc(n * 4);
             sd[s].bound = malloc(n * 4);
             sd[s].bound_plain = malloc(n * 4);
-            ramp_moe_batch B = moe_batch_fp8(&sd[s].b);
+            ramp_moe_batch B = bf16 ? moe_batch_bf16(&sd[s].b) : moe_batch_fp8(&sd[s].b);
             GPU_OK(ramp_moe_reference_tc(&L, &B, threads, 1, sd[s].ref, sd[s].bound));
             GPU_OK(ramp_moe_reference(&L, &B, threads, sd[s].ref, sd[s].bound_plain));
         }
         printf("%s: E=%d k=%d h=%d d=%d, %d tokens; data and reference in %.1f s\n",
                MODELS[mi].name, E, k, h, d, M, now_s() - t0);
         R.d = d;
-        const size_t e13 = (size_t)E * 2 * h * d, e2 = (size_t)E * h * d;
+        const size_t el = bf16 ? 2 : 1; /* bytes per weight and hidden-state element */
+        const size_t e13 = (size_t)E * 2 * h * d * el, e2 = (size_t)E * h * d * el;
         const size_t s13 = (size_t)E * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)E * (d / 128) * (h / 128) * 4;
         GPU_OK(ramp_gpu_alloc(R.gpu, e13, &R.w13));
         GPU_OK(ramp_gpu_alloc(R.gpu, e2, &R.w2));
@@ -526,14 +544,17 @@ int main(void) {
             GPU_OK(ramp_gpu_upload(R.gpu, R.w13, W.w13, e13));
             GPU_OK(ramp_gpu_upload(R.gpu, R.w2, W.w2, e2));
         }
-        GPU_OK(ramp_gpu_upload(R.gpu, R.w13s, W.w13_scale, s13));
-        GPU_OK(ramp_gpu_upload(R.gpu, R.w2s, W.w2_scale, s2));
+        if (!bf16) { /* (a BF16 layer's are never written) */
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w13s, W.w13_scale, s13));
+            GPU_OK(ramp_gpu_upload(R.gpu, R.w2s, W.w2_scale, s2));
+        }
         for (int s = 0; s < NSHAPES; s++) {
             size_t n = (size_t)sd[s].b.tokens * d;
-            GPU_OK(ramp_gpu_alloc(R.gpu, n + 16, &sd[s].x));
+            GPU_OK(ramp_gpu_alloc(R.gpu, n * el + 16, &sd[s].x));
             GPU_OK(ramp_gpu_alloc(R.gpu, n / 128 * 4 + 16, &sd[s].xs));
             GPU_OK(ramp_gpu_alloc(R.gpu, (size_t)sd[s].b.tokens * k * 4 + 16, &sd[s].tw));
-            GPU_OK(ramp_gpu_upload(R.gpu, sd[s].x, sd[s].b.x, n));
+            if (bf16) GPU_OK(ramp_gpu_upload(R.gpu, sd[s].x, sd[s].b.x_bf16, n * 2));
+            else GPU_OK(ramp_gpu_upload(R.gpu, sd[s].x, sd[s].b.x, n));
             GPU_OK(ramp_gpu_upload(R.gpu, sd[s].xs, sd[s].b.x_scale, n / 128 * 4));
             GPU_OK(ramp_gpu_upload(R.gpu, sd[s].tw, sd[s].b.weights, (size_t)sd[s].b.tokens * k * 4));
         }

@@ -253,7 +253,7 @@ static void test_v2_source_and_shape(void) {
 /* Entry 3 changed to c (or the layer's kind: every entry) must be refused
  * as UNSUPPORTED, naming the first entry v2 cannot run. */
 static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
-    const char *want = bf16 || xbf16 ? "menu entry 0" : "menu entry 3";
+    const char *want = xbf16 ? "menu entry 0" : "menu entry 3";
     ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     d.cfgs[3] = c;
     d.geom.bf16 = bf16;
@@ -295,7 +295,14 @@ static void test_v2_refusals(void) {
     c = base;
     c.rows = 40; /* wgmma N = 40: no instance */
     refuse_v2("40 rows", c, 0, 0);
-    refuse_v2("BF16 weights", base, 1, 0);
+    /* BF16 weights: the narrow menu runs, a wide entry does not */
+    d.geom.bf16 = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    d.geom.bf16 = 0;
+    c = base;
+    c.rows = 128;
+    c.stages = 3;
+    refuse_v2("BF16 weights and a wide entry", c, 1, 0);
     refuse_v2("BF16 input", base, 0, 1);
     d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     d.kernel = 7;

@@ -10,7 +10,8 @@
  * 128 x 56 + 256 x 224 <= 384 x 168), the dynamic layout
  * within 227 KB and one block per SM by the measured resources. Also: the
  * host-side check refuses what v2 does not do yet (persistent, split-K,
- * BF16, widths that do not divide h) with RAMP_ERR_UNSUPPORTED.
+ * BF16 wide tiles or options, BF16 hidden states into an FP8 layer, widths
+ * that do not divide h) with RAMP_ERR_UNSUPPORTED.
  *
  * Prints registers and shared memory per configuration. Default (CI): one
  * row count per wgmma N (2, 12, 24, 32, 48, 64) for each width of both
@@ -18,7 +19,8 @@
  * weights (RAMP_MV2_TILED, "tiled" in the table) and with float4 output
  * (RAMP_MV2_RED4, "red4"; the same rules): 20. Each wide tile also fused,
  * in two launches (K of the down program whole and in 2 parts) and those in
- * the grouped tile order (RAMP_MV2_GROUP=4, "g4").
+ * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each narrow one also for
+ * a BF16 layer (RAMP_MV2_BF16, "bf16": m64nNk16, its own layout).
  * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -44,7 +46,7 @@ typedef struct {
     char err[2048];
 } job;
 
-static job jobs[256];
+static job jobs[512];
 static int njobs;
 static ramp_device_limits lim;
 
@@ -88,9 +90,38 @@ static void refusals(void) {
     v = mv2_variant(&g, 8, 128);
     v.cfg.splitk = 2;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    /* BF16: narrow fused tiles only, no options but the order */
     v = mv2_variant(&g, 8, 128);
     v.geom.bf16 = 1;
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.rows = MV2_WIDE_ROWS;
+    v.cfg.stages = 3;
+    CHECK_OK(ramp_moe_v2_check(&(ramp_moe_variant){.cfg = v.cfg, .geom = g}));
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "BF16") != NULL);
+    v.cfg.two_phase = 1;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    {
+        ramp_moe_variant b = mv2_variant(&g, 8, 128);
+        b.geom.bf16 = 1;
+        const char *what[] = {"tiled", "red4", "pipe", "split"};
+        for (int k = 0; k < 4; k++) {
+            ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+            o.tiled = k == 0;
+            o.red4 = k == 1;
+            o.pipe = k == 2;
+            o.split = k == 3;
+            if (k == 3) b.cfg.rows = MV2_WIDE_ROWS, b.cfg.stages = 3;
+            ramp_jit_result *r = NULL;
+            CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
+            CHECK(r == NULL);
+            if (k < 3 && !strstr(ramp_last_error(), what[k])) {
+                fprintf(stderr, "BF16 with %s: refused without naming it: %s\n", what[k],
+                        ramp_last_error());
+                check_failures++;
+            }
+        }
+    }
     v = mv2_variant(&g, 8, 128);
     v.xbf16 = 1;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
@@ -162,6 +193,13 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
+            if (!wide) { /* the same tile for a BF16 layer */
+                jobs[njobs].v = vs[i];
+                jobs[njobs].v.geom.bf16 = 1;
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].model = models[mi];
+                if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
+            }
         }
     }
     const int nth = compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32);
@@ -178,6 +216,7 @@ int main(void) {
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1) strncat(name, " k2", sizeof name - strlen(name) - 1);
         if (j->o.group > 1) strncat(name, " g4", sizeof name - strlen(name) - 1);
+        if (j->v.geom.bf16) strncat(name, " bf16", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {
             fprintf(stderr, "%s %s: %s\n", j->model, name, j->err);
             check_failures++;

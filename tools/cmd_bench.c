@@ -170,9 +170,6 @@ int cmd_bench(int argc, char **argv) {
                                  "holds one kernel's times (start from loads with no times, e.g. "
                                  "`ramp dataset build --kernel %s`)", kernel_text, argv[optind],
                                  (long long)filled, from, kernel_text);
-        else if (t->geom.bf16 && kernel == RAMP_KERNEL_V2)
-            rc = cli_usage_error(cmd, "--kernel v2: %s is a BF16 dataset (%s %s); kernel v2 runs "
-                                 "FP8 layers only", argv[optind], t->model, t->layout);
         else if ((s = ramp_timing_select_kernel(t, kernel, &k, &dropped)))
             rc = cli_fail(cmd, s);
         else if (configs && dropped > 0)

@@ -75,8 +75,6 @@ static int dataset_build(int argc, char **argv) {
     if (!model || !layout_text || !out) return cli_usage_error(cmd, "--model, --layout and -o are required");
     if (optind >= argc) return cli_usage_error(cmd, "give one or more trace files");
     if (bal_path && others) return cli_usage_error(cmd, "give --balanced-on or --balanced-on-others, not both");
-    if (bf16 && kernel == RAMP_KERNEL_V2)
-        return cli_usage_error(cmd, "--kernel v2 with --bf16: kernel v2 runs FP8 layers only");
     if (others && argc - optind < 2)
         return cli_usage_error(cmd, "--balanced-on-others needs two or more traces (each is placed on the others)");
     ramp_model m;

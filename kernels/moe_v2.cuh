@@ -43,7 +43,8 @@
  * coordinates passed to TMA change. Scales are as without it.
  *
  * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
- * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), rows 1..64, fused:
+ * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), fused (wide tiles:
+ * moe_v2_wide.cuh's BF16 consumer):
  * wgmma m64nNk16 bf16, a stage still 128 bytes of K (64 elements) and the
  * same four instructions per 128-byte row, the sums kept in the
  * accumulators across K (no block scales, so no promotion), and
@@ -132,8 +133,8 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
-#if RAMP_MV2_BF16 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
-#error "RAMP_MV2_BF16: rows 1..64, row-major weights, scalar output, no ping-pong (for now)"
+#if RAMP_MV2_BF16 && (RAMP_MV2_PHASE || RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
+#error "RAMP_MV2_BF16: fused, row-major weights, no W2 permutation, no ping-pong (for now)"
 #endif
 /* bytes per element, and elements of K per 128-byte stage row */
 #define V2_EB (RAMP_MV2_BF16 ? 2 : 1)

@@ -40,7 +40,11 @@
  * reasons: moe_v2.md, session 6.
  */
 
+#if RAMP_MV2_BF16
+#define V2W_MMA HOP_WGMMA_BF16(128)
+#else
 #define V2W_MMA HOP_WGMMA_E4M3(128)
+#endif
 /* RAMP_MV2_PIPE != 0 (ramp_moe_v2_opts.pipe): the output reductions of a
  * down chunk's first half are issued while its second half's wgmmas run,
  * instead of after the chunk with the tensor cores idle. (Overlapping the
@@ -308,6 +312,111 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
     v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
 }
+#elif RAMP_MV2_BF16
+/* BF16 (RAMP_MV2_BF16, fused only): the sums stay in the accumulators
+ * across K (no block scales, so no promotion and no temporaries), and the
+ * intermediate is bf16: a pass's 128 columns are the down projection's K
+ * tiles 2p and 2p + 1 (64 columns, 128 bytes per token row). */
+
+/* acc (+)= A (64 token rows at sa) . B (128 weight rows at sb)^T over one
+ * 128-byte K block (64 bf16), the first wgmma overwriting when `zero`;
+ * committed as one group. */
+static __device__ __forceinline__ void v2w_mma_acc(float *acc, unsigned sa, unsigned sb,
+                                                   int zero) {
+    hop_wgmma_fence();
+#pragma unroll
+    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
+        V2W_MMA(acc, hop_desc_sw128(sa + k4 * HOP_WGMMA_K_BYTES),
+                hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0 || !zero);
+    hop_wgmma_commit();
+}
+
+/* One stage: waits for slot it, then box 0 (the slot's first 128 weight
+ * rows) . this consumer's 64 A rows into acc0 and box 1 into acc1, then
+ * releases the slot. The A rows are at `a` within the slot (up stages: the
+ * producer's token rows, fenced for the async proxy) or, when a_in_slot is
+ * 0, at the shared-memory address `a` (down stages: the intermediate). */
+static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it, unsigned a,
+                                                      int a_in_slot, int zero, float *acc0,
+                                                      float *acc1) {
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    const int s = it % V2_S;
+    hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+    if (a_in_slot) hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const unsigned sa = a_in_slot ? slot + a : a;
+    v2w_mma_acc(acc0, sa, slot, zero);
+    v2w_mma_acc(acc1, sa, slot + 16384, zero);
+    HOP_WGMMA_WAIT(0);
+    HOP_ACC_FENCE(acc0, V2W_ACC);
+    HOP_ACC_FENCE(acc1, V2W_ACC);
+    hop_mbar_arrive(empty + 8 * s);
+}
+
+/* SiLU(gate) * up * rw of pass p rounded to bf16 (RNE, as the reference)
+ * into K tiles 2p and 2p + 1 of the intermediate, this consumer's rows:
+ * columns 8 j + 2 t and + 1 of a token row are one bf16x2, in K tile
+ * 2p + j / 8, 16-byte chunk j % 8 (swizzled: ^ g, the row's n & 7), byte 4 t. */
+static __device__ __forceinline__ void v2w_act_bf16(unsigned char *sm, const float *accg,
+                                                    const float *accu, int p, int c) {
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int g = lane >> 2, t = lane & 3;
+    const float *rw = (const float *)(sm + V2_LAYOUT.rw);
+    const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + 2 * p * V2_ITILE;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int n = 64 * c + 16 * w + g + 8 * h; /* token row of the tile */
+        const float r = rw[n];
+        /* an opaque base, as in v2w_act_quant (no addresses hoisted) */
+        unsigned row;
+        asm volatile("mov.b32 %0, %1;\n" : "=r"(row) : "r"(tile + n * HOP_ROW_BYTES + 4 * t));
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int i = 4 * j + 2 * h;
+            const float a0 = accg[i] / (1.0f + expf(-accg[i])) * accu[i] * r;
+            const float a1 = accg[i + 1] / (1.0f + expf(-accg[i + 1])) * accu[i + 1] * r;
+            const unsigned addr = row + (j >> 3) * V2_ITILE + (((j & 7) ^ g) << 4);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ramp_bf16x2(a0, a1))
+                         : "memory");
+        }
+    }
+    hop_fence_proxy_async(); /* generic stores, read next by wgmma */
+    v2w_wg_sync(c);
+}
+
+/* Consumer warpgroup c (0, 1) of a wide BF16 tile; `it` as the producer's. */
+static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r; (void)slice;
+    const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
+    const int n0 = 64 * c + 16 * w + (lane >> 2); /* token rows n0, n0 + 8 */
+    float accg[V2W_ACC], accu[V2W_ACC];
+#pragma unroll
+    for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
+    /* up projection, one 128-column pass at a time */
+    for (int p = 0; p < V2_PASSES; p++) {
+        for (int kb = 0; kb < V2_KBLK; kb++, it++)
+            v2w_stage_bf16(sm, it, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, kb == 0, accg, accu);
+        if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
+        v2w_act_bf16(sm, accg, accu, p, c);
+    }
+    /* down projection, 256 rows of d per chunk: rows 0..127 into acc0,
+     * 128..255 into acc1; K = the slice's columns, V2_DKB tiles of 64 */
+    const int *tok = (const int *)(sm + V2_LAYOUT.tok);
+    const int slots[2] = {tok[n0], tok[n0 + 8]};
+    float *acc0 = accg, *acc1 = accu;
+#pragma unroll 1
+    for (int ch = 0; ch < V2_CHUNKS; ch++) {
+#pragma unroll 1
+        for (int kk = 0; kk < V2_DKB; kk++, it++)
+            v2w_stage_bf16(sm, it, hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE + c * 8192, 0,
+                           kk == 0, acc0, acc1);
+        v2w_output(prm, acc0, ch * RAMP_MV2_CHUNK, slots);
+        v2w_output(prm, acc1, ch * RAMP_MV2_CHUNK + 128, slots);
+    }
+}
+
 #else
 /* Consumer warpgroup c (0, 1) of a wide tile; `it` as the producer's. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
@@ -383,7 +492,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         for (int i = 0; i < V2W_ACC; i++) acc1[i] = 0.f;
     }
 }
-#endif /* RAMP_MV2_PHASE == 2 */
+#endif /* RAMP_MV2_PHASE == 2, BF16, FP8 */
 
 #undef V2W_MMA
 #undef V2W_OVERLAP

@@ -62,9 +62,9 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(!v->xbf16, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: BF16 hidden states into an FP8 layer (quantized in the kernel) "
                "are v1's only so far", name);
-    RAMP_CHECK(!g->bf16 || (c->rows <= 64 && c->two_phase == 0), RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: a BF16 layer runs rows 1..64, fused; the wide tiles and the "
-               "two-phase split are FP8 only so far", name);
+    RAMP_CHECK(!g->bf16 || c->two_phase == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: a BF16 layer runs fused tiles only; the two-phase split is FP8 "
+               "only so far", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts, g->topk,
                g->inter, g->hidden);

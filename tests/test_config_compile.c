@@ -144,8 +144,8 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
         ramp_jit_result_free(r);
     }
     CHECK_EQ_INT(cc.res.smem_bytes, smem); /* the larger of the two */
-    /* v2 runs the wide tiles and the two-phase split for FP8 layers only */
-    if (c.rows > 64) {
+    /* v2 runs the two-phase split for FP8 layers only */
+    if (c.two_phase) {
         g.bf16 = 1;
         CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc),
                   RAMP_ERR_UNSUPPORTED);

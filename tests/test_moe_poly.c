@@ -295,14 +295,15 @@ static void test_v2_refusals(void) {
     c = base;
     c.rows = 40; /* wgmma N = 40: no instance */
     refuse_v2("40 rows", c, 0, 0);
-    /* BF16 weights: the narrow menu runs, a wide entry does not */
+    /* BF16 weights: the menu runs, a two-phase entry does not */
     d.geom.bf16 = 1;
     CHECK_OK(ramp_moe_poly_check(&d));
     d.geom.bf16 = 0;
     c = base;
     c.rows = 128;
     c.stages = 3;
-    refuse_v2("BF16 weights and a wide entry", c, 1, 0);
+    c.two_phase = 1;
+    refuse_v2("BF16 weights and a two-phase entry", c, 1, 0);
     refuse_v2("BF16 input", base, 0, 1);
     d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     d.kernel = 7;

@@ -19,8 +19,8 @@
  * weights (RAMP_MV2_TILED, "tiled" in the table) and with float4 output
  * (RAMP_MV2_RED4, "red4"; the same rules): 20. Each wide tile also fused,
  * in two launches (K of the down program whole and in 2 parts) and those in
- * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each narrow one also for
- * a BF16 layer (RAMP_MV2_BF16, "bf16": m64nNk16, its own layout).
+ * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each also fused for a BF16
+ * layer (RAMP_MV2_BF16, "bf16": m64nNk16, its own layout).
  * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -90,17 +90,17 @@ static void refusals(void) {
     v = mv2_variant(&g, 8, 128);
     v.cfg.splitk = 2;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
-    /* BF16: narrow fused tiles only, no options but the order */
+    /* BF16: fused tiles, narrow and wide; no split, no options but the order */
     v = mv2_variant(&g, 8, 128);
     v.geom.bf16 = 1;
     CHECK_OK(ramp_moe_v2_check(&v));
     v.cfg.rows = MV2_WIDE_ROWS;
     v.cfg.stages = 3;
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.two_phase = 1;
     CHECK_OK(ramp_moe_v2_check(&(ramp_moe_variant){.cfg = v.cfg, .geom = g}));
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
     CHECK(strstr(ramp_last_error(), "BF16") != NULL);
-    v.cfg.two_phase = 1;
-    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
     {
         ramp_moe_variant b = mv2_variant(&g, 8, 128);
         b.geom.bf16 = 1;
@@ -193,7 +193,7 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
-            if (!wide) { /* the same tile for a BF16 layer */
+            { /* the same tile for a BF16 layer */
                 jobs[njobs].v = vs[i];
                 jobs[njobs].v.geom.bf16 = 1;
                 jobs[njobs].o = ramp_moe_v2_default_opts();

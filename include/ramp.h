@@ -413,9 +413,9 @@ ramp_status ramp_config_space(const ramp_geometry *g,
 /* The fused kernel a dataset's times or a plan's choice are for: v1
  * (kernels/moe_v1.cuh, the whole space above) or the Hopper kernel v2
  * (kernels/moe_v2.cuh), which runs plain launch, no grouped order, no
- * split-K, d a multiple of 256, FP8 layers (with its wide tiles of 128 rows,
- * fused or in two launches) and BF16 layers (rows 2..64, fused) but not FP8
- * layers taking BF16 hidden states (src/moe_v2.h). Datasets and plans
+ * split-K, d a multiple of 256, with its wide tiles of 128 rows (fused or in
+ * two launches), FP8 and BF16 layers but not FP8 layers taking BF16 hidden
+ * states (src/moe_v2.h). Datasets and plans
  * record it (metadata / JSON "kernel", written only when not v1). */
 typedef enum { RAMP_KERNEL_V1 = 0, RAMP_KERNEL_V2 = 1 } ramp_kernel_version;
 

@@ -133,8 +133,8 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
-#if RAMP_MV2_BF16 && (RAMP_MV2_PHASE || RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
-#error "RAMP_MV2_BF16: fused, row-major weights, no W2 permutation, no ping-pong (for now)"
+#if RAMP_MV2_BF16 && (RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
+#error "RAMP_MV2_BF16: row-major weights, no W2 permutation, no ping-pong (for now)"
 #endif
 /* bytes per element, and elements of K per 128-byte stage row */
 #define V2_EB (RAMP_MV2_BF16 ? 2 : 1)
@@ -180,7 +180,7 @@
 #define V2_CHUNKS (RAMP_HIDDEN / RAMP_MV2_CHUNK)
 #define V2_DKB (RAMP_WIDTH / V2_KE)        /* K blocks per down chunk */
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
-#define V2_HKB (RAMP_INTER / 128)          /* K blocks of the down projection (phase 2) */
+#define V2_HKB (RAMP_INTER / V2_KE)        /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
 #define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES)
 /* phase 2: tile-local `slice` = chunk * P2K + K part; K blocks per tile */
@@ -192,7 +192,7 @@
 #endif
 #if RAMP_MV2_PHASE == 2
 #define V2_S (RAMP_STAGES < RAMP_MV2_DOWN_STAGES ? RAMP_STAGES : RAMP_MV2_DOWN_STAGES)
-#define V2_LAYOUT (ramp_moe_v2_layout_down(RAMP_ROWS, RAMP_STAGES))
+#define V2_LAYOUT (ramp_moe_v2_layout_down_bf(RAMP_ROWS, RAMP_STAGES, RAMP_MV2_BF16))
 #else
 #define V2_S RAMP_STAGES
 #define V2_LAYOUT (ramp_moe_v2_layout_bf(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16))
@@ -292,7 +292,7 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
 #if RAMP_MV2_PHASE == 2
     if (1) { /* slice = the chunk of d */
         b.map = &maps.w2;
-        b.x = V2_P2_KB(slice, st) * (128 / V2_CU);
+        b.x = V2_P2_KB(slice, st) * (V2_KE / V2_CU);
         b.y0 = e * (RAMP_HIDDEN / V2_CU) + V2_P2_CHUNK(slice) * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
     } else
@@ -376,7 +376,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
     (void)r;
 #if RAMP_MV2_PHASE == 2
     if (1) { /* row tile r's intermediate rows n, K block st of h */
-        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(0, RAMP_INTER);
+        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_bf(0, RAMP_INTER, RAMP_MV2_BF16);
         const unsigned char *ib = (const unsigned char *)prm.ws + (size_t)r * wl.tile;
         const float *is = (const float *)(ib + wl.iscale);
         const int kb = V2_P2_KB(slice, st);
@@ -385,9 +385,13 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7;
             const int ok = tok[n] >= 0;
-            const unsigned char *src = ok ? ib + (size_t)n * RAMP_INTER + kb * 128 + ch * 16 : ib;
+            const unsigned char *src =
+                ok ? ib + (size_t)n * (RAMP_INTER * V2_EB) + kb * RAMP_MV2_KB + ch * 16 : ib;
             hop_cp16(sb + hop_swz128(n, ch), src, ok ? 16 : 0);
         }
+#if RAMP_MV2_BF16 /* no scales */
+        (void)is; (void)e;
+#else
         {
             const int ok = tok[t] >= 0;
             const float *src = ok ? is + t * V2_HKB + kb : is;
@@ -400,6 +404,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
                                kb;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_wsc + 4 * c, src, 4);
         }
+#endif
     } else
 #endif
     if (st < V2_PASSES * V2_KBLK) {

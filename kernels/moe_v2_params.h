@@ -109,8 +109,9 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
 RAMP_MV2_INLINE int ramp_moe_v2_down_stages(int stages) {
     return stages < RAMP_MV2_DOWN_STAGES ? stages : RAMP_MV2_DOWN_STAGES;
 }
-RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages) {
-    ramp_moe_v2_layout l = ramp_moe_v2_layout_of(rows, 128, ramp_moe_v2_down_stages(stages));
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down_bf(int rows, int stages, int bf16) {
+    ramp_moe_v2_layout l =
+        ramp_moe_v2_layout_bf(rows, 128, ramp_moe_v2_down_stages(stages), bf16);
     long long o = (long long)l.stages * l.slot_bytes; /* the ring as phase 1's */
     l.inter = l.iscale = l.amax = o;                  /* none */
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
@@ -120,6 +121,10 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages)
     l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+/* The FP8 layout of phase 2. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down(int rows, int stages) {
+    return ramp_moe_v2_layout_down_bf(rows, stages, 0);
 }
 
 /* The order of a launch's work tiles: rtiles row tiles of tpr work tiles
@@ -151,7 +156,8 @@ RAMP_MV2_INLINE void ramp_mv2_tile_of(int tt, int rtiles, int tpr, int group, in
  * RAMP_MV2_PHASE): phase 1 stores row tile r's FP8 intermediate and its
  * per-token scales at prm.ws + r * tile, phase 2 reads them back:
  * [128][h] bytes (token row n, column j at n * h + j), then at iscale
- * [128][h / 128] f32. One block per row tile, so that the bytes needed
+ * [128][h / 128] f32; BF16 (bf16 = 1): [128][h] bf16 (column j at 2 (n h + j)),
+ * no scales. One block per row tile, so that the bytes needed
  * follow the tiles of the entry that runs, not the capacity of a layer
  * whose menu also holds smaller tiles. Offsets in bytes (256-byte aligned);
  * total = the bytes to allocate for max_tiles row tiles. */
@@ -159,12 +165,16 @@ typedef struct {
     long long tile, iscale, total;
 } ramp_moe_v2_ws_layout;
 
-RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, int inter) {
+RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_bf(int max_tiles, int inter,
+                                                               int bf16) {
     ramp_moe_v2_ws_layout l;
-    l.iscale = ramp_mv2_align(128LL * inter, 256);
-    l.tile = ramp_mv2_align(l.iscale + 128LL * (inter / 128) * 4, 256);
+    l.iscale = ramp_mv2_align(128LL * inter * (bf16 ? 2 : 1), 256);
+    l.tile = ramp_mv2_align(l.iscale + (bf16 ? 0 : 128LL * (inter / 128) * 4), 256);
     l.total = (long long)max_tiles * l.tile;
     return l;
+}
+RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, int inter) {
+    return ramp_moe_v2_ws_layout_bf(max_tiles, inter, 0);
 }
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)

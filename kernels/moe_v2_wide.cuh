@@ -208,6 +208,49 @@ static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it,
     v2w_promote(acc1, T, w1 * x0, w1 * x1);
 }
 
+#if RAMP_MV2_BF16
+/* BF16 (RAMP_MV2_BF16): the sums stay in the accumulators across K (no
+ * block scales, so no promotion and no temporaries), and the intermediate
+ * is bf16: a pass's 128 columns are the down projection's K tiles 2p and
+ * 2p + 1 (64 columns, 128 bytes per token row). */
+
+/* acc (+)= A (64 token rows at sa) . B (128 weight rows at sb)^T over one
+ * 128-byte K block (64 bf16), the first wgmma overwriting when `zero`;
+ * committed as one group. */
+static __device__ __forceinline__ void v2w_mma_acc(float *acc, unsigned sa, unsigned sb,
+                                                   int zero) {
+    hop_wgmma_fence();
+#pragma unroll
+    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
+        V2W_MMA(acc, hop_desc_sw128(sa + k4 * HOP_WGMMA_K_BYTES),
+                hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0 || !zero);
+    hop_wgmma_commit();
+}
+
+/* One stage: waits for slot it, then box 0 (the slot's first 128 weight
+ * rows) . this consumer's 64 A rows into acc0 and box 1 into acc1, then
+ * releases the slot. The A rows are at `a` within the slot (up stages: the
+ * producer's token rows, fenced for the async proxy) or, when a_in_slot is
+ * 0, at the shared-memory address `a` (down stages: the intermediate). */
+static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it, unsigned a,
+                                                      int a_in_slot, int zero, float *acc0,
+                                                      float *acc1) {
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    const int s = it % V2_S;
+    hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+    if (a_in_slot) hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const unsigned sa = a_in_slot ? slot + a : a;
+    v2w_mma_acc(acc0, sa, slot, zero);
+    v2w_mma_acc(acc1, sa, slot + 16384, zero);
+    HOP_WGMMA_WAIT(0);
+    HOP_ACC_FENCE(acc0, V2W_ACC);
+    HOP_ACC_FENCE(acc1, V2W_ACC);
+    hop_mbar_arrive(empty + 8 * s);
+}
+
+#endif
+
 #if RAMP_MV2_PHASE == 1
 /* Phase 1: this consumer's 64 rows of intermediate tile p (just written to
  * shared memory, SW128) and their scales into row tile r's block of the
@@ -297,11 +340,19 @@ static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &pr
  * W2 rows [256 chunk, +256) x K block kb, the intermediate rows' K block kb
  * and scales, gathered by the producer as tokens are in phase 1), promoted
  * per K block with the W2 block scale x the row's intermediate scale, then
- * added into out once. */
+ * added into out once. BF16: the sums kept across the K blocks, no scales. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
                                                    int &it) {
     (void)r;
+#if RAMP_MV2_BF16
+    float acc0[V2W_ACC], acc1[V2W_ACC];
+#pragma unroll
+    for (int i = 0; i < V2W_ACC; i++) acc0[i] = acc1[i] = 0.f;
+#pragma unroll 1
+    for (int kb = 0; kb < V2_P2NK; kb++, it++)
+        v2w_stage_bf16(sm, it, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, kb == 0, acc0, acc1);
+#else
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2);
     float acc0[V2W_ACC], acc1[V2W_ACC], T[V2W_ACC];
@@ -309,50 +360,11 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
 #pragma unroll 1
     for (int kb = 0; kb < V2_P2NK; kb++, it++) v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);
+#endif
     v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
     v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
 }
 #elif RAMP_MV2_BF16
-/* BF16 (RAMP_MV2_BF16, fused only): the sums stay in the accumulators
- * across K (no block scales, so no promotion and no temporaries), and the
- * intermediate is bf16: a pass's 128 columns are the down projection's K
- * tiles 2p and 2p + 1 (64 columns, 128 bytes per token row). */
-
-/* acc (+)= A (64 token rows at sa) . B (128 weight rows at sb)^T over one
- * 128-byte K block (64 bf16), the first wgmma overwriting when `zero`;
- * committed as one group. */
-static __device__ __forceinline__ void v2w_mma_acc(float *acc, unsigned sa, unsigned sb,
-                                                   int zero) {
-    hop_wgmma_fence();
-#pragma unroll
-    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
-        V2W_MMA(acc, hop_desc_sw128(sa + k4 * HOP_WGMMA_K_BYTES),
-                hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0 || !zero);
-    hop_wgmma_commit();
-}
-
-/* One stage: waits for slot it, then box 0 (the slot's first 128 weight
- * rows) . this consumer's 64 A rows into acc0 and box 1 into acc1, then
- * releases the slot. The A rows are at `a` within the slot (up stages: the
- * producer's token rows, fenced for the async proxy) or, when a_in_slot is
- * 0, at the shared-memory address `a` (down stages: the intermediate). */
-static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it, unsigned a,
-                                                      int a_in_slot, int zero, float *acc0,
-                                                      float *acc1) {
-    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    const int s = it % V2_S;
-    hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-    if (a_in_slot) hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
-    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
-    const unsigned sa = a_in_slot ? slot + a : a;
-    v2w_mma_acc(acc0, sa, slot, zero);
-    v2w_mma_acc(acc1, sa, slot + 16384, zero);
-    HOP_WGMMA_WAIT(0);
-    HOP_ACC_FENCE(acc0, V2W_ACC);
-    HOP_ACC_FENCE(acc1, V2W_ACC);
-    hop_mbar_arrive(empty + 8 * s);
-}
-
 /* SiLU(gate) * up * rw of pass p rounded to bf16 (RNE, as the reference)
  * into K tiles 2p and 2p + 1 of the intermediate, this consumer's rows:
  * columns 8 j + 2 t and + 1 of a token row are one bf16x2, in K tile
@@ -384,11 +396,42 @@ static __device__ __forceinline__ void v2w_act_bf16(unsigned char *sm, const flo
     v2w_wg_sync(c);
 }
 
+#if RAMP_MV2_PHASE == 1
+/* Phase 1, BF16: this consumer's 64 rows of intermediate K tiles 2p, 2p + 1
+ * (just written, SW128) into row tile r's block of the workspace: row n,
+ * columns slice * w + 128 p + 64 u .. (2 bytes each). Thread lt copies
+ * 16-byte chunk lt & 7 of rows 64 c + (lt >> 3) + 16 k of both tiles. */
+static __device__ __forceinline__ void v2w_store_inter_bf16(const ramp_moe_params &prm,
+                                                            unsigned char *sm, int c, int r,
+                                                            int slice, int p) {
+    const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_bf(0, RAMP_INTER, 1);
+    unsigned char *ib = (unsigned char *)prm.ws + (size_t)r * wl.tile;
+    const unsigned char *tile = sm + V2_LAYOUT.inter + 2 * p * V2_ITILE;
+    const int lt = threadIdx.x & 127;
+    const int n0 = 64 * c + (lt >> 3), ch = lt & 7;
+    /* opaque offsets, as in v2w_store_inter (no hoisting before the tile loop) */
+    unsigned so;
+    unsigned long long go;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(so) : "r"(hop_swz128(n0, ch)));
+    asm volatile("mov.b64 %0, %1;\n"
+                 : "=l"(go)
+                 : "l"(((unsigned long long)n0 * RAMP_INTER + slice * RAMP_WIDTH + p * 128) * 2 +
+                       ch * 16));
+#pragma unroll
+    for (int u = 0; u < 2; u++)
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint4 v = *(const uint4 *)(tile + u * V2_ITILE + so + k * 16 * HOP_ROW_BYTES);
+            *(uint4 *)(ib + go + u * 128 + (size_t)k * 16 * RAMP_INTER * 2) = v;
+        }
+}
+#endif
+
 /* Consumer warpgroup c (0, 1) of a wide BF16 tile; `it` as the producer's. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
                                                    int &it) {
-    (void)r; (void)slice;
+    (void)r; (void)slice; (void)prm;
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2); /* token rows n0, n0 + 8 */
     float accg[V2W_ACC], accu[V2W_ACC];
@@ -400,7 +443,13 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             v2w_stage_bf16(sm, it, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, kb == 0, accg, accu);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_bf16(sm, accg, accu, p, c);
+#if RAMP_MV2_PHASE == 1
+        v2w_store_inter_bf16(prm, sm, c, r, slice, p);
+#endif
     }
+#if RAMP_MV2_PHASE == 1
+    return; /* phase 2 does the down projection */
+#endif
     /* down projection, 256 rows of d per chunk: rows 0..127 into acc0,
      * 128..255 into acc1; K = the slice's columns, V2_DKB tiles of 64 */
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);

@@ -21,8 +21,7 @@
  * (ramp_moe_v1_resources, measured = 1).
  *
  * Kernel v2 (kernels/moe_v2.cuh) runs a part of this space (plain launch,
- * no grouped order, no split-K; FP8, or BF16 on rows 1..64):
- * ramp_config_space_for filters the
+ * no grouped order, no split-K; FP8 or BF16): ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
  * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
  * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
@@ -175,7 +174,7 @@ static ramp_status v2_resources(const ramp_config *c, const ramp_geometry *g,
     v.geom = *g;
     long long smem = ramp_moe_v2_layout_bf(c->rows, c->width, c->stages, g->bf16).total;
     if (c->two_phase) {
-        long long down = ramp_moe_v2_layout_down(c->rows, c->stages).total;
+        long long down = ramp_moe_v2_layout_down_bf(c->rows, c->stages, g->bf16).total;
         if (down > smem) smem = down;
     }
     out->smem_bytes = (int)smem;

@@ -75,9 +75,10 @@ static ramp_status compile_program(ramp_kernel_version kernel, const ramp_moe_va
     const int phase = out->nprograms == 2 ? i + 1 : 0;
     ramp_moe_v2_program_name_phase(v, NULL, phase, out->program[i], sizeof out->program[i]);
     out->threads = RAMP_MV2_THREADS;
-    out->dynamic_smem[i] = (int)(phase == 2 ? ramp_moe_v2_layout_down(v->cfg.rows, v->cfg.stages)
-                                            : ramp_moe_v2_layout_for(v))
-                               .total;
+    const ramp_moe_v2_layout l =
+        phase == 2 ? ramp_moe_v2_layout_down_bf(v->cfg.rows, v->cfg.stages, v->geom.bf16)
+                   : ramp_moe_v2_layout_for(v);
+    out->dynamic_smem[i] = (int)l.total;
     return ramp_moe_v2_compile_phase(v, NULL, phase, r);
 }
 

@@ -65,6 +65,9 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->red4 == 0 || (d->red4 == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: red4 = %d (float4 output is a kernel v2 option: 0, or 1 "
                "with v2)", d->red4);
+    RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
+               "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
+               "only so far; this layer is BF16");
     for (int i = 0; i < d->count; i++) {
         ramp_moe_variant v = variant_of(d, i);
         if (is_v2(d)) {
@@ -312,7 +315,8 @@ ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_r
     if (!(is_v2(d) && has_two_phase(d))) return RAMP_OK;
     for (int i = 0; i < d->count; i++)
         if (d->cfgs[i].two_phase) {
-            long long l = ramp_moe_v2_layout_down(d->cfgs[i].rows, d->cfgs[i].stages).total;
+            long long l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages,
+                                                     d->geom.bf16).total;
             if (l > *smem_down) *smem_down = l;
         }
     rep = ramp_jit_kernel(jit, RAMP_POLY_V2_DOWN_KERNEL);

@@ -62,9 +62,6 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(!v->xbf16, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: BF16 hidden states into an FP8 layer (quantized in the kernel) "
                "are v1's only so far", name);
-    RAMP_CHECK(!g->bf16 || c->two_phase == 0, RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: a BF16 layer runs fused tiles only; the two-phase split is FP8 "
-               "only so far", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts, g->topk,
                g->inter, g->hidden);
@@ -108,7 +105,7 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
 size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                             int max_tiles) {
     if (!v || max_tiles < 0 || !effective_opts(v, o).split) return 0;
-    return (size_t)ramp_moe_v2_ws_layout_of(max_tiles, v->geom.inter).total;
+    return (size_t)ramp_moe_v2_ws_layout_bf(max_tiles, v->geom.inter, v->geom.bf16).total;
 }
 
 /* phase: RAMP_MV2_PHASE of a split program (1, 2), 0 for the fused kernel */
@@ -199,10 +196,9 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
-    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe && !o.split),
-               RAMP_ERR_UNSUPPORTED,
-               "v2 BF16: row-major weights, scalar output, no ping-pong and no split so far "
-               "(tiled %d, red4 %d, pipe %d, split %d)", o.tiled, o.red4, o.pipe, o.split);
+    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe), RAMP_ERR_UNSUPPORTED,
+               "v2 BF16: row-major weights, W2 unpermuted and no ping-pong so far (tiled %d, "
+               "red4 %d, pipe %d)", o.tiled, o.red4, o.pipe);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];
@@ -267,7 +263,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->p2k = eo.p2k > 1 ? eo.p2k : 1;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
         ramp_jit_result *j2 = NULL;
-        k->layout2 = ramp_moe_v2_layout_down(v->cfg.rows, v->cfg.stages);
+        k->layout2 = ramp_moe_v2_layout_down_bf(v->cfg.rows, v->cfg.stages, v->geom.bf16);
         s = ramp_moe_v2_compile_phase(v, &eo, 2, &j2);
         if (s == RAMP_OK) s = ramp_module_load(gpu, j2->cubin, j2->cubin_size, &k->module2);
         if (s == RAMP_OK)
@@ -442,7 +438,7 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                RAMP_ERR_INVALID_ARGUMENT, "an FP8 layer's x_scale, w13_scale or w2_scale is 0");
     RAMP_CHECK(!k->split || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "v2 split: prm.ws (the intermediate, %lld bytes) is 0",
-               ramp_moe_v2_ws_layout_of(p->max_tiles, k->v.geom.inter).total);
+               ramp_moe_v2_ws_layout_bf(p->max_tiles, k->v.geom.inter, k->v.geom.bf16).total);
     RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);

@@ -135,7 +135,7 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
         if (!r) continue;
         same_report(&cc.report[i], ramp_jit_kernel(r, "ramp_moe_v2"));
         CHECK_EQ_INT(cc.report[i].registers, RAMP_MV2_REGS);
-        const long long want = phase == 2 ? ramp_moe_v2_layout_down(c.rows, c.stages).total
+        const long long want = phase == 2 ? ramp_moe_v2_layout_down_bf(c.rows, c.stages, bf16).total
                                           : ramp_moe_v2_layout_for(&v).total;
         CHECK_EQ_INT(cc.dynamic_smem[i], want);
         if (cc.dynamic_smem[i] + cc.report[i].smem_bytes > smem)
@@ -144,12 +144,6 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
         ramp_jit_result_free(r);
     }
     CHECK_EQ_INT(cc.res.smem_bytes, smem); /* the larger of the two */
-    /* v2 runs the two-phase split for FP8 layers only */
-    if (c.two_phase) {
-        g.bf16 = 1;
-        CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, NULL, &cc),
-                  RAMP_ERR_UNSUPPORTED);
-    }
 }
 
 /* A plan of the named entries for model on EP8 (coefficients: any valid). */
@@ -203,7 +197,8 @@ static void plan_kernel(const char *dir, const ramp_device_limits *lim, const ch
     long long down = 0;
     for (int i = 0; i < n; i++)
         if (p.configs[i].two_phase) {
-            long long l = ramp_moe_v2_layout_down(p.configs[i].rows, p.configs[i].stages).total;
+            long long l = ramp_moe_v2_layout_down_bf(p.configs[i].rows, p.configs[i].stages,
+                                                     p.geom.bf16).total;
             if (l > down) down = l;
         }
     if (want_kernels == 2) CHECK_EQ_INT(pc.dynamic_smem[1], down);
@@ -225,7 +220,7 @@ static void plan_compiles(const char *dir, const ramp_device_limits *lim) {
     plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2, 0);
     const char *narrow[] = {"r32.w512.s4", "r8.w128.s4"};
     plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 0);
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 1); /* BF16 layer */
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 1); /* a BF16 layer */
     /* refusals: float4 output on a v1 plan, an entry the kernel does not run,
      * a plan that does not validate */
     ramp_plan p = plan_of("qwen3-30b", RAMP_KERNEL_V1, v1, 2);
@@ -263,14 +258,15 @@ int main(void) {
     v2_config(dir, &lim, "r64.w256.s4", 1, 0);
     v2_config(dir, &lim, "r64.w256.s4", 1, 1);
     v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 0);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 1);
     v2_config(dir, &lim, "r128.w256.s3", 1, 0);
-    CHECK_EQ_INT(files_in(dir), 6); /* 1 + 1 + 1 + 2 + 1 cubins, no temporaries */
+    CHECK_EQ_INT(files_in(dir), 8); /* 1 + 1 + 1 + 2 + 2 + 1 cubins, no temporaries */
     plan_compiles(dir, &lim);
-    CHECK_EQ_INT(files_in(dir), 10); /* + the plans' (two share a name), no temporaries */
+    CHECK_EQ_INT(files_in(dir), 12); /* + the plans' (two share a name), no temporaries */
     /* a folder that is not there: an error, and nothing written */
     snprintf(missing, sizeof missing, "%s/not-there", dir);
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, &lim, missing, &cc), RAMP_ERR_IO);
-    CHECK_EQ_INT(files_in(dir), 10);
+    CHECK_EQ_INT(files_in(dir), 12);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
         char path[1400];

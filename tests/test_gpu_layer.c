@@ -32,8 +32,7 @@
  * RAMP_LAYER_KERNEL=v2: the same with the Hopper kernel v2's polymorphic
  * kernel (kernels/moe_poly_v2.cuh; ramp_layer_desc.kernel): a menu of six
  * v2 entries (N = 8 .. 64, both widths, 2-4 stages), FP8 and BF16 (v2 runs
- * no BF16 hidden states into an FP8 layer; BF16 on menus without two-phase
- * entries), each
+ * no BF16 hidden states into an FP8 layer, and BF16 without RED4), each
  * entry forced on every routing both with the default grid and
  * with 7 blocks (every block then runs several tiles through its ring), the
  * captured-graph replays, and, in part 3, the refusals of menus v2 cannot
@@ -595,15 +594,13 @@ static void test_bad_input(ctx *C) {
         d = layer_desc(&W, 64);
         CHECK_ERR(ramp_layer_create(C->gpu, &v1plan, &d, &L), RAMP_ERR_UNSUPPORTED);
         CHECK(strstr(ramp_last_error(), "menu entry 2") != NULL);
-        /* BF16 weights and a BF16 plan: v2 runs its fused entries for them
-         * (test_entries, kind bf16), not a two-phase one */
+        /* BF16 weights and a BF16 plan: v2 runs them (test_entries, kind
+         * bf16), but not with W2 in the float4-output order */
         ramp_plan bplan = plan;
         bplan.geom.bf16 = 1;
-        int two = 0;
-        for (int i = 0; i < NMENU; i++) two |= bplan.configs[i].two_phase > 0;
-        if (!two) ramp_config_parse("r128.w256.s3.ph2", &bplan.configs[NMENU - 1]);
         d = layer_desc(&W, 64);
         d.bf16 = 1;
+        d.w2_red4 = 1;
         CHECK_ERR(ramp_layer_create(C->gpu, &bplan, &d, &L), RAMP_ERR_UNSUPPORTED);
         CHECK(strstr(ramp_last_error(), "BF16") != NULL);
         /* FP8 with BF16 hidden states: not in v2 yet */
@@ -738,11 +735,9 @@ int main(void) {
         for (const char *p = k_env; p && (p = strstr(p, kinds[kind])); p++)
             on |= (p == k_env || p[-1] == ',') && (p[strlen(kinds[kind])] == ',' ||
                                                     p[strlen(kinds[kind])] == 0);
-        int two = 0;
-        for (int i = 0; i < NMENU; i++) two |= strstr(MENU[i], ".ph2") != NULL;
-        if (on && g_kernel == RAMP_KERNEL_V2 && (kind == 1 || (kind == 2 && two))) {
+        if (on && g_kernel == RAMP_KERNEL_V2 && (kind == 1 || (kind == 2 && g_red4))) {
             printf("polymorphic v2 %s: skipped (v2 runs no BF16 hidden states into an FP8 layer, "
-                   "and BF16 layers on fused entries only)\n", kinds[kind]);
+                   "and BF16 layers with W2 unpermuted)\n", kinds[kind]);
             on = 0;
         }
         if (on) test_entries(&C, kind, nshapes);

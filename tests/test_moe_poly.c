@@ -295,15 +295,18 @@ static void test_v2_refusals(void) {
     c = base;
     c.rows = 40; /* wgmma N = 40: no instance */
     refuse_v2("40 rows", c, 0, 0);
-    /* BF16 weights: the menu runs, a two-phase entry does not */
+    /* BF16 weights: the menu runs (a two-phase entry too), but not with W2
+     * permuted for float4 output */
     d.geom.bf16 = 1;
     CHECK_OK(ramp_moe_poly_check(&d));
-    d.geom.bf16 = 0;
-    c = base;
-    c.rows = 128;
-    c.stages = 3;
-    c.two_phase = 1;
-    refuse_v2("BF16 weights and a two-phase entry", c, 1, 0);
+    d.cfgs[3].rows = 128;
+    d.cfgs[3].stages = 3;
+    d.cfgs[3].two_phase = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    d.red4 = 1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "red4") && strstr(ramp_last_error(), "BF16"));
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     refuse_v2("BF16 input", base, 0, 1);
     d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     d.kernel = 7;
@@ -363,7 +366,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     long long smem_down = 0;
     for (int i = 0; i < d.count; i++)
         if (d.cfgs[i].two_phase) {
-            long long l = ramp_moe_v2_layout_down(d.cfgs[i].rows, d.cfgs[i].stages).total;
+            long long l = ramp_moe_v2_layout_down_bf(d.cfgs[i].rows, d.cfgs[i].stages,
+                                                     d.geom.bf16).total;
             two = 1;
             smem_down = l > smem_down ? l : smem_down;
         }

@@ -19,8 +19,9 @@
  * weights (RAMP_MV2_TILED, "tiled" in the table) and with float4 output
  * (RAMP_MV2_RED4, "red4"; the same rules): 20. Each wide tile also fused,
  * in two launches (K of the down program whole and in 2 parts) and those in
- * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each also fused for a BF16
- * layer (RAMP_MV2_BF16, "bf16": m64nNk16, its own layout).
+ * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each also for a BF16
+ * layer (RAMP_MV2_BF16, "bf16": m64nNk16 or m64n128k16, its own layouts), a
+ * wide one fused and in two launches (down K whole and in 2 parts).
  * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -90,32 +91,29 @@ static void refusals(void) {
     v = mv2_variant(&g, 8, 128);
     v.cfg.splitk = 2;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
-    /* BF16: fused tiles, narrow and wide; no split, no options but the order */
+    /* BF16: narrow and wide tiles, fused and two-phase; of the options only
+     * the order (no pre-tiled weights, W2 permutation or ping-pong) */
     v = mv2_variant(&g, 8, 128);
     v.geom.bf16 = 1;
     CHECK_OK(ramp_moe_v2_check(&v));
     v.cfg.rows = MV2_WIDE_ROWS;
     v.cfg.stages = 3;
     CHECK_OK(ramp_moe_v2_check(&v));
-    v.cfg.two_phase = 1;
-    CHECK_OK(ramp_moe_v2_check(&(ramp_moe_variant){.cfg = v.cfg, .geom = g}));
-    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
-    CHECK(strstr(ramp_last_error(), "BF16") != NULL);
+    v.cfg.two_phase = 2;
+    CHECK_OK(ramp_moe_v2_check(&v));
     {
         ramp_moe_variant b = mv2_variant(&g, 8, 128);
         b.geom.bf16 = 1;
-        const char *what[] = {"tiled", "red4", "pipe", "split"};
-        for (int k = 0; k < 4; k++) {
+        const char *what[] = {"tiled", "red4", "pipe"};
+        for (int k = 0; k < 3; k++) {
             ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
             o.tiled = k == 0;
             o.red4 = k == 1;
             o.pipe = k == 2;
-            o.split = k == 3;
-            if (k == 3) b.cfg.rows = MV2_WIDE_ROWS, b.cfg.stages = 3;
             ramp_jit_result *r = NULL;
             CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
             CHECK(r == NULL);
-            if (k < 3 && !strstr(ramp_last_error(), what[k])) {
+            if (!strstr(ramp_last_error(), what[k])) {
                 fprintf(stderr, "BF16 with %s: refused without naming it: %s\n", what[k],
                         ramp_last_error());
                 check_failures++;
@@ -193,10 +191,15 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
-            { /* the same tile for a BF16 layer */
+            /* the same tile for a BF16 layer; a wide one also in two launches
+             * (the up program, the down program with K whole and in 2 parts) */
+            for (int mode = 0; mode <= (wide ? 3 : 0); mode++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].v.geom.bf16 = 1;
                 jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.split = mode > 0;
+                jobs[njobs].phase = mode == 1 ? 1 : mode >= 2 ? 2 : 0;
+                jobs[njobs].o.p2k = mode == 3 ? 2 : 0;
                 jobs[njobs].model = models[mi];
                 if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
             }
@@ -225,7 +228,8 @@ int main(void) {
         cached += j->cached;
         const ramp_kernel_report *r = &j->rep;
         const long long smem = j->phase == 2
-                                   ? ramp_moe_v2_layout_down(j->v.cfg.rows, j->v.cfg.stages).total
+                                   ? ramp_moe_v2_layout_down_bf(j->v.cfg.rows, j->v.cfg.stages,
+                                                                j->v.geom.bf16).total
                                    : ramp_moe_v2_layout_for(&j->v).total;
         int bad = j->warnings || r->spill_store_bytes || r->spill_load_bytes || r->stack_bytes ||
                   r->smem_bytes || r->registers != RAMP_MV2_REGS || smem > 232448 ||

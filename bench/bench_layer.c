@@ -39,7 +39,9 @@
  * plan's layout. Every timing: L2 evicted by a 512 MiB write, then the
  * launch or replay between two events; median of --reps.
  *
- * Writes OUTDIR/layer-<model>-<layout>.csv (-v2.csv with --kernel v2), and (--loads-json) the
+ * --bf16 1: a BF16 layer served the plan's menu (a stand-in, see USAGE).
+ *
+ * Writes OUTDIR/layer-<model>-<layout>.csv (-v2.csv with --kernel v2, -bf16 with --bf16 1), and (--loads-json) the
  * per-expert counts of every load for bench/peer_torch.py.
  */
 #include "internal.h"
@@ -68,7 +70,7 @@
 static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
-    "                   [--kernel v1|v2] [--red4 0|1]\n"
+    "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -80,7 +82,11 @@ static const char *USAGE =
     "--red4 1 (with --kernel v2): every v2 path (the layer, its entries forced\n"
     "and alone) reads W2 in the float4-output row order and adds its output as\n"
     "float4s (ramp_layer_desc.w2_red4); the v1 and vLLM-style paths keep the\n"
-    "row-major W2.\n";
+    "row-major W2.\n"
+    "--bf16 1: every path on a BF16 layer (bf16 weights and hidden states), the\n"
+    "plan's menu and coefficients kept: an FP8 plan served to a BF16 layer, a\n"
+    "stand-in until a BF16 dataset is measured (its choices rank by FP8 times);\n"
+    "the vLLM-style table keeps the configurations v1 runs in BF16.\n";
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -247,7 +253,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
-    int red4 = 0;
+    int red4 = 0, bf16 = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -256,7 +262,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
-                                            "--red4"};
+                                            "--red4", "--bf16"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -281,6 +287,13 @@ int main(int argc, char **argv) {
             }
             red4 = v[0] == '1';
         }
+        else if (!strcmp(a, "--bf16")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --bf16 %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            bf16 = v[0] == '1';
+        }
         else if (!strcmp(a, "--kernel")) {
             if (ramp_kernel_version_parse(v, &kernel) != RAMP_OK) {
                 fprintf(stderr, "bench_layer: --kernel %s: v1 or v2\n%s", v, USAGE);
@@ -293,6 +306,11 @@ int main(int argc, char **argv) {
     }
     if (red4 && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --red4 1 needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (red4 && bf16) {
+        fprintf(stderr, "bench_layer: --red4 1 is for FP8 layers (v2 reads a BF16 W2 row-major)\n%s",
+                USAGE);
         return 2;
     }
     if (!plan_path || !data_path || !outdir || reps < 1) {
@@ -316,6 +334,7 @@ int main(int argc, char **argv) {
 
     ramp_plan plan;
     TRY(ramp_plan_read(plan_path, &plan));
+    if (bf16) plan.geom.bf16 = 1; /* the stand-in: the same menu, a BF16 layer */
     ramp_timing *ds = NULL;
     TRY(ramp_timing_read(data_path, 0, &ds));
     if (strcmp(ds->model, plan.model) || strcmp(ds->layout, plan.layout))
@@ -328,8 +347,10 @@ int main(int argc, char **argv) {
     {
         int *idx = malloc(sizeof(int) * (size_t)ds->nconfigs), n = 0;
         if (!idx) DIE("out of memory");
+        ramp_geometry gv = ds->geom; /* in the layer's precision */
+        gv.bf16 = plan.geom.bf16;
         for (int c = 0; c < ds->nconfigs; c++)
-            if (ramp_kernel_version_check(RAMP_KERNEL_V1, &ds->configs[c], &ds->geom) == RAMP_OK)
+            if (ramp_kernel_version_check(RAMP_KERNEL_V1, &ds->configs[c], &gv) == RAMP_OK)
                 idx[n++] = c;
         if (n == 0) DIE("the dataset holds no configuration kernel v1 runs (the vLLM-style table's)");
         TRY(ramp_timing_select_configs(ds, idx, n, &ds1));
@@ -579,14 +600,14 @@ int main(int argc, char **argv) {
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    snprintf(path, sizeof path, "%s/layer-%s-%s%s%s.csv", outdir, plan.model, plan.layout,
-             is2 ? "-v2" : "", red4 ? "-red4" : "");
+    snprintf(path, sizeof path, "%s/layer-%s-%s%s%s%s.csv", outdir, plan.model, plan.layout,
+             is2 ? "-v2" : "", red4 ? "-red4" : "", plan.geom.bf16 ? "-bf16" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d gpu=\"%s\" sms=%d "
-                 "driver=%d date=%s\n",
-            plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, gi.limits.name,
-            gi.limits.sms, gi.driver_version, date);
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d gpu=\"%s\" "
+                 "sms=%d driver=%d date=%s\n",
+            plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16,
+            gi.limits.name, gi.limits.sms, gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
     if (loads_json) {

@@ -42,7 +42,7 @@
  * RAMP_MV2_BENCH_BF16=1: the same for BF16 layers (bf16 weights and hidden
  * states, no scales; v2's RAMP_MV2_BF16 programs, rows 2..64, against v1's
  * BF16 kernel; the floor counts 2 bytes per weight); the default mode
- * writes OUTDIR/moe-v2-<date>-bf16.md and .csv. Not with .t, .v or .u
+ * writes OUTDIR/moe-v2-<date>-bf16.md and .csv. Not with .t or .v
  * variants.
  */
 #include "bench_args.h"
@@ -325,9 +325,9 @@ int main(int argc, char **argv) {
     const char *benv = getenv("RAMP_MV2_BENCH_BF16");
     g_bf16 = benv && atoi(benv) > 0;
     for (int xi = 0; g_bf16 && xi < nx; xi++)
-        if (xv[xi].o.tiled || xv[xi].o.red4 || xv[xi].o.split) {
-            fprintf(stderr, "bench_moe_v2: variant %s: v2 runs BF16 layers row-major, with scalar "
-                            "output, fused (no .t, .v or .u with RAMP_MV2_BENCH_BF16)\n",
+        if (xv[xi].o.tiled || xv[xi].o.red4) {
+            fprintf(stderr, "bench_moe_v2: variant %s: v2 runs BF16 layers on row-major, "
+                            "unpermuted weights (no .t or .v with RAMP_MV2_BENCH_BF16)\n",
                     xv[xi].text);
             return 2;
         }
@@ -522,7 +522,8 @@ int main(int argc, char **argv) {
             any_split |= xv[xi].o.split && (xv[xi].model < 0 || xv[xi].model == mi);
         T.ws = 0; /* the largest capacity of any rows bounds every split variant's */
         if (any_split)
-            TRY(ramp_gpu_alloc(T.gpu, (size_t)ramp_moe_v2_ws_layout_of((int)cap_tiles, h).total,
+            TRY(ramp_gpu_alloc(T.gpu,
+                               (size_t)ramp_moe_v2_ws_layout_bf((int)cap_tiles, h, g_bf16).total,
                                &T.ws));
         TRY(ramp_gpu_alloc(T.gpu, 64, &T.ntiles));
         TRY(ramp_gpu_alloc(T.gpu, (size_t)maxM * d * 4, &T.out));

@@ -3,7 +3,8 @@
 # and refuse unknown options and bad numbers before touching a GPU, so this
 # runs the same on CPU-only CI and on the GPU machine. Args: path of the
 # ramp binary (the benchmarks sit beside it), source dir. Also
-# bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets.
+# bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
+# bench/bf16_predict.py on shipped layer results.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -23,6 +24,14 @@ expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3
 expect 2 "bench_layer: --reps needs a value" -- "$bin/bench_layer" --reps
 expect 2 "bench_layer: --plan, --dataset and --out-dir are required" -- "$bin/bench_layer" --plan p
 expect 0 "--red4 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
+expect 2 "bench_layer: --bf16 2: 0 or 1" -- "$bin/bench_layer" --bf16 2 --kernel v2
+expect 2 "bench_layer: --red4 1 is for FP8 layers" -- "$bin/bench_layer" --red4 1 --kernel v2 --bf16 1
+expect 0 "--bf16 1: every path on a BF16 layer" -- "$bin/bench_layer" --help
+# BF16 variants: v2 reads BF16 weights row-major and unpermuted (refused before a GPU is looked for)
+for x in q:r8.w128.s4.v1 q:r8.w128.s4.t1; do
+  expect 2 "variant $x: v2 runs BF16 layers on row-major, unpermuted weights" -- \
+    env RAMP_MV2_BENCH_BF16=1 RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
+done
 # variant mode: the split needs a wide tile, its values, p2k's and the tile order group's are checked
 for x in d:r64.w512.s4.u1 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k3 q:r8.w128.s4.z1 m:r128.w128.s4.o65 m:r128.w128.s4.o-1; do
   expect 2 "bench_moe_v2: bad or too many variants at '$x'" -- \
@@ -55,4 +64,18 @@ expect 0 "r128.w128.s4.ph2.dk2: 23 loads, t = 109.1 \+ 74.86 x row tiles \+ 0.06
   python3 "$fit" "$M" r128.w128.s4.ph2.dk2 --min-pairs 256 --loads 512
 expect 0 "512 pairs .4 row tiles.: 442 us now; grouped 372 us .1.19x. at 5.85 TB/s, 331 us .1.34x. at 8 TB/s" -- \
   python3 "$fit" "$M" r128.w128.s4.ph2.dk2 --min-pairs 256 --loads 512
+
+# bench/bf16_predict.py: the BF16 layer predicted from the FP8 one on the
+# session-4 loads; its arithmetic on one row (Qwen3-30B 64 uniform: FP8 32.9 us
+# -> 9 + 1.6 x 23.9 = 47 .. 9 + 2.0 x 23.9 = 57; torch bf16 94.0 us) and the count
+pred=$2/bench/bf16_predict.py
+L4=$2/bench/results/layer-2026-11-30-v4
+expect 0 "usage: bf16_predict.py" -- python3 "$pred" --help
+expect 2 "usage: bf16_predict.py" -- python3 "$pred" "$L4/peer.csv"
+expect 0 "\| 64 uniform \| 55 \| 32.9 \| 47-57 \| 94.0 \| 1.66-1.99x \|" -- \
+  python3 "$pred" "$L4/layer-Qwen3-30B-A3B-EP8-v2.csv" "$L4/peer.csv"
+expect 0 "slower than torch bf16: 4 of 14" -- \
+  python3 "$pred" "$L4/layer-Qwen3-30B-A3B-EP8-v2.csv" "$L4/peer.csv"
+expect 1 "no 'ramp' rows" -- python3 "$pred" "$L4/peer.csv" "$L4/peer.csv"
+
 finish cli_bench_tools

@@ -20,13 +20,9 @@ LAYER_CSV: bench_layer's CSV (impl "ramp" rows: RaMP's FP8 layer);
 PEER_CSV: peer_torch.py's (impl "torch-bf16" rows of the same model).
 """
 import argparse
-import csv
 import sys
 
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+from layer_table import rows  # the CSVs' reader (comment lines skipped), beside this file
 
 
 def main():

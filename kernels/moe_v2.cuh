@@ -625,6 +625,16 @@ static __device__ __forceinline__ void v2_up_finish(unsigned char *sm, int it, f
     }
 }
 
+/* The slot ids of this thread's V2_TPT tokens (columns 8j + 2t, + 1 of its
+ * accumulators), read once for a tile's down projection. */
+static __device__ __forceinline__ void v2_thread_slots(const int *tok, int t, int *slots) {
+#pragma unroll
+    for (int j = 0; j < V2_N / 8; j++) {
+        slots[2 * j] = tok[8 * j + 2 * t];
+        slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
+    }
+}
+
 /* Down stage `it` (tile-local down stage ds = chunk * V2_DKB + kk): waits
  * for its slot, the factors f = W2 block scale x the tokens' intermediate
  * scales of K block kk, consumer c's two m-tiles of W2 rows . I_kk issued
@@ -789,12 +799,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     /* down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns, V2_DKB
      * tiles of 64, from the intermediate in shared memory */
-    int slots[V2_TPT]; /* the thread's tokens' slot ids */
-#pragma unroll
-    for (int j = 0; j < V2_N / 8; j++) {
-        slots[2 * j] = tok[8 * j + 2 * t];
-        slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
-    }
+    int slots[V2_TPT];
+    v2_thread_slots(tok, t, slots);
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
     for (int ds = 0; ds < V2_NDS; ds++, it++) {
         const int s = it % V2_S, kk = ds % V2_DKB;
@@ -879,12 +885,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     /* phase 3: down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns from the
      * intermediate in shared memory; stages ds = chunk * V2_DKB + kk */
-    int slots[V2_TPT]; /* the thread's tokens' slot ids */
-#pragma unroll
-    for (int j = 0; j < V2_N / 8; j++) {
-        slots[2 * j] = tok[8 * j + 2 * t];
-        slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
-    }
+    int slots[V2_TPT];
+    v2_thread_slots(tok, t, slots);
     const int nds = V2_NDS;
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
 #pragma unroll

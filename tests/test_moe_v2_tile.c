@@ -27,7 +27,12 @@
  *    rtiles * tpr - 1 name every (row tile, slice) exactly once; group 1 is
  *    row-major (v2's order before the option); with group G the blocks of
  *    one wave see each slice on min(G, rows left) consecutive tiles; the
- *    group option's refusal and its program name.
+ *    group option's refusal and its program name;
+ * 7. the BF16 layouts (RAMP_MV2_BF16, session 9): no scale slots, iscale or
+ *    amax; an intermediate of 2 bytes per column in 1024-aligned K tiles of
+ *    npad x 128 bytes; exactly the configurations said to fit do (and one
+ *    more stage does not); phase 2's ring and the workspace without
+ *    scales, whose bytes ramp_moe_v2_ws_bytes asks for.
  */
 #include "check.h"
 #include "moe_v2_util.h"
@@ -391,6 +396,66 @@ static void tile_order(void) {
     CHECK(strstr(name, "-g") == NULL);
 }
 
+/* 7. The BF16 layouts. */
+static void bf16_layouts(void) {
+    const int rows[11] = {2, 4, 8, 12, 16, 24, 32, 48, 64, 65, 128}, widths[3] = {128, 256, 512};
+    for (int ri = 0; ri < 11; ri++)
+        for (int wi = 0; wi < 3; wi++)
+            for (int st = 2; st <= 6; st++) {
+                const ramp_moe_v2_layout f = ramp_moe_v2_layout_of(rows[ri], widths[wi], st);
+                const ramp_moe_v2_layout b = ramp_moe_v2_layout_bf(rows[ri], widths[wi], st, 1);
+                const long long npad = b.npad;
+                CHECK(npad == f.npad && b.stages == st && b.passes == widths[wi] / 128);
+                CHECK(b.slot_b == RAMP_MV2_A_BYTES);
+                CHECK(b.slot_xs == b.slot_b + npad * RAMP_MV2_KB && b.slot_wsc == b.slot_xs);
+                CHECK(b.slot_bytes == ramp_mv2_align(RAMP_MV2_A_BYTES + npad * RAMP_MV2_KB,
+                                                     RAMP_MV2_ALIGN));
+                CHECK(b.inter == st * b.slot_bytes && b.inter % RAMP_MV2_ALIGN == 0);
+                CHECK((npad * RAMP_MV2_KB) % RAMP_MV2_ALIGN == 0); /* every K tile aligned */
+                CHECK(b.iscale == b.inter + npad * widths[wi] * 2); /* w / 64 K tiles */
+                CHECK(b.amax == b.iscale && b.tok == b.amax);       /* no scales, no amax */
+                CHECK(b.rw > b.tok && b.bars > b.rw && b.head > b.bars);
+                CHECK(b.total == b.head + 16 + RAMP_MV2_ALIGN);
+                CHECK(ramp_moe_v2_layout_bf(rows[ri], widths[wi], st, 0).total == f.total);
+            }
+    /* what the BF16 spaces hold: r64.w512.s4, wide w = 128 with 4 stages and
+     * w = 256 with 3 fit; one more stage, or a wide w = 512 with 3, does not */
+    CHECK(ramp_moe_v2_layout_bf(64, 512, 4, 1).total == 230992);
+    CHECK(ramp_moe_v2_layout_bf(64, 512, 5, 1).total > 232448);
+    CHECK(ramp_moe_v2_layout_bf(128, 128, 4, 1).total == 231504);
+    CHECK(ramp_moe_v2_layout_bf(128, 128, 5, 1).total > 232448);
+    CHECK(ramp_moe_v2_layout_bf(128, 256, 3, 1).total <= 232448);
+    CHECK(ramp_moe_v2_layout_bf(128, 256, 4, 1).total > 232448);
+    CHECK(ramp_moe_v2_layout_bf(128, 512, 3, 1).total > 232448);
+    for (int st = 2; st <= 6; st++) { /* phase 2: the ring without scale slots */
+        const ramp_moe_v2_layout f = ramp_moe_v2_layout_down(128, st);
+        const ramp_moe_v2_layout b = ramp_moe_v2_layout_down_bf(128, st, 1);
+        CHECK(b.stages == f.stages && b.slot_bytes == RAMP_MV2_A_BYTES + 128 * RAMP_MV2_KB);
+        CHECK(b.tok == (long long)b.stages * b.slot_bytes && b.ostage % 16 == 0);
+        CHECK(b.total == f.total - (long long)f.stages * (f.slot_bytes - b.slot_bytes));
+        CHECK(b.total <= 232448);
+    }
+    const int inters[3] = {768, 2048, 16384};
+    for (int i = 0; i < 3; i++) { /* the workspace: 2 bytes a column, no scales */
+        const ramp_moe_v2_ws_layout w = ramp_moe_v2_ws_layout_bf(5, inters[i], 1);
+        CHECK(w.iscale == 128LL * inters[i] * 2 && w.tile == w.iscale);
+        CHECK(w.tile % 256 == 0 && w.total == 5 * w.tile);
+        CHECK(ramp_moe_v2_ws_layout_bf(5, inters[i], 0).total ==
+              ramp_moe_v2_ws_layout_of(5, inters[i]).total);
+    }
+    ramp_moe_variant v;
+    memset(&v, 0, sizeof v);
+    v.geom = (ramp_geometry){32, 8, 2048, 7168, 1};
+    CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk2", &v.cfg));
+    CHECK_OK(ramp_moe_v2_check(&v));
+    CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 64) ==
+          (size_t)ramp_moe_v2_ws_layout_bf(64, 2048, 1).total);
+    CHECK(ramp_moe_v2_layout_for(&v).total == ramp_moe_v2_layout_bf(128, 128, 4, 1).total);
+    CHECK_OK(ramp_config_parse("r128.w512.s3", &v.cfg));
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED); /* 280,640 B */
+    CHECK(strstr(ramp_last_error(), "227 KB") != NULL);
+}
+
 int main(void) {
     ramp_rng rng;
     unsigned long long seed = check_seed();
@@ -401,5 +466,6 @@ int main(void) {
     red4_permutation(&rng);
     wide_and_split();
     tile_order();
+    bf16_layouts();
     return check_finish("test_moe_v2_tile");
 }

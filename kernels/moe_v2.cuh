@@ -531,6 +531,18 @@ static __device__ __forceinline__ void v2_mma_kblock(float *tmp, unsigned sa, un
                hop_desc_sw128(sb + k4 * HOP_WGMMA_K_BYTES), k4 > 0);
 }
 
+/* a = SiLU(gate) * up * the token's router weight for each accumulator, in
+ * the reference's order of operations (src/moe_ref.c), for FP8 and BF16. */
+static __device__ __forceinline__ void v2_swiglu(const float *accg, const float *accu,
+                                                 const float *rw, int t, float *a) {
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        const float gt = accg[i], up = accu[i];
+        const float silu = gt / (1.0f + expf(-gt));
+        a[i] = silu * up * rw[V2_TOKEN(i, t)];
+    }
+}
+
 /* SiLU(gate) * up * rw, quantized per token over the pass's 128 columns
  * (both consumers' 64 each) into intermediate tile p. Ends with the
  * intermediate tile written and fenced for the async proxy, and the amax
@@ -544,12 +556,7 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
     float *iscale = (float *)(sm + V2_LAYOUT.iscale);
     if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
     float a[V2_ACC];
-#pragma unroll
-    for (int i = 0; i < V2_ACC; i++) {
-        const float gt = accg[i], up = accu[i];
-        const float silu = gt / (1.0f + expf(-gt));
-        a[i] = silu * up * rw[V2_TOKEN(i, t)];
-    }
+    v2_swiglu(accg, accu, rw, t, a);
     /* per-token maxima: this thread's 2 rows, then the 8 g lanes of the warp */
 #pragma unroll
     for (int j = 0; j < V2_N / 8; j++)
@@ -747,12 +754,7 @@ static __device__ __forceinline__ void v2_act_bf16(unsigned char *sm, const floa
     if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
     const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + (2 * p + c) * V2_ITILE;
     float a[V2_ACC];
-#pragma unroll
-    for (int i = 0; i < V2_ACC; i++) {
-        const float gt = accg[i], up = accu[i];
-        const float silu = gt / (1.0f + expf(-gt));
-        a[i] = silu * up * rw[V2_TOKEN(i, t)];
-    }
+    v2_swiglu(accg, accu, rw, t, a);
 #pragma unroll
     for (int i = 0; i < V2_ACC; i += 2) { /* i, i + 1: tokens n, n + 1 of one column */
         const int n = V2_TOKEN(i, t), hh = (i >> 1) & 1;

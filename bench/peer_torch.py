@@ -180,15 +180,15 @@ def percentile(sorted_vals, q):
     return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
 
 
-def write_csv_atomic(path, rows):
+def write_csv_atomic(path, rows, columns=CSV_COLUMNS):
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in CSV_COLUMNS})
+            w.writerow({k: r.get(k, "") for k in columns})
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -530,6 +530,94 @@ def run_probe(args):
     return {}, f"probe exited {p.returncode}: {' | '.join(tail)[:300]}"
 
 
+# ----------------------------------------------------------------- ceilings
+
+CEILING_COLUMNS = ["name", "shape", "us_median", "us_p10", "us_p90", "rate", "unit", "note"]
+
+
+def ceilings_main(args, torch, dev, gpu):
+    """The two ceilings issue #5 measures its targets against, timed in the
+    same run as the loads: the device-to-device copy rate (bytes read +
+    written) and large dense products through PyTorch (FP8 rowwise-scaled
+    torch._scaled_mm, BF16 torch.mm). Each product is checked on a 64 x 64
+    corner against a float32 product of the same operands first."""
+    timer = Timer(torch, dev, 0)      # steady-state rates: no L2 flush
+    reps, warm = max(args.reps // 2, 10), 3
+    rows, failed = [], 0
+
+    def record(name, shape, fn, work, unit, note=""):
+        nonlocal failed
+        row = {"name": name, "shape": shape}
+        try:
+            ts = timer.run(fn, reps, warm)
+            med = percentile(ts, 50)
+            row.update(us_median=fmt(med, 2), us_p10=fmt(percentile(ts, 10), 2),
+                       us_p90=fmt(percentile(ts, 90), 2),
+                       rate=fmt(work / (med * 1e-6) / 1e12, 1), unit=unit, note=note)
+            print(f"  {name:<10} {shape:<22} {med:>10.1f} us {float(row['rate']):>8.1f} {unit}"
+                  f"{'  ' + note if note else ''}", flush=True)
+        except Exception as ex:     # noqa: BLE001 - record, go on, exit 1 at the end
+            failed += 1
+            row["note"] = f"FAILED: {type(ex).__name__}: {str(ex)[:300]}".replace("\n", " ")
+            print(f"  {name:<10} {shape:<22} {row['note']}", flush=True)
+        rows.append(row)
+
+    print(f"peer_torch --ceilings: torch {torch.__version__}, {gpu}, "
+          f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}; median of {reps} (+{warm})")
+    n = (1 << 30) if dev.type == "cuda" else (1 << 20)
+    src = torch.ones(n, dtype=torch.uint8, device=dev)
+    dst = torch.empty_like(src)
+    record("copy", f"{n >> 20} MiB", lambda: dst.copy_(src), 2.0 * n, "TB/s",
+           "bytes read + written")
+    del src, dst
+    g = torch.Generator(device=dev)
+    g.manual_seed(args.seed)
+    sizes = (8192, 16384) if dev.type == "cuda" else (256,)
+    for m in sizes:
+        a = torch.randn(m, m, generator=g, device=dev)
+        b = torch.randn(m, m, generator=g, device=dev)
+        ref = a[:64].double() @ b[:64].double().t()          # corner of a @ b.T
+        for kind in ("fp8", "bf16"):
+            if kind == "fp8" and dev.type != "cuda":
+                continue
+            try:
+                if kind == "fp8":
+                    aq, sa = quant_rowwise(torch, a)
+                    bq, sb = quant_rowwise(torch, b)
+                    sa, sb = sa.unsqueeze(1), sb.unsqueeze(0)  # [m, 1], [1, m]
+                    bt = bq.t()                                 # column-major mat2
+
+                    def fn(aq=aq, bt=bt, sa=sa, sb=sb):
+                        return torch._scaled_mm(aq, bt, scale_a=sa, scale_b=sb,
+                                                out_dtype=torch.bfloat16,
+                                                use_fast_accum=args.fast_accum)
+                    bound = 0.08
+                else:
+                    ab, bt = a.to(torch.bfloat16), b.to(torch.bfloat16).t()
+
+                    def fn(ab=ab, bt=bt):
+                        return torch.mm(ab, bt)
+                    bound = 0.02
+                got = fn()[:64, :64].double()
+                rel = ((got - ref[:, :64]).norm() / ref[:, :64].norm()).item()
+                if not rel <= bound:
+                    raise AssertionError(f"corner rel err {rel:.4g} > {bound}")
+            except Exception as ex:     # noqa: BLE001
+                failed += 1
+                rows.append({"name": f"dense-{kind}", "shape": f"{m}^3",
+                             "note": f"FAILED: {type(ex).__name__}: {str(ex)[:300]}"})
+                print(f"  dense-{kind} {m}^3 FAILED: {ex}", flush=True)
+                continue
+            note = f"corner rel err {rel:.4f} (bound {bound})"
+            if kind == "fp8":
+                note += f"; rowwise scales, fast_accum={int(args.fast_accum)}"
+            record(f"dense-{kind}", f"{m}x{m}x{m}", fn, 2.0 * m ** 3, "TFLOP/s", note)
+            del fn
+    write_csv_atomic(args.ceilings, rows, CEILING_COLUMNS)
+    print(f"wrote {args.ceilings}")
+    return 1 if failed else 0
+
+
 # ----------------------------------------------------------------- main
 
 def main(argv=None):
@@ -560,6 +648,9 @@ def main(argv=None):
                     help="cuda (default) or cpu (cpu: a smoke test of the script, no FP8 op)")
     ap.add_argument("--check-loads", action="store_true",
                     help="only parse and check --loads, print a summary (no torch needed)")
+    ap.add_argument("--ceilings", metavar="CSV",
+                    help="instead of the loads: time the copy rate and dense FP8 / BF16 "
+                         "products (the issue's two ceilings) and write them to CSV")
     ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -571,11 +662,11 @@ def main(argv=None):
         ap.error("--reps and --check-tokens must be >= 1, --warmup and --flush-mb >= 0")
     if args.probe:
         return probe_main(args)
-    if not args.loads:
-        ap.error("--loads is required")
+    if not args.loads and not args.ceilings:
+        ap.error("--loads (or --ceilings) is required")
     sets = []
     try:
-        for path in args.loads:
+        for path in args.loads or []:
             with open(path) as f:
                 first = sum(len(x["loads"]) for x in sets)
                 sets += parse_loads(f.read(), path, first)
@@ -602,6 +693,8 @@ def main(argv=None):
         gpu = f"{p.name}, {p.multi_processor_count} SMs, cc {p.major}.{p.minor}"
     else:
         gpu = "cpu"
+    if args.ceilings:
+        return ceilings_main(args, torch, dev, gpu)
     print(f"peer_torch: torch {torch.__version__} (CUDA {torch.version.cuda}), {gpu}, "
           f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
     print(f"  reps {args.reps} (+{args.warmup} warm-up), L2 flush {args.flush_mb} MB before each, "

@@ -553,7 +553,7 @@ def ceilings_main(args, torch, dev, gpu):
             med = percentile(ts, 50)
             row.update(us_median=fmt(med, 2), us_p10=fmt(percentile(ts, 10), 2),
                        us_p90=fmt(percentile(ts, 90), 2),
-                       rate=fmt(work / (med * 1e-6) / 1e12, 1), unit=unit, note=note)
+                       rate=fmt(work / (med * 1e-6) / 1e12, 3), unit=unit, note=note)
             print(f"  {name:<10} {shape:<22} {med:>10.1f} us {float(row['rate']):>8.1f} {unit}"
                   f"{'  ' + note if note else ''}", flush=True)
         except Exception as ex:     # noqa: BLE001 - record, go on, exit 1 at the end

@@ -10,7 +10,8 @@ against PyTorch's MoE on the same loads (peer_torch.py). Standard library only.
 Per load: the floor (the active experts' weights streamed once at the copy
 rate: 3 h d bytes per FP8 expert plus one f32 scale per 128 x 128 block, 6 h d
 per BF16 expert), the layer over the floor (the memory-bound target, 1.2x,
-for loads of at most --memory-bound pairs), TFLOP/s (2 x pairs x 3 h d / time)
+for loads of at most --memory-bound pairs), the roofline (the larger of the
+floor and the load's FLOPs at the dense rate) and the layer over it, TFLOP/s (2 x pairs x 3 h d / time)
 and its share of the dense rate, and PyTorch's time in the same precision over
 the layer's (above 1: the layer is faster).
 """
@@ -43,8 +44,15 @@ def main():
 
     ceil = {}
     for r in rows(a.ceilings):
-        if r.get("rate"):
-            ceil[r["name"]] = max(ceil.get(r["name"], 0.0), float(r["rate"]))
+        if not r.get("us_median"):
+            continue
+        us = float(r["us_median"])
+        if r["name"] == "copy":             # "N MiB", read and written once each
+            rate = 2.0 * float(r["shape"].split()[0]) * (1 << 20) / (us * 1e-6) / 1e12
+        else:                               # "MxNxK"
+            m, n, k = (float(x) for x in r["shape"].split("x"))
+            rate = 2.0 * m * n * k / (us * 1e-6) / 1e12
+        ceil[r["name"]] = max(ceil.get(r["name"], 0.0), rate)
     for need in ("copy", "dense-fp8", "dense-bf16"):
         if need not in ceil:
             sys.exit(f"{a.ceilings}: no measured '{need}' row")
@@ -75,15 +83,18 @@ def main():
         dense = ceil["dense-bf16" if bf16 else "dense-fp8"]
         print(f"## {model} {layer[0]['layout']}, {kind} (h={h}, d={d})\n")
         print(f"| tokens | routing | pairs | active | layer (us) | floor (us) | over floor "
-              f"| TFLOP/s | of dense {kind} | torch {kind} (us) | torch / layer |")
-        print("|---" * 11 + "|")
-        mem, slower, n = [], 0, 0
+              f"| roof (us) | over roof | TFLOP/s | of dense {kind} | torch {kind} (us) | torch / layer |")
+        print("|---" * 13 + "|")
+        mem, roofs, slower, n = [], [], 0, 0
         best_tf = 0.0
         for r in sorted(layer, key=lambda r: (int(r["tokens"]), r["routing"] != "uniform")):
             t, rt, pairs, act = int(r["tokens"]), r["routing"], int(r["local_pairs"]), int(r["active"])
             us = float(r["us_median"])
             floor = act * expert_bytes(h, d, bf16) / (ceil["copy"] * 1e12) * 1e6
-            tf = 2.0 * pairs * 3 * h * d / (us * 1e-6) / 1e12
+            flop = 2.0 * pairs * 3 * h * d
+            tf = flop / (us * 1e-6) / 1e12
+            roof = max(floor, flop / (dense * 1e12) * 1e6)
+            roofs.append(us / roof)
             best_tf = max(best_tf, tf)
             pt = peer.get((model, t, rt, impl))
             if pairs <= a.memory_bound:
@@ -92,12 +103,14 @@ def main():
                 n += 1
                 slower += pt < us
             print(f"| {t} | {rt} | {pairs} | {act} | {us:.1f} | {floor:.1f} | {us / floor:.2f}x "
-                  f"| {tf:.0f} | {100 * tf / dense:.0f}% | {f'{pt:.1f}' if pt else '-'} "
+                  f"| {roof:.1f} | {us / roof:.2f}x | {tf:.0f} | {100 * tf / dense:.0f}% | {f'{pt:.1f}' if pt else '-'} "
                   f"| {f'{pt / us:.2f}x' if pt else '-'} |")
         print()
         if mem:
             print(f"- memory-bound loads (<= {a.memory_bound} pairs): {min(mem):.2f}-{max(mem):.2f}x "
                   f"the floor (target 1.2x: met on {sum(m <= 1.2 for m in mem)} of {len(mem)})")
+        print(f"- over the roofline (the larger of the floor and the FLOPs at the dense rate): "
+              f"{min(roofs):.2f}-{max(roofs):.2f}x")
         print(f"- highest rate: {best_tf:.0f} TFLOP/s ({100 * best_tf / dense:.0f}% of the dense {kind} "
               f"rate measured in this run)")
         print(f"- slower than torch {kind} on {slower} of {n} loads\n")

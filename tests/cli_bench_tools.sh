@@ -4,7 +4,8 @@
 # runs the same on CPU-only CI and on the GPU machine. Args: path of the
 # ramp binary (the benchmarks sit beside it), source dir. Also
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
-# bench/bf16_predict.py on shipped layer results.
+# bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
+# layer results.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -77,5 +78,29 @@ expect 0 "\| 64 uniform \| 55 \| 32.9 \| 47-57 \| 94.0 \| 1.66-1.99x \|" -- \
 expect 0 "slower than torch bf16: 4 of 14" -- \
   python3 "$pred" "$L4/layer-Qwen3-30B-A3B-EP8-v2.csv" "$L4/peer.csv"
 expect 1 "no 'ramp' rows" -- python3 "$pred" "$L4/peer.csv" "$L4/peer.csv"
+
+# bench/targets.py: the issue's targets from one run's files
+# (bench/results/targets-2026-12-01.md); the floor on one row is
+# 27 experts x (3 x 2048 x 7168 + 4 x 2688) bytes / 4.246 TB/s = 280.1 us
+tg=$2/bench/targets.py
+TD=$2/bench/results/targets-2026-12-01
+expect 0 "usage: targets.py" -- python3 "$tg" --help
+grep -v '^dense-bf16' "$TD/ceilings.csv" > "$tmp/ceil.csv"
+expect 1 "no measured 'dense-bf16' row" -- python3 "$tg" --ceilings "$tmp/ceil.csv" --peer "$TD/peer.csv" \
+  --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
+expect 1 "model DeepSeek-V3 is in none of the --loads files" -- python3 "$tg" --ceilings "$TD/ceilings.csv" \
+  --peer "$TD/peer.csv" --loads "$TD/layer-loads-qwen3-30b-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
+for want in "copy 4.25 TB/s, dense FP8 1540 TFLOP/s" "\| 64 \| uniform \| 57 \| 27 \| 307.0 \| 280.1 \| 1.10x \|" \
+            "target 1.2x: met on 7 of 9" "slower than torch FP8 on 0 of 14"; do
+  expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+    --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
+done
+# bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
+LB=$2/bench/results/layer-2026-12-01-bf16
+expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \
+  "$LB/layer-Mixtral-8x22B-EP8-v2-bf16.csv" "$LB/peer.csv"
+expect 0 "over FP8" -- python3 "$2/bench/layer_table.py" "$TD/layer-Mixtral-8x22B-EP8-v2.csv" "$TD/peer.csv"
+# bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
+expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 
 finish cli_bench_tools

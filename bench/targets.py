@@ -13,12 +13,17 @@ per BF16 expert), the layer over the floor (the memory-bound target, 1.2x,
 for loads of at most --memory-bound pairs), the roofline (the larger of the
 floor and the load's FLOPs at the dense rate) and the layer over it, TFLOP/s (2 x pairs x 3 h d / time)
 and its share of the dense rate, and PyTorch's time in the same precision over
-the layer's (above 1: the layer is faster).
+the layer's (above 1: the layer is faster). With --svg DIR, one plot per table
+(targets-<model>-<layout>-<kind>.svg): time against pairs, log-log, the layer,
+PyTorch and the roofline.
 """
 import argparse
 import csv
 import json
+import math
+import os
 import sys
+from xml.sax.saxutils import escape
 
 
 def rows(path):
@@ -30,6 +35,69 @@ def expert_bytes(h, d, bf16):
     return 6 * h * d if bf16 else 3 * h * d + 4 * (3 * h * d) // (128 * 128)
 
 
+def svg_plot(path, title, pts, kind):
+    """Log-log time (us) against pairs: the layer, PyTorch and the roof, one
+    point per load (pts: (pairs, layer_us, roof_us, torch_us or None))."""
+    W, H, L, R, T, B = 640, 420, 70, 200, 40, 50
+    xs = [p[0] for p in pts]
+    ys = [v for p in pts for v in p[1:] if v]
+    x0, x1 = math.log10(max(1, min(xs)) / 1.3), math.log10(max(xs) * 1.3)
+    y0, y1 = math.log10(min(ys) / 1.3), math.log10(max(ys) * 1.3)
+
+    def px(x):
+        return L + (math.log10(max(x, 1)) - x0) / (x1 - x0) * (W - L - R)
+
+    def py(y):
+        return H - B - (math.log10(y) - y0) / (y1 - y0) * (H - T - B)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2 - R / 2:.0f}" y="20" text-anchor="middle" font-size="13">'
+           f'{escape(title)}</text>',
+           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" stroke="#999"/>']
+    for lo, hi, along in ((x0, x1, "x"), (y0, y1, "y")):
+        for e in range(math.floor(lo), math.ceil(hi) + 1):
+            for m in (1, 2, 5):
+                v = m * 10 ** e
+                if not lo <= math.log10(v) <= hi:
+                    continue
+                if along == "x":
+                    X = px(v)
+                    out.append(f'<line x1="{X:.1f}" y1="{T}" x2="{X:.1f}" y2="{H - B}" stroke="#eee"/>')
+                    out.append(f'<text x="{X:.1f}" y="{H - B + 14}" text-anchor="middle">{v:g}</text>')
+                else:
+                    Y = py(v)
+                    out.append(f'<line x1="{L}" y1="{Y:.1f}" x2="{W - R}" y2="{Y:.1f}" stroke="#eee"/>')
+                    out.append(f'<text x="{L - 4}" y="{Y + 4:.1f}" text-anchor="end">{v:g}</text>')
+    out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 12}" text-anchor="middle">'
+               f'token-expert pairs on this GPU</text>')
+    out.append(f'<text x="16" y="{(T + H - B) / 2:.0f}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {(T + H - B) / 2:.0f})">time (us), log scale</text>')
+    srt = sorted(pts)
+    roof = " ".join(f"{px(p[0]):.1f},{py(p[2]):.1f}" for p in srt)
+    out.append(f'<polyline points="{roof}" fill="none" stroke="#444" stroke-dasharray="5,3"/>')
+    for p in srt:
+        out.append(f'<circle class="layer" cx="{px(p[0]):.1f}" cy="{py(p[1]):.1f}" r="4" fill="#1f77b4"/>')
+        if p[3]:
+            out.append(f'<rect class="torch" x="{px(p[0]) - 3.5:.1f}" y="{py(p[3]) - 3.5:.1f}" '
+                       f'width="7" height="7" fill="#ff7f0e"/>')
+    lx = W - R + 14
+    out += [f'<circle cx="{lx}" cy="{T + 10}" r="4" fill="#1f77b4"/>',
+            f'<text x="{lx + 10}" y="{T + 14}">RaMP layer ({kind})</text>',
+            f'<rect x="{lx - 3.5}" y="{T + 26.5}" width="7" height="7" fill="#ff7f0e"/>',
+            f'<text x="{lx + 10}" y="{T + 34}">PyTorch MoE ({kind})</text>',
+            f'<line x1="{lx - 6}" y1="{T + 50}" x2="{lx + 6}" y2="{T + 50}" stroke="#444" '
+            f'stroke-dasharray="5,3"/>',
+            f'<text x="{lx + 10}" y="{T + 54}">roofline: weights at</text>',
+            f'<text x="{lx + 10}" y="{T + 68}">the copy rate or FLOPs</text>',
+            f'<text x="{lx + 10}" y="{T + 82}">at the dense rate</text>', "</svg>"]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,6 +106,7 @@ def main():
     ap.add_argument("--peer", required=True, help="peer_torch.py CSV on the same loads")
     ap.add_argument("--loads", action="append", required=True,
                     help="bench_layer --loads-json files (model shapes)")
+    ap.add_argument("--svg", metavar="DIR", help="also write one plot per table into DIR")
     ap.add_argument("--memory-bound", type=int, default=512,
                     help="pairs up to which a load counts as memory-bound (default 512)")
     a = ap.parse_args()
@@ -85,7 +154,7 @@ def main():
         print(f"| tokens | routing | pairs | active | layer (us) | floor (us) | over floor "
               f"| roof (us) | over roof | TFLOP/s | of dense {kind} | torch {kind} (us) | torch / layer |")
         print("|---" * 13 + "|")
-        mem, roofs, slower, n = [], [], 0, 0
+        mem, roofs, slower, n, pts = [], [], 0, 0, []
         best_tf = 0.0
         for r in sorted(layer, key=lambda r: (int(r["tokens"]), r["routing"] != "uniform")):
             t, rt, pairs, act = int(r["tokens"]), r["routing"], int(r["local_pairs"]), int(r["active"])
@@ -97,6 +166,7 @@ def main():
             roofs.append(us / roof)
             best_tf = max(best_tf, tf)
             pt = peer.get((model, t, rt, impl))
+            pts.append((pairs, us, roof, pt))
             if pairs <= a.memory_bound:
                 mem.append(us / floor)
             if pt:
@@ -113,7 +183,15 @@ def main():
               f"{min(roofs):.2f}-{max(roofs):.2f}x")
         print(f"- highest rate: {best_tf:.0f} TFLOP/s ({100 * best_tf / dense:.0f}% of the dense {kind} "
               f"rate measured in this run)")
-        print(f"- slower than torch {kind} on {slower} of {n} loads\n")
+        print(f"- slower than torch {kind} on {slower} of {n} loads")
+        if a.svg:
+            os.makedirs(a.svg, exist_ok=True)
+            name = f"targets-{model}-{layer[0]['layout']}-{kind.lower()}.svg"
+            svg_plot(os.path.join(a.svg, name),
+                     f"{model} {layer[0]['layout']}, {kind}: layer, PyTorch and the roofline",
+                     pts, kind)
+            print(f"- plot: {name}")
+        print()
 
 
 if __name__ == "__main__":

@@ -95,6 +95,14 @@ for want in "copy 4.25 TB/s, dense FP8 1540 TFLOP/s" "\| 64 \| uniform \| 57 \| 
   expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
     --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
 done
+# its plot: well-formed SVG, one layer point and one PyTorch point per load
+expect 0 "plot: targets-DeepSeek-V3-EP8-fp8.svg" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv" --svg "$tmp/svg"
+expect 0 "^14 14$" -- python3 -c "
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+print(sum(e.get('class') == 'layer' for e in r.iter()), sum(e.get('class') == 'torch' for e in r.iter()))" \
+  "$tmp/svg/targets-DeepSeek-V3-EP8-fp8.svg"
 # bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
 LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \

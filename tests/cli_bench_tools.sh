@@ -103,6 +103,13 @@ import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot()
 print(sum(e.get('class') == 'layer' for e in r.iter()), sum(e.get('class') == 'torch' for e in r.iter()))" \
   "$tmp/svg/targets-DeepSeek-V3-EP8-fp8.svg"
+# bench/v2_roofline.py: refusals, then one row of bench/results/v2-roofline-2026-12-01.md
+rf=$2/bench/v2_roofline.py
+expect 0 "usage: v2_roofline.py" -- python3 "$rf" --help
+expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "$rf" "$T/olmoe-ep16.safetensors"
+expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" "$tmp/nope.safetensors"
+expect 2 "--sms >= 1" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" --sms 0
+expect 0 "\| olmoe-ep8-v2 \| 1-64 \| 97 \| 2.10 \| 2.18 \| 0.02 \| 56 \(42%\) \| 35 \|" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors"
 # bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
 LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \

@@ -37,6 +37,14 @@ expect 0 "kernel: v2" -- "$ramp" dataset info "$L2"
 expect 0 "kernel: v1" -- "$ramp" dataset info "$L1"
 expect 0 "wrote 32 loads x 180" -- "$ramp" dataset build --model qwen3-30b --layout EP8 --max-batches 2 \
   --bf16 -o "$LB" "$tmp/chat.safetensors" "$tmp/code.safetensors"
+expect 0 "precision: bf16" -- "$ramp" dataset info "$LB"
+expect 0 "precision: fp8" -- "$ramp" dataset info "$L2"
+# A BF16 v2 space: Qwen3's 69 (every one fits in BF16), and its times by the simulator
+LB2=$tmp/lb2.safetensors
+expect 0 "wrote 32 loads x 69 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+  --layout EP8 --max-batches 2 --bf16 --kernel v2 -o "$LB2" "$tmp/chat.safetensors" "$tmp/code.safetensors"
+expect 0 "2208 of 2208 filled" -- "$ramp" bench "$LB2" -o "$tmp/tb2.safetensors" --backend sim
+expect 0 "precision: bf16" -- "$ramp" dataset info "$tmp/tb2.safetensors"
 
 # A v2 dataset: bench takes its kernel (no --kernel needed); every cell filled.
 T2=$tmp/t2.safetensors

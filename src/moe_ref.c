@@ -18,9 +18,9 @@
 typedef struct {
     const ramp_moe_layer *L;
     const ramp_moe_batch *B;
-    float *out, *bound;
+    float *out;
+    float *bound[2]; /* [0]: the FP8 tensor core's accumulator modelled; [1]: plain */
     int first, step;
-    int tc; /* 1: the bound models the FP8 tensor core's accumulator */
     int failed;
 } ref_job;
 
@@ -66,16 +66,71 @@ void ramp_moe_quantize_tokens(const uint16_t *x_bf16, int tokens, int hidden,
         }
 }
 
-/* One token: all its local experts. Scratch: x[d], xs[d/128], gu[2h],
- * gabs[2h], a[h], q[h] (float values), c[h] (bound weights), s[h/128]. */
-static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m, int tc,
-                      float *scratch, float *out, float *bound) {
+/* The bound of one kind through the activation and the intermediate's
+ * rounding: from gabs (the gate/up sums' |addends|, an accumulator's error
+ * folded in) to c, the bound on each rounded intermediate's change as the
+ * down projection sees it. a, q, s: the values (q and s rounded, as the
+ * kernel rounds them); ds: scratch [h/128]. */
+static void inter_bound(int fp8, int h, float rw, const float *gu, const float *gabs,
+                        const float *a, const float *q, const float *s, float *c, float *ds) {
+    const int G = RAMP_FP8_GROUP;
+    const double eps = RAMP_MOE_SUM_EPS;
+    for (int i = 0; i < h; i++) {
+        /* how far the kernel's a may be from ours: gate/up sums, SiLU
+         * (expf differs by a few ulp; |SiLU'| <= 1.1), products. */
+        double u = gu[h + i];
+        double sg = fabs((double)silu_f(gu[i]));
+        double dg = eps * gabs[i], du = eps * gabs[h + i];
+        c[i] = (float)((1.1 * dg * fabs(u) + sg * du + dg * du) * fabs(rw) +
+                       1e-6 * fabs(sg * u * rw) + 1e-30);
+    }
+    if (!fp8) {
+        for (int i = 0; i < h; i++)
+            c[i] = ramp_bf16_margin(a[i]) <= c[i]
+                       ? fmaxf(ramp_bf16_spacing(q[i]), ramp_bf16_spacing(a[i])) * 1.001f
+                       : 0.0f;
+        return;
+    }
+    for (int gb = 0; gb < h / G; gb++) {
+        float amax = 0.0f, dmax = 0.0f;
+        for (int t = 0; t < G; t++) {
+            amax = fmaxf(amax, fabsf(a[gb * G + t]));
+            dmax = fmaxf(dmax, c[gb * G + t]);
+        }
+        /* the kernel's group amax may differ by the largest perturbation;
+         * its scale then by that / 448, plus rounding */
+        ds[gb] = (amax > RAMP_FP8_AMAX_MIN ? dmax : 0.0f) / RAMP_E4M3_MAX + 4e-7f * s[gb];
+        float rel = ds[gb] / s[gb];
+        for (int t = 0; t < G; t++) {
+            int i = gb * G + t;
+            float y = a[i] / s[gb];
+            /* perturbation of the quantizer's input y = a / s */
+            float dy = c[i] / s[gb] + fabsf(y) * rel * 1.01f + 4e-7f * fabsf(y);
+            float spacing = fmaxf(ramp_e4m3_spacing(q[i]), ramp_e4m3_spacing(y));
+            /* c[i] becomes: |change of q * s| bound, ambiguity included */
+            float flip = ramp_e4m3_margin(y) <= dy ? spacing * s[gb] * 1.001f : 0.0f;
+            c[i] = flip + fabsf(q[i]) * ds[gb];
+        }
+    }
+}
+
+/* One token: all its local experts, the values once and each bound asked
+ * for (bound[0]: the tensor core's accumulator modelled, FP8 only;
+ * bound[1]: plain). Scratch: REF_SCRATCH(d, h) floats. */
+#define REF_SCRATCH(d, h) ((size_t)(d) * 2 + 11 * (size_t)(h) + 64)
+static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m,
+                      float *scratch, float *out, float *const bound[2]) {
     const int d = L->hidden, h = L->inter, k = L->topk;
     const int G = RAMP_FP8_GROUP, fp8 = !L->bf16;
     const float *lut = ramp_e4m3_table();
-    float *x = scratch, *xs = x + d, *gu = xs + d / G + 1, *gabs = gu + 2 * h,
-          *a = gabs + 2 * h, *q = a + h, *c = q + h, *s = c + h, *ds = s + h / G + 1;
+    float *x = scratch, *xs = x + d, *gu = xs + d / G + 1, *a = gu + 2 * h, *q = a + h,
+          *s = q + h, *ds = s + h / G + 1, *gabs[2], *c[2];
+    gabs[0] = ds + h / G + 1;
+    gabs[1] = gabs[0] + 2 * h;
+    c[0] = gabs[1] + 2 * h;
+    c[1] = c[0] + h;
     uint8_t codes[RAMP_FP8_GROUP];
+    const int tc = fp8 && bound[0]; /* the tensor core's accumulator, modelled */
 
     /* 1. the token's K operand */
     for (int kb = 0; kb < (fp8 ? d / G : 1); kb++) xs[kb] = 1.0f;
@@ -93,11 +148,13 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m, i
     } else {
         for (int i = 0; i < d; i++) x[i] = ramp_bf16_decode(B->x_bf16[(size_t)m * d + i]);
     }
-    float *orow = out + (size_t)m * d;
-    float *brow = bound ? bound + (size_t)m * d : NULL;
+    float *orow = out + (size_t)m * d, *brow[2];
     for (int r = 0; r < d; r++) orow[r] = 0.0f;
-    if (brow)
-        for (int r = 0; r < d; r++) brow[r] = 0.0f;
+    for (int l = 0; l < 2; l++) {
+        brow[l] = bound[l] ? bound[l] + (size_t)m * d : NULL;
+        if (brow[l])
+            for (int r = 0; r < d; r++) brow[l][r] = 0.0f;
+    }
 
     for (int j = 0; j < k; j++) {
         int e = B->topk_ids[(size_t)m * k + j];
@@ -133,83 +190,53 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m, i
             }
             gu[i] = acc;
             /* gabs feeds eps * gabs below: fold the accumulator's bound in */
-            gabs[i] = aabs + (float)(tcerr / RAMP_MOE_SUM_EPS);
+            gabs[0][i] = aabs + (float)(tcerr / RAMP_MOE_SUM_EPS);
+            gabs[1][i] = aabs;
         }
-        /* 3. activation; 4. rounding of the intermediate */
+        /* 3. activation; 4. rounding of the intermediate (values, then each bound) */
         for (int i = 0; i < h; i++) a[i] = silu_f(gu[i]) * gu[h + i] * rw;
-        const double eps = RAMP_MOE_SUM_EPS;
-        for (int i = 0; i < h; i++) {
-            /* how far the kernel's a may be from ours: gate/up sums, SiLU
-             * (expf differs by a few ulp; |SiLU'| <= 1.1), products. */
-            double g = gu[i], u = gu[h + i];
-            double sg = fabs((double)silu_f(gu[i]));
-            double dg = eps * gabs[i], du = eps * gabs[h + i];
-            c[i] = (float)((1.1 * dg * fabs(u) + sg * du + dg * du) * fabs(rw) +
-                           1e-6 * fabs(sg * u * rw) + 1e-30);
-            (void)g;
-        }
         if (fp8) {
             for (int gb = 0; gb < h / G; gb++) {
                 s[gb] = ramp_fp8_quant_group(a + gb * G, G, codes);
-                float amax = 0.0f, dmax = 0.0f;
-                for (int t = 0; t < G; t++) {
-                    q[gb * G + t] = lut[codes[t]];
-                    amax = fmaxf(amax, fabsf(a[gb * G + t]));
-                    dmax = fmaxf(dmax, c[gb * G + t]);
-                }
-                /* the kernel's group amax may differ by the largest
-                 * perturbation; its scale then by that / 448, plus rounding */
-                float am = fmaxf(amax, RAMP_FP8_AMAX_MIN);
-                ds[gb] = (amax > RAMP_FP8_AMAX_MIN ? dmax : 0.0f) / RAMP_E4M3_MAX +
-                         4e-7f * s[gb];
-                float rel = ds[gb] / s[gb];
-                for (int t = 0; t < G; t++) {
-                    int i = gb * G + t;
-                    float y = a[i] / s[gb];
-                    /* perturbation of the quantizer's input y = a / s */
-                    float dy = c[i] / s[gb] + fabsf(y) * rel * 1.01f + 4e-7f * fabsf(y);
-                    float spacing = fmaxf(ramp_e4m3_spacing(q[i]), ramp_e4m3_spacing(y));
-                    /* c[i] becomes: |change of q * s| bound, ambiguity included */
-                    float flip = ramp_e4m3_margin(y) <= dy ? spacing * s[gb] * 1.001f : 0.0f;
-                    c[i] = flip + fabsf(q[i]) * ds[gb];
-                }
-                (void)am;
+                for (int t = 0; t < G; t++) q[gb * G + t] = lut[codes[t]];
             }
         } else {
-            for (int i = 0; i < h; i++) {
-                q[i] = ramp_bf16_round(a[i]);
-                float flip = ramp_bf16_margin(a[i]) <= c[i]
-                                 ? fmaxf(ramp_bf16_spacing(q[i]), ramp_bf16_spacing(a[i])) * 1.001f
-                                 : 0.0f;
-                c[i] = flip;
-            }
+            for (int i = 0; i < h; i++) q[i] = ramp_bf16_round(a[i]);
             s[0] = 1.0f;
         }
+        for (int l = 0; l < 2; l++)
+            if (brow[l]) inter_bound(fp8, h, rw, gu, gabs[l], a, q, s, c[l], ds);
         /* 5. down projection */
+        const double eps = RAMP_MOE_SUM_EPS;
         const size_t w2e = (size_t)e * d * h;
+        const int bounds = brow[0] || brow[1];
         for (int r = 0; r < d; r++) {
             const size_t row = w2e + (size_t)r * h;
             float acc = 0.0f;
-            double babs = 0.0, bflip = 0.0;
+            double babs = 0.0, bflip[2] = {0.0, 0.0};
             if (fp8) {
                 for (int gb = 0; gb < h / G; gb++) {
-                    float blk = 0.0f, sabs = 0.0f, sc_ = 0.0f;
+                    float blk = 0.0f, sabs = 0.0f, sc_[2] = {0.0f, 0.0f};
                     tc_acc ta = {0.0f, 0.0f, 0.0};
                     for (int t = 0; t < G; t++) {
                         float wv = lut[((const uint8_t *)L->w2)[row + gb * G + t]];
                         float p = wv * q[gb * G + t];
                         blk += p;
-                        if (brow) {
+                        if (bounds) {
                             sabs += fabsf(p);
-                            sc_ += fabsf(wv) * c[gb * G + t];
-                            if (tc) tc_add(&ta, t, p);
+                            if (brow[0]) {
+                                sc_[0] += fabsf(wv) * c[0][gb * G + t];
+                                tc_add(&ta, t, p);
+                            }
+                            if (brow[1]) sc_[1] += fabsf(wv) * c[1][gb * G + t];
                         }
                     }
                     float ws = L->w2_scale[((size_t)e * (d / G) + r / G) * (h / G) + gb];
                     acc += blk * (ws * s[gb]);
-                    if (brow) {
+                    if (bounds) {
                         babs += (double)sabs * fabsf(ws * s[gb]);
-                        bflip += (double)sc_ * fabsf(ws) + ta.err * fabsf(ws * s[gb]);
+                        bflip[0] += (double)sc_[0] * fabsf(ws) + ta.err * fabsf(ws * s[gb]);
+                        bflip[1] += (double)sc_[1] * fabsf(ws);
                     }
                 }
             } else {
@@ -217,42 +244,50 @@ static void ref_token(const ramp_moe_layer *L, const ramp_moe_batch *B, int m, i
                     float wv = wval(L, L->w2, row + i, lut);
                     float p = wv * q[i];
                     acc += p;
-                    if (brow) {
+                    if (bounds) {
                         babs += fabsf(p);
-                        bflip += fabsf(wv) * c[i];
+                        for (int l = 0; l < 2; l++)
+                            if (brow[l]) bflip[l] += fabsf(wv) * c[l][i];
                     }
                 }
             }
             orow[r] += acc;
-            if (brow) brow[r] += (float)(eps * babs + bflip);
+            for (int l = 0; l < 2; l++)
+                if (brow[l]) brow[l][r] += (float)(eps * babs + bflip[l]);
         }
     }
-    if (brow) /* the final additions over experts and slices are in eps too */
-        for (int r = 0; r < d; r++) brow[r] = brow[r] * 1.0001f + 1e-30f;
+    /* the final additions over experts and slices are in eps too */
+    for (int l = 0; l < 2; l++)
+        if (brow[l])
+            for (int r = 0; r < d; r++) brow[l][r] = brow[l][r] * 1.0001f + 1e-30f;
 }
 
 static void *ref_worker(void *arg) {
     ref_job *job = arg;
     const ramp_moe_layer *L = job->L;
-    size_t n = (size_t)L->hidden * 2 + 7 * (size_t)L->inter + 64;
-    float *scratch = malloc(n * sizeof *scratch);
+    float *scratch = malloc(REF_SCRATCH(L->hidden, L->inter) * sizeof *scratch);
     if (!scratch) {
         job->failed = 1;
         return NULL;
     }
     for (int m = job->first; m < job->B->tokens; m += job->step)
-        ref_token(L, job->B, m, job->tc, scratch, job->out, job->bound);
+        ref_token(L, job->B, m, scratch, job->out, job->bound);
     free(scratch);
     return NULL;
 }
 
 ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
                                int threads, float *out, float *bound) {
-    return ramp_moe_reference_tc(L, B, threads, 0, out, bound);
+    return ramp_moe_reference2(L, B, threads, out, NULL, bound);
 }
 
 ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch *B,
                                   int threads, int tc, float *out, float *bound) {
+    return ramp_moe_reference2(L, B, threads, out, tc ? bound : NULL, tc ? NULL : bound);
+}
+
+ramp_status ramp_moe_reference2(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
+                                float *out, float *bound_tc, float *bound) {
     RAMP_CHECK(L && B && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_moe_reference: NULL argument");
     RAMP_CHECK(L->experts >= 1 && L->topk >= 1 && L->inter >= 1 && L->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "layer E=%d k=%d h=%d d=%d: all must be >= 1",
@@ -279,11 +314,13 @@ ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch 
     if (threads < 1) threads = 1;
     if (threads > 256) threads = 256;
     if (threads > B->tokens) threads = B->tokens > 0 ? B->tokens : 1;
+    /* BF16 sums have no tensor-core model: its bound_tc is the plain bound */
+    float *lane_tc = L->bf16 ? NULL : bound_tc, *lane = bound ? bound : L->bf16 ? bound_tc : NULL;
     ref_job jobs[256];
     pthread_t tid[256];
     int started = 0;
     for (int t = 0; t < threads; t++) {
-        jobs[t] = (ref_job){L, B, out, bound, t, threads, tc && !L->bf16, 0};
+        jobs[t] = (ref_job){L, B, out, {lane_tc, lane}, t, threads, 0};
         if (t > 0 && pthread_create(&tid[t], NULL, ref_worker, &jobs[t]) == 0) started++;
         else if (t > 0) jobs[t].failed = 2;
     }
@@ -300,5 +337,7 @@ ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch 
     }
     (void)started;
     RAMP_CHECK(!failed, RAMP_ERR_OUT_OF_MEMORY, "ramp_moe_reference: out of memory");
+    if (L->bf16 && bound_tc && bound)
+        memcpy(bound_tc, bound, (size_t)B->tokens * L->hidden * sizeof *bound);
     return RAMP_OK;
 }

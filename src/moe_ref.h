@@ -77,6 +77,14 @@ ramp_status ramp_moe_reference(const ramp_moe_layer *L, const ramp_moe_batch *B,
 ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch *B,
                                   int threads, int tc, float *out, float *bound);
 
+/* Both in one pass (the values once; each bound NULL or [tokens, d]):
+ * bound_tc as ramp_moe_reference_tc's with tc = 1 (for a BF16 layer, whose
+ * sums have no tensor-core model, the plain bound), bound as
+ * ramp_moe_reference's. The values and each bound are bitwise those of the
+ * separate calls, for about the cost of one of them. */
+ramp_status ramp_moe_reference2(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
+                                float *out, float *bound_tc, float *bound);
+
 /* Quantizes BF16 hidden states 1x128 per token, as the kernel does with
  * RAMP_XBF16=1: codes [M, d], scales [M, d/128]. */
 void ramp_moe_quantize_tokens(const uint16_t *x_bf16, int tokens, int hidden,

@@ -19,7 +19,9 @@
  * Negative controls show the bound of (1) is tight enough to fail on a
  * router weight off by 0.5, swapped gate/up rows or a wrong block scale. Also:
  * BF16 hidden states quantized inside equal FP8 inputs quantized outside bit
- * for bit, threads do not change a bit, and bad arguments are refused.
+ * for bit, threads do not change a bit, both bounds in one pass
+ * (ramp_moe_reference2) equal each computed alone, and bad arguments are
+ * refused.
  */
 #include "check.h"
 #include "moe_data.h"
@@ -178,6 +180,33 @@ static void run_case(ramp_rng *rng, int bf16, int shape) {
     CHECK_OK(ramp_moe_reference(&L, &B, 1, ref, bd));
     CHECK_OK(ramp_moe_reference(&L, &B, 3, ref3, NULL));
     CHECK(memcmp(ref, ref3, n * sizeof *ref) == 0);
+    { /* both bounds in one pass == each alone, bit for bit (values too); the
+       * tensor-core bound wider than the plain one (equal in BF16) */
+        float *o2 = malloc(n * sizeof *o2), *btc = malloc(n * sizeof *btc),
+              *btc2 = malloc(n * sizeof *btc2), *bp = malloc(n * sizeof *bp);
+        if (o2 && btc && btc2 && bp) {
+            for (size_t i = 0; i < n; i++) o2[i] = btc[i] = btc2[i] = bp[i] = NAN;
+            CHECK_OK(ramp_moe_reference2(&L, &B, 2, o2, btc, bp));
+            CHECK(memcmp(o2, ref, n * sizeof *ref) == 0);
+            CHECK(memcmp(bp, bd, n * sizeof *bd) == 0);
+            CHECK_OK(ramp_moe_reference_tc(&L, &B, 3, 1, ref3, btc2));
+            CHECK(memcmp(ref3, ref, n * sizeof *ref) == 0);
+            CHECK(memcmp(btc2, btc, n * sizeof *btc) == 0);
+            size_t wider = 0, narrower = 0;
+            for (size_t i = 0; i < n; i++) {
+                wider += btc[i] > bd[i];
+                narrower += !(btc[i] >= bd[i]);
+            }
+            CHECK_EQ_INT((int)narrower, 0);
+            int any_local = 0; /* a token with no local expert has nothing to widen */
+            for (int i = 0; i < b.tokens * k; i++) any_local |= b.ids[i] >= 0 && b.ids[i] < E;
+            if (bf16) CHECK_EQ_INT((int)wider, 0);
+            else if (any_local) CHECK(wider > 0);
+        } else {
+            CHECK(!"out of memory");
+        }
+        free(o2); free(btc); free(btc2); free(bp);
+    }
     if (!bf16) { /* BF16 hidden states quantized inside == quantized outside */
         ramp_moe_batch Bx = moe_batch_bf16(&b);
         for (size_t i = 0; i < n; i++) ref3[i] = NAN;

@@ -70,7 +70,7 @@
 static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
-    "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1]\n"
+    "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -86,7 +86,10 @@ static const char *USAGE =
     "--bf16 1: every path on a BF16 layer (bf16 weights and hidden states), the\n"
     "plan's menu and coefficients kept: an FP8 plan served to a BF16 layer, a\n"
     "stand-in until a BF16 dataset is measured (its choices rank by FP8 times);\n"
-    "the vLLM-style table keeps the configurations v1 runs in BF16.\n";
+    "the vLLM-style table keeps the configurations v1 runs in BF16.\n"
+    "--l2pf MB (with --kernel v2): also the layer with ramp_layer_desc.l2_prefetch_mb\n"
+    "= MB (the weights' first MB prefetched into L2 under the selection), timed\n"
+    "beside it in the same graph kind (impl ramp-l2pf).\n";
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -253,7 +256,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
-    int red4 = 0, bf16 = 0;
+    int red4 = 0, bf16 = 0, l2pf = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -262,7 +265,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
-                                            "--red4", "--bf16"};
+                                            "--red4", "--bf16", "--l2pf"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -287,6 +290,15 @@ int main(int argc, char **argv) {
             }
             red4 = v[0] == '1';
         }
+        else if (!strcmp(a, "--l2pf")) {
+            char *end = NULL;
+            long mb = strtol(v, &end, 10);
+            if (end == v || *end || mb < 1 || mb > RAMP_L2PF_MAX_MB) {
+                fprintf(stderr, "bench_layer: --l2pf %s: MB, 1..%d\n%s", v, RAMP_L2PF_MAX_MB, USAGE);
+                return 2;
+            }
+            l2pf = (int)mb;
+        }
         else if (!strcmp(a, "--bf16")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
                 fprintf(stderr, "bench_layer: --bf16 %s: 0 or 1\n%s", v, USAGE);
@@ -306,6 +318,10 @@ int main(int argc, char **argv) {
     }
     if (red4 && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --red4 1 needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (l2pf && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --l2pf needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (red4 && bf16) {
@@ -493,7 +509,13 @@ int main(int argc, char **argv) {
     ld.kernel = kernel;
     ld.w2_red4 = red4;
     ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
+    ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
+    if (l2pf) {
+        ld.l2_prefetch_mb = l2pf;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lp));
+        ld.l2_prefetch_mb = 0;
+    }
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
     if (with_v1) {
@@ -604,9 +626,9 @@ int main(int argc, char **argv) {
              is2 ? "-v2" : "", red4 ? "-red4" : "", plan.geom.bf16 ? "-bf16" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d gpu=\"%s\" "
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d gpu=\"%s\" "
                  "sms=%d driver=%d date=%s\n",
-            plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16,
+            plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
             gi.limits.name, gi.limits.sms, gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
@@ -674,6 +696,15 @@ int main(int argc, char **argv) {
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
+            if (Lp) {
+                ramp_graph *Gp = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_layer_run(Lp, &iob, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gp));
+                stat3 s_l2pf = time_it(&T, replay, Gp);
+                ROW("ramp-l2pf", chosen, &plan.configs[chosen], s_l2pf);
+                ramp_graph_free(Gp);
+            }
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
             stat3 s_sel;
@@ -859,6 +890,7 @@ int main(int argc, char **argv) {
     ramp_graph_free(G_any);
     ramp_layer_free(L);
     ramp_layer_free(Ls);
+    ramp_layer_free(Lp);
     ramp_policy_free(table);
     ramp_timing_free(ds1);
     ramp_timing_free(ds);

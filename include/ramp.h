@@ -1797,7 +1797,17 @@ typedef struct {
                                loads, bench/results/moe-v2-2026-11-30-red4.md);
                                `out` must be 16-byte aligned. 0: row-major
                                w2, scalar reductions. */
+    int l2_prefetch_mb;     /* kernel v2 only, an experiment (session 11,
+                               not yet measured): the polymorphic kernel's
+                               blocks, started early by programmatic
+                               dependent launch, ask L2 for the first this
+                               many MB of the local weights (W13, then W2)
+                               while the selection kernel runs. For layers
+                               whose local weights fit in L2 (small experts
+                               on many GPUs). 0 (the default): none; at most
+                               RAMP_L2PF_MAX_MB. */
 } ramp_layer_desc;
+#define RAMP_L2PF_MAX_MB 1024
 
 /* W2 [EL, d, h] (FP8, row-major, host memory) into dst in the row order of
  * ramp_layer_desc.w2_red4: within every 128-row block of d, row s of dst is

@@ -15,7 +15,7 @@
  *   }
  *   #undef RAMP_ROWS ...
  *   ... one namespace per entry ...
- *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;)
+ *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, ;)
  *   RAMP_POLY_V2_SETUP(0, ramp_poly_e0)     ... one per entry
  *   RAMP_POLY_V2_PRODUCERS
  *   RAMP_POLY_V2_PRODUCER(0, ramp_poly_e0)  ...
@@ -78,9 +78,50 @@
 
 #define RAMP_V2_BODY_ONLY 1
 
-/* after_wait: a statement run right after griddepcontrol.wait (the first
- * kernel's trigger of the second, file comment). */
-#define RAMP_POLY_V2_BEGIN(kernel_name, after_wait)                           \
+/* RAMP_POLY_L2PF_BYTES > 0 (ramp_layer_desc.l2_prefetch_mb; moe_v2.md,
+ * session 11): before griddepcontrol.wait, while the selection kernel still
+ * runs, the blocks ask L2 for the first that many bytes of the local
+ * experts' weights, W13 then W2, in 64 KB bulk prefetches spread over the
+ * grid's first warps. The weights do not depend on the routing, so this
+ * starts the weight stream before the choice is known; it is a hint (no
+ * result depends on it). Worth it where the local weights fit in L2 (small
+ * experts, many GPUs); a load that leaves experts idle pays for their bytes. */
+#ifndef RAMP_POLY_L2PF_BYTES
+#define RAMP_POLY_L2PF_BYTES 0
+#endif
+#if RAMP_POLY_L2PF_BYTES > 0
+static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) {
+#if defined(RAMP_MV2_BF16) && RAMP_MV2_BF16
+    const unsigned long long eb = 2;
+#else
+    const unsigned long long eb = 1;
+#endif
+    const unsigned long long w13 = (unsigned long long)RAMP_EXPERTS * 2 * RAMP_INTER * RAMP_HIDDEN * eb;
+    const unsigned long long w2 = (unsigned long long)RAMP_EXPERTS * RAMP_HIDDEN * RAMP_INTER * eb;
+    const unsigned long long cap = RAMP_POLY_L2PF_BYTES, chunk = 65536;
+    const unsigned long long n13 = w13 < cap ? w13 : cap;
+    const unsigned long long n2 = w2 < cap - n13 ? w2 : cap - n13;
+    const unsigned long long c13 = (n13 + chunk - 1) / chunk, c2 = (n2 + chunk - 1) / chunk;
+    if (threadIdx.x >= 32) return;
+    for (unsigned long long c = blockIdx.x * 32ull + threadIdx.x; c < c13 + c2;
+         c += gridDim.x * 32ull) {
+        const int in13 = c < c13;
+        const unsigned long long off = (in13 ? c : c - c13) * chunk, n = in13 ? n13 : n2;
+        const unsigned bytes = (unsigned)(n - off < chunk ? n - off : chunk); /* d % 256 == 0: a multiple of 16 */
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((in13 ? p.w13 : p.w2) + off),
+                     "r"(bytes)
+                     : "memory");
+    }
+}
+#define RAMP_POLY_V2_L2PF(p) ramp_poly_l2pf(p)
+#else
+#define RAMP_POLY_V2_L2PF(p) ((void)0)
+#endif
+
+/* before_wait / after_wait: statements run right before / after
+ * griddepcontrol.wait (the first kernel's L2 prefetch, above, and its
+ * trigger of the second, file comment). */
+#define RAMP_POLY_V2_BEGIN(kernel_name, before_wait, after_wait)              \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
     kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
                      const __grid_constant__ ramp_moe_v2_maps maps) {        \
@@ -91,6 +132,7 @@
              ramp_poly_a);                                                   \
         /* launched with programmatic dependent launch, the blocks start    \
          * while the previous kernel runs; wait for its outputs here */      \
+        before_wait;                                                          \
         asm volatile("griddepcontrol.wait;\n" ::: "memory");                 \
         after_wait;                                                           \
         const int choice = *(const volatile int *)pp.choice;                 \

@@ -92,6 +92,13 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "layer: w2_red4 = %d: W2 in the float4-output row order is read by kernel v2 "
                "only (0, or 1 with kernel = RAMP_KERNEL_V2)", d->w2_red4);
+    RAMP_CHECK(d->l2_prefetch_mb == 0 ||
+                   (d->kernel == RAMP_KERNEL_V2 && d->l2_prefetch_mb > 0 &&
+                    d->l2_prefetch_mb <= RAMP_L2PF_MAX_MB),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: l2_prefetch_mb = %d: the L2 prefetch under the selection is a kernel v2 "
+               "option (0, or 1..%d with kernel = RAMP_KERNEL_V2)", d->l2_prefetch_mb,
+               RAMP_L2PF_MAX_MB);
     return RAMP_OK;
 }
 
@@ -127,6 +134,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.xbf16 = d->hidden_bf16;
     pd.kernel = d->kernel;
     pd.red4 = d->w2_red4;
+    pd.l2pf_mb = d->l2_prefetch_mb;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 

@@ -42,6 +42,9 @@
  * (ramp_w2_to_red4), the polymorphic kernel and the layer told so
  * (ramp_poly_desc.red4, ramp_layer_desc.w2_red4); the CPU reference keeps
  * the row-major W2, so every check above holds unchanged.
+ * RAMP_LAYER_L2PF=MB (with v2): the polymorphic kernel prefetches the
+ * weights' first MB into L2 before its griddepcontrol.wait
+ * (ramp_layer_desc.l2_prefetch_mb); a hint, so every check holds unchanged.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -73,6 +76,7 @@ static const char *const *MENU = MENU_V1;
 static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
 static int g_nentries = NMENU;
 static int g_red4; /* RAMP_LAYER_RED4 */
+static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection (v2) */
 static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
 static const char *g_menu[NMENU];
 
@@ -244,6 +248,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.xbf16 = xbf16;
     pd.kernel = g_kernel;
     pd.red4 = g_red4;
+    pd.l2pf_mb = g_l2pf;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
@@ -423,6 +428,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.max_tokens = max_tokens;
     d.kernel = g_kernel;
     d.w2_red4 = g_red4;
+    d.l2_prefetch_mb = g_l2pf;
     return d;
 }
 
@@ -578,6 +584,16 @@ static void test_bad_input(ctx *C) {
     d.kernel = RAMP_KERNEL_V2;
     d.w2_red4 = 2;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    /* the L2 prefetch under the selection: kernel v2's, 1..RAMP_L2PF_MAX_MB */
+    static const int l2pf_bad[][2] = {{RAMP_KERNEL_V1, 8}, {RAMP_KERNEL_V2, -1},
+                                      {RAMP_KERNEL_V2, RAMP_L2PF_MAX_MB + 1}};
+    for (int i = 0; i < 3; i++) {
+        d = layer_desc(&W, 64);
+        d.kernel = l2pf_bad[i][0];
+        d.l2_prefetch_mb = l2pf_bad[i][1];
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "l2_prefetch_mb") != NULL);
+    }
     ramp_plan bad = plan;
     bad.theta[2][1] = -1;
     d = layer_desc(&W, 64);
@@ -719,9 +735,17 @@ int main(void) {
         fprintf(stderr, "test_gpu_layer: RAMP_LAYER_RED4=1 needs RAMP_LAYER_KERNEL=v2\n");
         return 2;
     }
-    printf("test_gpu_layer: polymorphic kernel %s%s\n",
+    const char *l2pf_env = getenv("RAMP_LAYER_L2PF");
+    g_l2pf = l2pf_env ? atoi(l2pf_env) : 0;
+    if (g_l2pf && (g_kernel != RAMP_KERNEL_V2 || g_l2pf < 0 || g_l2pf > RAMP_L2PF_MAX_MB)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_L2PF=%s: 1..%d MB, with RAMP_LAYER_KERNEL=v2\n",
+                l2pf_env, RAMP_L2PF_MAX_MB);
+        return 2;
+    }
+    printf("test_gpu_layer: polymorphic kernel %s%s%s\n",
            ramp_kernel_version_name((ramp_kernel_version)g_kernel),
-           g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "");
+           g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "",
+           g_l2pf ? ", the weights' first MB prefetched into L2 under the selection (RAMP_LAYER_L2PF)" : "");
     CHECK_OK(ramp_gpu_open(0, &C.gpu));
     if (!C.gpu) return check_finish("test_gpu_layer");
     CHECK_OK(ramp_stream_create(C.gpu, &C.st));

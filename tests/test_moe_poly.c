@@ -234,11 +234,11 @@ static void test_v2_source_and_shape(void) {
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 2\n"), 1);
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 4\n"), 1);
     CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_PHASE"), d.count + 3);
-    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;)");
-    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ");
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)");
+    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, ");
     CHECK(down && first && down > first);
     /* the first kernel lets the second start (only with a second kernel) */
-    CHECK(first && strncmp(first + strlen("RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, "),
+    CHECK(first && strncmp(first + strlen("RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, "),
                            "asm volatile(\"griddepcontrol.launch_dependents", 44) == 0);
     for (int i = 0; i < d.count && down; i++) {
         char cs[96];
@@ -247,6 +247,19 @@ static void test_v2_source_and_shape(void) {
         snprintf(cs, sizeof cs, "RAMP_POLY_V2_SETUP(%d, ramp_poly_e%d)", i, i);
         CHECK(strstr(down, cs) == NULL);
     }
+    free(src);
+
+    /* the L2 prefetch under the selection: its size before the prelude, in
+     * the first kernel only (the second's blocks start after the first's) */
+    d.l2pf_mb = 24;
+    src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK(strstr(src, "#define RAMP_POLY_L2PF_BYTES 25165824ull\n") != NULL &&
+          strstr(src, "#define RAMP_POLY_L2PF_BYTES") < strstr(src, "#include \"moe_poly_v2.cuh\""));
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, RAMP_POLY_V2_L2PF(pp.moe), asm") != NULL);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)") != NULL);
+    CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_L2PF"), 1);
     free(src);
 }
 
@@ -325,14 +338,30 @@ static void test_v2_refusals(void) {
     d.count = 1;
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "red4") != NULL);
+    /* the L2 prefetch: v2's, 0..RAMP_L2PF_MAX_MB */
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+    d.l2pf_mb = RAMP_L2PF_MAX_MB;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    for (int bad = 0; bad < 2; bad++) {
+        d.l2pf_mb = bad ? -1 : RAMP_L2PF_MAX_MB + 1;
+        CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "l2pf_mb") != NULL);
+    }
+    d.l2pf_mb = 8;
+    d.kernel = RAMP_KERNEL_V1;
+    for (int i = 0; i < d.count; i++) CHECK_OK(ramp_config_parse("r8.w128.s3", &d.cfgs[i]));
+    d.count = 1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "kernel v2 option") != NULL);
 }
 
 /* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
  * each entry's; prints Table 12 for it. */
-static int test_v2_compile(const char *model, const char *const *menu, int red4,
+static int test_v2_compile(const char *model, const char *const *menu, int red4, int l2pf_mb,
                            const char *tag) {
     ramp_poly_desc d = v2_menu(model, menu);
     d.red4 = red4; /* float4 output: one more define, the same budget */
+    d.l2pf_mb = l2pf_mb; /* the L2 prefetch: the same budget too */
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -346,8 +375,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s): entry, registers, shared memory (B)\n", model,
-           red4 ? ", float4 output" : "");
+    printf("Table 12 (v2, %s EP8%s%s): entry, registers, shared memory (B)\n", model,
+           red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -418,9 +447,10 @@ int main(void) {
     }
     test_compile(0, 1, "FP8, BF16 input");
     test_compile(1, 0, "BF16");
-    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, "");
-    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0, "");
-    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1, "");
-    test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, "-wide");
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 0, "");
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0, 0, "");
+    test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1, 0, "");
+    test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, 0, "-wide");
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");
     return check_finish("test_moe_poly");
 }

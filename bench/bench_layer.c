@@ -294,7 +294,8 @@ int main(int argc, char **argv) {
             char *end = NULL;
             long mb = strtol(v, &end, 10);
             if (end == v || *end || mb < 1 || mb > RAMP_L2PF_MAX_MB) {
-                fprintf(stderr, "bench_layer: --l2pf %s: MB, 1..%d\n%s", v, RAMP_L2PF_MAX_MB, USAGE);
+                fprintf(stderr, "bench_layer: --l2pf %s: MB, 1..%d\n%s", v, RAMP_L2PF_MAX_MB,
+                        USAGE);
                 return 2;
             }
             l2pf = (int)mb;

@@ -96,8 +96,8 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
 #else
     const unsigned long long eb = 1;
 #endif
-    const unsigned long long w13 = (unsigned long long)RAMP_EXPERTS * 2 * RAMP_INTER * RAMP_HIDDEN * eb;
     const unsigned long long w2 = (unsigned long long)RAMP_EXPERTS * RAMP_HIDDEN * RAMP_INTER * eb;
+    const unsigned long long w13 = 2 * w2; /* gate and up rows */
     const unsigned long long cap = RAMP_POLY_L2PF_BYTES, chunk = 65536;
     const unsigned long long n13 = w13 < cap ? w13 : cap;
     const unsigned long long n2 = w2 < cap - n13 ? w2 : cap - n13;
@@ -107,9 +107,10 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
          c += gridDim.x * 32ull) {
         const int in13 = c < c13;
         const unsigned long long off = (in13 ? c : c - c13) * chunk, n = in13 ? n13 : n2;
-        const unsigned bytes = (unsigned)(n - off < chunk ? n - off : chunk); /* d % 256 == 0: a multiple of 16 */
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((in13 ? p.w13 : p.w2) + off),
-                     "r"(bytes)
+        /* a multiple of 16 bytes, as the instruction needs: d % 256 == 0 */
+        const unsigned bytes = (unsigned)(n - off < chunk ? n - off : chunk);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n"
+                     ::"l"((in13 ? p.w13 : p.w2) + off), "r"(bytes)
                      : "memory");
     }
 }

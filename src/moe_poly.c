@@ -203,8 +203,9 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0);
     const int two = has_two_phase(d);
     /* with a second kernel, the first lets it start at once (moe_poly_v2.cuh) */
-    put_kernel_v2(&b, d, RAMP_POLY_V2_KERNEL, 'e', 0, d->l2pf_mb ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";",
-                  two ? "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")" : ";");
+    const char *trigger = "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")";
+    put_kernel_v2(&b, d, RAMP_POLY_V2_KERNEL, 'e', 0,
+                  d->l2pf_mb ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";", two ? trigger : ";");
     if (two) {
         put(&b, "\n/* the two-phase entries' phase 2 */\n");
         for (int i = 0; i < d->count; i++)

@@ -22,6 +22,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 from xml.sax.saxutils import escape
 
@@ -129,12 +130,14 @@ def main():
     for path in a.loads:
         with open(path) as f:
             j = json.load(f)
-        shapes[j["model"]] = (j["inter"], j["hidden"])
-    peer = {}
+        shapes[j["model"]] = (j["inter"], j["hidden"], j["local_experts"])
+    peer = {}       # by model and local experts: one file may hold several layouts
     for r in rows(a.peer):
-        if r.get("us_median"):
-            model = r["note"].split(" d=")[0]
-            peer[(model, int(r["tokens"]), r["name"].split("-")[-1], r["impl"])] = float(r["us_median"])
+        m = re.search(r" E=(\d+)", r["note"])
+        if r.get("us_median") and m:
+            key = (r["note"].split(" d=")[0], int(m.group(1)), int(r["tokens"]),
+                   r["name"].split("-")[-1], r["impl"])
+            peer[key] = float(r["us_median"])
 
     print(f"ceilings in this run: copy {ceil['copy']:.2f} TB/s, dense FP8 "
           f"{ceil['dense-fp8']:.0f} TFLOP/s, dense BF16 {ceil['dense-bf16']:.0f} TFLOP/s\n")
@@ -147,7 +150,7 @@ def main():
         model = layer[0]["model"]
         if model not in shapes:
             sys.exit(f"{path}: model {model} is in none of the --loads files")
-        h, d = shapes[model]
+        h, d, el = shapes[model]
         kind, impl = ("BF16", "torch-bf16") if bf16 else ("FP8", "torch-fp8-rowwise")
         dense = ceil["dense-bf16" if bf16 else "dense-fp8"]
         print(f"## {model} {layer[0]['layout']}, {kind} (h={h}, d={d})\n")
@@ -159,13 +162,16 @@ def main():
         for r in sorted(layer, key=lambda r: (int(r["tokens"]), r["routing"] != "uniform")):
             t, rt, pairs, act = int(r["tokens"]), r["routing"], int(r["local_pairs"]), int(r["active"])
             us = float(r["us_median"])
+            if act == 0:        # no local pair: no floor to compare with
+                print(f"| {t} | {rt} | 0 | 0 | {us:.1f} | - | - | - | - | - | - | - | - |")
+                continue
             floor = act * expert_bytes(h, d, bf16) / (ceil["copy"] * 1e12) * 1e6
             flop = 2.0 * pairs * 3 * h * d
             tf = flop / (us * 1e-6) / 1e12
             roof = max(floor, flop / (dense * 1e12) * 1e6)
             roofs.append(us / roof)
             best_tf = max(best_tf, tf)
-            pt = peer.get((model, t, rt, impl))
+            pt = peer.get((model, el, t, rt, impl))
             pts.append((pairs, us, roof, pt))
             if pairs <= a.memory_bound:
                 mem.append(us / floor)

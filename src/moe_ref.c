@@ -289,6 +289,8 @@ ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch 
 ramp_status ramp_moe_reference2(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
                                 float *out, float *bound_tc, float *bound) {
     RAMP_CHECK(L && B && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_moe_reference: NULL argument");
+    RAMP_CHECK(!bound_tc || bound_tc != bound, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_moe_reference2: bound_tc and bound are the same buffer");
     RAMP_CHECK(L->experts >= 1 && L->topk >= 1 && L->inter >= 1 && L->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "layer E=%d k=%d h=%d d=%d: all must be >= 1",
                L->experts, L->topk, L->inter, L->hidden);

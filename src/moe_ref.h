@@ -81,7 +81,8 @@ ramp_status ramp_moe_reference_tc(const ramp_moe_layer *L, const ramp_moe_batch 
  * bound_tc as ramp_moe_reference_tc's with tc = 1 (for a BF16 layer, whose
  * sums have no tensor-core model, the plain bound), bound as
  * ramp_moe_reference's. The values and each bound are bitwise those of the
- * separate calls, for about the cost of one of them. */
+ * separate calls, for about the cost of one of them. The two bounds must be
+ * different buffers. */
 ramp_status ramp_moe_reference2(const ramp_moe_layer *L, const ramp_moe_batch *B, int threads,
                                 float *out, float *bound_tc, float *bound);
 

@@ -99,6 +99,11 @@ for want in "copy 4.25 TB/s, dense FP8 1540 TFLOP/s" "\| 64 \| uniform \| 57 \| 
   expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
     --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
 done
+# a load with no local pair (one token missing every local expert): a row without a floor
+{ cat "$TD/layer-DeepSeek-V3-EP8-v2.csv"
+  echo "DeepSeek-V3,EP8,1,uniform,0,0,ramp,0,r8.w128.s4,9.500,9.400,9.600"; } > "$tmp/zero.csv"
+expect 0 "\| 1 \| uniform \| 0 \| 0 \| 9.5 \| - \|" -- python3 "$tg" --ceilings "$TD/ceilings.csv" \
+  --peer "$TD/peer.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/zero.csv"
 # its plot: well-formed SVG, one layer point and one PyTorch point per load
 expect 0 "plot: targets-DeepSeek-V3-EP8-fp8.svg" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
   --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv" --svg "$tmp/svg"

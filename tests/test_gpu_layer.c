@@ -589,6 +589,7 @@ static void test_bad_input(ctx *C) {
                                       {RAMP_KERNEL_V2, RAMP_L2PF_MAX_MB + 1}};
     for (int i = 0; i < 3; i++) {
         d = layer_desc(&W, 64);
+        d.w2_red4 = 0; /* its own check comes first (RAMP_LAYER_RED4=1 runs) */
         d.kernel = l2pf_bad[i][0];
         d.l2_prefetch_mb = l2pf_bad[i][1];
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);

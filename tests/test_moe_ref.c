@@ -278,6 +278,8 @@ int main(void) {
         B2 = B;
         B2.topk_ids = NULL;
         CHECK_ERR(ramp_moe_reference(&L, &B2, 1, out, NULL), RAMP_ERR_INVALID_ARGUMENT);
+        float bd2[3 * 128];
+        CHECK_ERR(ramp_moe_reference2(&L, &B, 1, out, bd2, bd2), RAMP_ERR_INVALID_ARGUMENT);
         moe_weights_free(&W);
         moe_batch_free(&b);
     }

@@ -26,7 +26,8 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.g<grid cap>] (q: Qwen3 only, m: Mixtral
+ * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.g<grid cap>]
+ * (.c2: the configuration's split-K over a cluster of two CTAs; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
@@ -67,6 +68,7 @@ typedef struct {
     char text[64];
     int model; /* -1 every model, 0 Qwen3, 1 DeepSeek-V3, 2 Mixtral-8x22B */
     int rows, width, stages, grid;
+    int ks; /* split-K over a cluster of that many CTAs (ramp_config.splitk; 0, 1: none) */
     ramp_moe_v2_opts o;
 } xvariant;
 
@@ -98,6 +100,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'u') x->o.split = val;
         else if (c == 'k') x->o.p2k = val;
         else if (c == 'o') x->o.group = val;
+        else if (c == 'c') x->ks = val;
         else return 0;
         p += 2 + used;
     }
@@ -106,7 +109,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
     const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
-    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok;
+    const int ks_ok = x->ks >= 0 && x->ks <= 2;
+    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
 typedef struct {
@@ -536,6 +540,7 @@ int main(int argc, char **argv) {
             if (!any || (x->model >= 0 && x->model != mi)) continue;
             ramp_moe_variant v = mv2_variant(&g, x->rows, x->width);
             v.cfg.stages = x->stages;
+            if (x->ks > 1) v.cfg.splitk = x->ks;
             if (ramp_moe_v2_check(&v) != RAMP_OK) {
                 printf("variant %s: not supported on %s (%s)\n", x->text, models[mi], ramp_last_error());
                 continue;
@@ -565,7 +570,9 @@ int main(int argc, char **argv) {
             ramp_moe_v2_kernel *K2;
             ramp_moe_kernel *K1 = NULL;
             TRY(ramp_moe_v2_create(T.gpu, v, &K2));
-            if (ramp_moe_v1_check(v) == RAMP_OK && ramp_moe_kernel_create(T.gpu, v, &K1) != RAMP_OK)
+            /* v1's split-K needs a workspace: v2's split-K has no v1 twin here */
+            if (v->cfg.splitk == 1 && ramp_moe_v1_check(v) == RAMP_OK &&
+                ramp_moe_kernel_create(T.gpu, v, &K1) != RAMP_OK)
                 K1 = NULL;
             for (int li = 0; li < nl; li++) {
                 load *ld = &loads[li];
@@ -610,7 +617,9 @@ int main(int argc, char **argv) {
                 worst = -1; /* v1 cannot run a wide tile: no check here (test_gpu_moe_v2 has) */
             } else {
                 ramp_moe_kernel *K1;
-                TRY(ramp_moe_kernel_create(T.gpu, v, &K1));
+                ramp_moe_variant v1v = *v; /* split-K: the same function unsplit */
+                v1v.cfg.splitk = 1;
+                TRY(ramp_moe_kernel_create(T.gpu, &v1v, &K1));
                 TRY(ramp_gpu_fill32_async(T.gpu, T.out, 0, n, T.st));
                 TRY(ramp_moe_kernel_launch(K1, &p, T.st));
                 TRY(ramp_stream_sync(T.gpu, T.st));

@@ -1604,6 +1604,18 @@ ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
 ramp_status ramp_kernel_launch_pdl(const ramp_kernel *k, const unsigned grid[3],
                                    const unsigned block[3], int dynamic_smem,
                                    ramp_stream stream, void **args);
+/* The general launch: pdl as ramp_kernel_launch_pdl (0: off), cluster = CTAs
+ * per thread-block cluster along x (1: no cluster; 2..8 need grid[0] a
+ * multiple of it and cuLaunchKernelEx, RAMP_ERR_UNSUPPORTED without). */
+ramp_status ramp_kernel_launch_ex(const ramp_kernel *k, const unsigned grid[3],
+                                  const unsigned block[3], int dynamic_smem,
+                                  ramp_stream stream, void **args, int pdl, int cluster);
+/* How many clusters of `cluster` CTAs of `block` threads and dynamic_smem
+ * bytes can be resident at once (cuOccupancyMaxActiveClusters): a
+ * persistent grid of more would wait for a second wave. 0 with an error
+ * when the driver cannot say. */
+ramp_status ramp_kernel_max_active_clusters(const ramp_kernel *k, const unsigned block[3],
+                                            int dynamic_smem, int cluster, int *out);
 
 /* ---- 9.4 The selection kernel (Section 3.2, Algorithm 1) ----------------- */
 

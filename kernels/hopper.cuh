@@ -340,6 +340,55 @@ static __device__ __forceinline__ void hop_fence_proxy_async() {
  * producer. */
 #define HOP_BAR_SYNC(id, n) asm volatile("bar.sync %0, %1;\n" ::"n"(id), "n"(n) : "memory")
 
+/* ------------------------------------------------------------ clusters */
+
+/* This CTA's rank in its cluster (0 without a cluster launch). */
+static __device__ __forceinline__ unsigned hop_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+/* The shared::cluster address of CTA `rank`'s shared memory at the
+ * shared::cta offset `addr` (distributed shared memory). */
+static __device__ __forceinline__ unsigned hop_mapa(unsigned addr, unsigned rank) {
+    unsigned d;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(addr), "r"(rank));
+    return d;
+}
+/* Every thread of every CTA of the cluster: a barrier whose release /
+ * acquire order shared-memory accesses across the cluster. Also a barrier
+ * of the CTA (all its threads arrive). */
+static __device__ __forceinline__ void hop_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+static __device__ __forceinline__ void hop_st_cluster_v4(unsigned addr, float a, float b, float c,
+                                                         float d) {
+    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b),
+                 "f"(c), "f"(d)
+                 : "memory");
+}
+/* An arrival on another CTA's mbarrier (a shared::cluster address from
+ * hop_mapa), released at cluster scope: this thread's earlier stores to that
+ * CTA are visible to whoever acquires the phase (hop_mbar_wait_cluster). */
+static __device__ __forceinline__ void hop_mbar_arrive_remote(unsigned bar) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
+                 : "memory");
+}
+/* hop_mbar_wait with cluster-scope acquire: for phases completed by other
+ * CTAs' arrivals. */
+static __device__ __forceinline__ void hop_mbar_wait_cluster(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
 /* ---------------------------------------------------------- setmaxnreg */
 
 /* Moves registers between warpgroups: the producer gives some back (DEC),

@@ -140,16 +140,19 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
-        int total = 0;                                                       \
+        int total = 0, ks = 1; /* the entry's tiles; CTAs per tile */       \
         switch (choice) {
 
 /* The entry's tiles; for a block that has one, its first tile's expert and
- * slots (in bounds: blockIdx.x < total <= max_tiles * slices) and the
- * entry's barriers. */
+ * slots (in bounds: blockIdx.x / ks < total <= max_tiles * slices) and the
+ * entry's barriers. A split-K entry (ks = 2) runs each tile on the two CTAs
+ * of a cluster: a menu holding one is launched with cluster dimension 2,
+ * which entries with ks = 1 ignore. */
 #define RAMP_POLY_V2_SETUP(index, ns)                                         \
         case index:                                                           \
             total = rtiles * ns::v2_slices;                                   \
-            if ((int)blockIdx.x < total) {                                    \
+            ks = ns::v2_ks;                                                   \
+            if ((int)blockIdx.x / ks < total) {                               \
                 ns::v2_first_tile(pp.moe, sm, rtiles);                        \
                 if (threadIdx.x == 0) ns::v2_init(sm, maps, total);           \
             }                                                                 \
@@ -159,8 +162,12 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
         default:                                                              \
             break;                                                            \
         }                                                                     \
-        if ((int)blockIdx.x >= total) return; /* uniform per block */        \
-        __syncthreads();                                                      \
+        /* uniform per block, and per cluster for a split-K entry */        \
+        if ((int)blockIdx.x / ks >= total) return;                            \
+        if (ks > 1)                                                           \
+            hop_cluster_sync(); /* its partner's barriers initialised */     \
+        else                                                                  \
+            __syncthreads();                                                  \
         const int wg = hop_warpgroup();                                       \
         if (wg == 0) {                                                        \
             HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);                       \

@@ -168,6 +168,27 @@
 #ifndef RAMP_MV2_P2K
 #define RAMP_MV2_P2K 1
 #endif
+/* RAMP_MV2_KSPLIT (ramp_config.splitk; moe_v2.md, session 12): 1, or 2: a
+ * tile's up projection split in K over a cluster of two CTAs, launched
+ * with cluster dimension 2 (consecutive blocks 2q, 2q + 1). CTA rank k sums
+ * K blocks [k d/256, (k+1) d/256) of each pass, the two exchange their
+ * partial sums through distributed shared memory (v2_ks_exchange) so both
+ * hold the whole sums, and CTA k then runs down chunks [k C/2, (k+1) C/2)
+ * of the C = d/256: twice the blocks for a load's tiles, each streaming
+ * half the bytes. Narrow fused tiles only. */
+#ifndef RAMP_MV2_KSPLIT
+#define RAMP_MV2_KSPLIT 1
+#endif
+#define V2_KS RAMP_MV2_KSPLIT
+#if V2_KS != 1 && V2_KS != 2
+#error "RAMP_MV2_KSPLIT must be 1 or 2"
+#endif
+#if V2_KS > 1 && (V2_WIDE || RAMP_MV2_PHASE || RAMP_MV2_GROUP > 1)
+#error "RAMP_MV2_KSPLIT 2: narrow fused tiles (rows 1..64), row-major order"
+#endif
+#if V2_KS > 1 && RAMP_HIDDEN % (RAMP_MV2_CHUNK * V2_KS)
+#error "RAMP_MV2_KSPLIT 2 needs d a multiple of 512 (whole down chunks per CTA)"
+#endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 #if RAMP_MV2_BF16
@@ -178,6 +199,8 @@
 #define V2_PASSES (RAMP_WIDTH / 128)       /* up passes: 128 columns each */
 #define V2_KBLK (RAMP_HIDDEN / V2_KE)      /* K blocks (stages) of an up pass */
 #define V2_CHUNKS (RAMP_HIDDEN / RAMP_MV2_CHUNK)
+#define V2_KBL (V2_KBLK / V2_KS)           /* this CTA's K blocks of an up pass */
+#define V2_CHL (V2_CHUNKS / V2_KS)         /* this CTA's down chunks */
 #define V2_DKB (RAMP_WIDTH / V2_KE)        /* K blocks per down chunk */
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
 #define V2_HKB (RAMP_INTER / V2_KE)        /* K blocks of the down projection (phase 2) */
@@ -195,7 +218,7 @@
 #define V2_LAYOUT (ramp_moe_v2_layout_down_bf(RAMP_ROWS, RAMP_STAGES, RAMP_MV2_BF16))
 #else
 #define V2_S RAMP_STAGES
-#define V2_LAYOUT (ramp_moe_v2_layout_bf(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16))
+#define V2_LAYOUT (ramp_moe_v2_layout_ks(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16, V2_KS))
 #endif
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-byte K tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
@@ -212,11 +235,11 @@
 #define V2_PIPE_DN V2_PIPE
 /* stages per unrolled group of the pipelined loops: the largest of 8, 4, 2
  * (1) dividing the up stages per pass and the down stages per tile */
-#define V2_PGU (V2_KBLK % 8 == 0 ? 8 : V2_KBLK % 4 == 0 ? 4 : 2)
-#define V2_NDS (V2_CHUNKS * V2_DKB)
+#define V2_PGU (V2_KBL % 8 == 0 ? 8 : V2_KBL % 4 == 0 ? 4 : 2)
+#define V2_NDS (V2_CHL * V2_DKB)
 #define V2_PGD (V2_NDS % 8 == 0 ? 8 : V2_NDS % 4 == 0 ? 4 : V2_NDS % 2 == 0 ? 2 : 1)
-#if V2_KBLK % 2
-#error "d / 128 must be even (d is a multiple of 256)"
+#if V2_KBL % 2
+#error "d / 128 must be even (d is a multiple of 256; 512 with RAMP_MV2_KSPLIT 2)"
 #endif
 /* Unit of the TMA coordinates: elements (row-major maps) or 128-row /
  * 128-byte blocks (pre-tiled). Every box starts on a block: rows e * 2h,
@@ -262,6 +285,17 @@ static __device__ __forceinline__ void v2_st_u16(unsigned addr, unsigned v) {
 /* index into the thread's V2_TPT token scales of accumulator i */
 #define V2_TIDX(i) (2 * ((i) >> 2) + ((i) & 1))
 
+/* Split-K: this CTA's part of K (its cluster rank; 0 without a split) and
+ * the block's index among the tiles' walkers (its cluster's: both CTAs of
+ * a cluster walk the same tiles). */
+#if V2_KS > 1
+static __device__ __forceinline__ int v2_kpart() { return (int)hop_cluster_rank(); }
+#else
+static __device__ __forceinline__ int v2_kpart() { return 0; }
+#endif
+#define V2_CID ((int)blockIdx.x / V2_KS)
+#define V2_CGRID ((int)gridDim.x / V2_KS)
+
 /* ------------------------------------------------------------- producer */
 
 /* Stages of one tile: up stages first (passes x K blocks), then down stages
@@ -271,7 +305,7 @@ static __device__ __forceinline__ void v2_st_u16(unsigned addr, unsigned v) {
 #elif RAMP_MV2_PHASE == 2
 #define V2_NST V2_P2NK /* stage st: W2 rows of the chunk x K block V2_P2_KB of h */
 #else
-#define V2_NST (V2_PASSES * V2_KBLK + V2_CHUNKS * V2_DKB)
+#define V2_NST (V2_PASSES * V2_KBL + V2_CHL * V2_DKB)
 #endif
 /* Stages whose weights the producer loads before the tile's token slots are
  * known (the ring's depth, or fewer for a short tile). */
@@ -297,17 +331,18 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
         b.y1 = b.y0 + 128 / V2_CU;
     } else
 #endif
-    if (st < V2_PASSES * V2_KBLK) {
-        const int p = st / V2_KBLK, kb = st % V2_KBLK;
+    if (st < V2_PASSES * V2_KBL) {
+        const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
         b.map = &maps.w13;
         b.x = kb * (V2_KE / V2_CU);
         b.y0 = e * (2 * RAMP_INTER / V2_CU) + slice * (RAMP_WIDTH / V2_CU) + p * (128 / V2_CU);
         b.y1 = b.y0 + RAMP_INTER / V2_CU;
     } else {
-        const int ds = st - V2_PASSES * V2_KBLK;
+        const int ds = st - V2_PASSES * V2_KBL;
+        const int chunk = v2_kpart() * V2_CHL + ds / V2_DKB;
         b.map = &maps.w2;
         b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (V2_KE / V2_CU);
-        b.y0 = e * (RAMP_HIDDEN / V2_CU) + (ds / V2_DKB) * (RAMP_MV2_CHUNK / V2_CU);
+        b.y0 = e * (RAMP_HIDDEN / V2_CU) + chunk * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
     }
     return b;
@@ -407,8 +442,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
 #endif
     } else
 #endif
-    if (st < V2_PASSES * V2_KBLK) {
-        const int p = st / V2_KBLK, kb = st % V2_KBLK;
+    if (st < V2_PASSES * V2_KBL) {
+        const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
         const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
@@ -440,8 +475,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
         }
 #endif
     } else if (!RAMP_MV2_BF16 && t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
-        const int ds = st - V2_PASSES * V2_KBLK;
-        const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK;           /* first row of d */
+        const int ds = st - V2_PASSES * V2_KBL;
+        const int row = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK; /* first row of d */
         const int hcol = slice * RAMP_WIDTH + (ds % V2_DKB) * 128; /* column of h */
         const int c = t - 126;
         const float *src = (const float *)prm.w2_scale +
@@ -521,6 +556,42 @@ static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &
 #if V2_WIDE
 #include "moe_v2_wide.cuh"
 #else
+
+#if V2_KS > 1
+/* Split-K: this CTA summed half of the pass's K blocks into accg, accu, its
+ * partner (cluster rank ^ 1) the other half. Each writes its partial sums
+ * into the other's xbuf (thread-major float4s: no bank conflicts) and
+ * arrives on the other's xfull, then adds what it received: both CTAs hold
+ * the whole sums, bit for bit alike (a + b == b + a in f32). xempty, which
+ * the partner arrives on once it has read, keeps the next exchange from
+ * overwriting xbuf early. xu = the block's exchange count (phase parity). */
+static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *accg, float *accu,
+                                                      int xu) {
+    const int ct = threadIdx.x - 128; /* consumer thread 0..255 */
+    const unsigned peer = hop_cluster_rank() ^ 1u;
+    const unsigned xbuf = hop_smem(sm + V2_LAYOUT.xbuf);
+    const unsigned xfull = hop_smem(sm + V2_LAYOUT.xbars), xempty = xfull + 8;
+    if (xu > 0) hop_mbar_wait_cluster(xempty, (xu - 1) & 1);
+    const unsigned dst = hop_mapa(xbuf, peer);
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i += 4) {
+        hop_st_cluster_v4(dst + 16u * ((i / 4) * 256 + ct), accg[i], accg[i + 1], accg[i + 2],
+                          accg[i + 3]);
+        hop_st_cluster_v4(dst + 16u * ((V2_ACC / 4 + i / 4) * 256 + ct), accu[i], accu[i + 1],
+                          accu[i + 2], accu[i + 3]);
+    }
+    hop_mbar_arrive_remote(hop_mapa(xfull, peer));
+    hop_mbar_wait_cluster(xfull, xu & 1);
+    const float4 *in = (const float4 *)(sm + V2_LAYOUT.xbuf);
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i += 4) {
+        const float4 g = in[(i / 4) * 256 + ct], u = in[(V2_ACC / 4 + i / 4) * 256 + ct];
+        accg[i] += g.x; accg[i + 1] += g.y; accg[i + 2] += g.z; accg[i + 3] += g.w;
+        accu[i] += u.x; accu[i + 1] += u.y; accu[i + 2] += u.z; accu[i + 3] += u.w;
+    }
+    hop_mbar_arrive_remote(hop_mapa(xempty, peer));
+}
+#endif
 
 /* tmp[V2_ACC] = A (SW128 tile at sa, 64 rows) . B (at sb)^T over one
  * 128-byte K block: four k32 wgmmas, the first overwriting (scale-d = 0). */
@@ -677,7 +748,8 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, int
      * 4 (8 w + g) + 2 t + hh of the consumer's 128 (ramp_moe_v2_permute_w2);
      * accumulator i is (token V2_TIDX(i), hh = (i >> 1) & 1), acc0 t = 0,
      * acc1 t = 1 */
-    const int row4 = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 4 * (8 * w + (lane >> 2));
+    const int row4 = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 +
+                     4 * (8 * w + (lane >> 2));
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         if ((i >> 1) & 1) continue; /* i + 2 is the same token's hh = 1 */
@@ -692,7 +764,8 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, int
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
 #else
-    const int row = (ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w + (lane >> 2);
+    const int row = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w +
+                    (lane >> 2);
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         const int sl = slots[V2_TIDX(i)];
@@ -780,7 +853,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) accg[i] = accu[i] = 0.f;
     for (int p = 0; p < V2_PASSES; p++) {
-        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
+        for (int kb = 0; kb < V2_KBL; kb++, it++) {
             const int s = it % V2_S;
             hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
             hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
@@ -795,6 +868,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             HOP_ACC_FENCE(accu, V2_ACC);
             hop_mbar_arrive(empty + 8 * s);
         }
+#if V2_KS > 1
+        v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
+#endif
         v2_act_bf16(sm, accg, accu, p, c);
     }
 
@@ -856,7 +932,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
          * j is waited for; nothing in flight across the loop's back edge
          * (ptxas cannot follow a set in flight around a loop and would then
          * serialise every wgmma: C7514; test_moe_v2_compile fails on it) */
-        for (int kb0 = 0; kb0 < V2_KBLK; kb0 += V2_PGU) {
+        for (int kb0 = 0; kb0 < V2_KBL; kb0 += V2_PGU) {
 #pragma unroll
             for (int j = 0; j < V2_PGU; j++) {
                 v2_up_issue(sm, c, it + kb0 + j, j & 1 ? tg1 : tg0, j & 1 ? tu1 : tu0,
@@ -873,13 +949,16 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                          (V2_PGU - 1) & 1 ? tu1 : tu0, (V2_PGU - 1) & 1 ? xs1 : xs0,
                          wgs[(V2_PGU - 1) & 1], wus[(V2_PGU - 1) & 1], accg, accu);
         }
-        it += V2_KBLK;
+        it += V2_KBL;
 #else
-        for (int kb = 0; kb < V2_KBLK; kb++, it++) {
+        for (int kb = 0; kb < V2_KBL; kb++, it++) {
             v2_up_issue(sm, c, it, tg0, tu0, xs0, wgs[0], wus[0]);
             HOP_WGMMA_WAIT(0);
             v2_up_finish(sm, it, tg0, tu0, xs0, wgs[0], wus[0], accg, accu);
         }
+#endif
+#if V2_KS > 1
+        v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
 #endif
         v2_act_quant(sm, accg, accu, p, c);
     }
@@ -946,7 +1025,7 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
     *r = tt / V2_TPR;
     *slice = tt % V2_TPR;
 #endif
-    const int e = tt == (int)blockIdx.x ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
+    const int e = tt == V2_CID ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
 
@@ -992,8 +1071,8 @@ static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
     (void)s0;
 #else
     (void)rtiles;
-    const int in = (int)blockIdx.x < prm.max_tiles * V2_TPR;
-    const int r0 = blockIdx.x / V2_TPR;
+    const int in = V2_CID < prm.max_tiles * V2_TPR;
+    const int r0 = V2_CID / V2_TPR;
 #endif
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[1] =
@@ -1012,6 +1091,10 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
         hop_mbar_init(empty + 8 * s, 256);    /* every consumer thread */
     }
+#if V2_KS > 1
+    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 256);     /* xfull: the partner's consumers */
+    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, 256); /* xempty: the same */
+#endif
     hop_mbar_init_fence();
     hop_tma_prefetch_map(&maps.w13);
     hop_tma_prefetch_map(&maps.w2);
@@ -1028,13 +1111,13 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                                                 const ramp_moe_v2_maps &maps, unsigned char *sm) {
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     int it = 0;
-    for (int tt = blockIdx.x; tt < v2_head(sm, 0); tt += gridDim.x) {
+    for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
         int r, slice;
         const int e = v2_tile(prm, sm, tt, &r, &slice);
         if (e < 0) continue;
         int sl = -1;
         if (threadIdx.x < RAMP_ROWS) {
-            sl = tt == (int)blockIdx.x
+            sl = tt == V2_CID
                      ? v2_first_slot(sm)
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
@@ -1047,6 +1130,9 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
     }
     /* no thread leaves with its copies in flight (their arrivals) */
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+#if V2_KS > 1
+    hop_cluster_sync(); /* the partner is done with this CTA's xbuf and barriers */
+#endif
 }
 
 /* ... and by warpgroups 1 and 2 (wg = 1, 2). */
@@ -1055,7 +1141,7 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
-    for (int tt = blockIdx.x; tt < v2_head(sm, 0); tt += gridDim.x) {
+    for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
         int r, slice;
         if (v2_tile(prm, sm, tt, &r, &slice) < 0) continue;
         V2_BLOCK_SYNC();
@@ -1080,6 +1166,9 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
      * and write out) before the block exits */
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
+#if V2_KS > 1
+    hop_cluster_sync(); /* as the producer's */
+#endif
 }
 
 #if !RAMP_V2_BODY_ONLY
@@ -1103,10 +1192,14 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     v2_first_tile(prm, sm, rtiles);
 #endif
     const int total = rtiles * V2_TPR;
-    if ((int)blockIdx.x >= total) return;
+    if (V2_CID >= total) return; /* both CTAs of a cluster, or neither */
 
     if (threadIdx.x == 0) v2_init(sm, maps, total);
+#if V2_KS > 1
+    hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
+#else
     __syncthreads();
+#endif
 
     const int wg = hop_warpgroup();
     if (wg == 0) {
@@ -1121,7 +1214,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 /* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
  * roles above; the macros are undefined so that the next entry (its own
  * namespace) can define its own. */
-enum { v2_slices = V2_TPR }; /* work tiles per row tile */
+enum { v2_slices = V2_TPR, v2_ks = V2_KS }; /* work tiles per row tile; CTAs per tile */
 #undef V2_N
 #undef V2_WIDE
 #undef V2_ACC
@@ -1154,6 +1247,11 @@ enum { v2_slices = V2_TPR }; /* work tiles per row tile */
 #undef V2_TIDX
 #undef V2_NST
 #undef V2_HEAD
+#undef V2_KS
+#undef V2_KBL
+#undef V2_CHL
+#undef V2_CID
+#undef V2_CGRID
 #undef V2_BLOCK_SYNC
 #undef V2_ROLE
 #endif

@@ -29,6 +29,11 @@
  *   bars    u64 full[stages], empty[stages]
  *   head    i32 [4]: the block's tile count and its first tile's expert,
  *           parked there at the start (moe_v2.cuh, v2_first_tile, v2_init)
+ *   xbuf    split-K over a cluster of 2 only (ramp_config.splitk = 2,
+ *           RAMP_MV2_KSPLIT): f32 [npad / 4][256 consumer threads][4], the
+ *           partner CTA's partial gate and up sums of one pass, which it
+ *           writes here through distributed shared memory
+ *   xbars   u64 xfull, xempty: the exchange's two mbarriers (split-K only)
  * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
  */
 #ifndef RAMP_MOE_V2_PARAMS_H
@@ -56,6 +61,7 @@ typedef struct {
     int npad, stages, passes;
     long long slot_a, slot_b, slot_xs, slot_wsc, slot_bytes;
     long long inter, iscale, amax, tok, rw, bars, head, total;
+    long long xbuf, xbars; /* split-K's exchange (ramp_moe_v2_layout_ks) */
     long long ostage; /* split phase 2 only: output staging (ramp_moe_v2_layout_down) */
 } ramp_moe_v2_layout;
 
@@ -64,10 +70,12 @@ RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x +
 /* rows b (1..64: npad = ceil8(b); 65..128: a wide tile, npad = 128, no amax
  * scratch), width w (128, 256, 512), stages, bf16 (1: BF16 weights, tokens
  * and intermediate, rows 1..64 only: no scales, so no xs, wsc, iscale or
- * amax; the intermediate holds 2 bytes per column). total is the dynamic
- * shared memory of a launch, slack included. */
-RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_bf(int rows, int width, int stages,
-                                                         int bf16) {
+ * amax; the intermediate holds 2 bytes per column), ksplit (1, or 2: the
+ * up projection's K split over a cluster of two CTAs, rows 1..64, which
+ * adds the exchange buffer and its barriers). total is the dynamic shared
+ * memory of a launch, slack included. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_ks(int rows, int width, int stages,
+                                                         int bf16, int ksplit) {
     ramp_moe_v2_layout l;
     const int fp8 = !bf16;
     l.npad = rows > 64 ? 128 : (rows + 7) / 8 * 8; /* > 64: a wide tile, moe_v2_wide.cuh */
@@ -88,9 +96,15 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_bf(int rows, int width, in
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
     l.head = o;     o += 16;
+    l.xbuf = o;     o += ksplit > 1 ? 4LL * l.npad * 256 : 0; /* npad f32 per consumer thread */
+    l.xbars = o;    o += ksplit > 1 ? 16 : 0;
     l.ostage = 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_bf(int rows, int width, int stages,
+                                                         int bf16) {
+    return ramp_moe_v2_layout_ks(rows, width, stages, bf16, 1);
 }
 /* The FP8 layout (every kernel but v2's BF16 one). */
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, int stages) {
@@ -118,6 +132,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down_bf(int rows, int stag
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * l.stages, 16);
     l.head = o;     o += 16;
+    l.xbuf = l.xbars = o; /* none */
     l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;
     return l;

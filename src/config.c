@@ -21,12 +21,16 @@
  * (ramp_moe_v1_resources, measured = 1).
  *
  * Kernel v2 (kernels/moe_v2.cuh) runs a part of this space (plain launch,
- * no grouped order, no split-K; FP8 or BF16): ramp_config_space_for filters the
+ * no grouped order; FP8 or BF16): ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
  * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
  * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
  * the down projection's K in that many parts), stages 3 and 4 (the
- * measured optimum, moe_v2.md; 2 left out to keep the sweeps short).
+ * measured optimum, moe_v2.md; 2 left out to keep the sweeps short). Its
+ * split-K is its own (a cluster of two CTAs per tile, moe_v2.md session 12,
+ * for small loads of small experts, where v1's d >= 4096 rule does not
+ * apply): rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages, split 2,
+ * in place of v1's split-K entries.
  * ramp_config_resources gives a wide configuration v2's own layout, one
  * block per SM.
  */
@@ -43,6 +47,9 @@ static const int STAGES[] = {2, 3, 4};
 #define WIDE_ROWS 128                           /* kernel v2 only */
 static const int WIDE_STAGES[] = {3, 4};
 static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts */
+static const int KS_ROWS[] = {4, 8, 16, 24, 32}; /* v2's split-K (cluster of 2) */
+static const int KS_WIDTHS[] = {128, 256};
+#define KS_STAGES 4
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 void ramp_device_limits_h200(ramp_device_limits *out) {
@@ -172,7 +179,9 @@ static ramp_status v2_resources(const ramp_config *c, const ramp_geometry *g,
     memset(&v, 0, sizeof v);
     v.cfg = *c;
     v.geom = *g;
-    long long smem = ramp_moe_v2_layout_bf(c->rows, c->width, c->stages, g->bf16).total;
+    long long smem =
+        ramp_moe_v2_layout_ks(c->rows, c->width, c->stages, g->bf16, c->splitk > 1 ? c->splitk : 1)
+            .total;
     if (c->two_phase) {
         long long down = ramp_moe_v2_layout_down_bf(c->rows, c->stages, g->bf16).total;
         if (down > smem) smem = down;
@@ -346,14 +355,19 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
     ramp_config *list = NULL;
     int total = 0, n = 0;
     RAMP_TRY(ramp_config_space(g, lim, &list, &total));
-    if (k == RAMP_KERNEL_V2) { /* v2's wide tiles after v1's space */
-        const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE);
+    if (k == RAMP_KERNEL_V2) { /* v2's wide tiles and split-K after v1's space */
+        const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE) +
+                         COUNT(KS_ROWS) * COUNT(KS_WIDTHS);
         ramp_config *grown = realloc(list, (size_t)(total + wide) * sizeof *list);
         if (!grown) {
             free(list);
             return RAMP_ERR_OUT_OF_MEMORY;
         }
         list = grown;
+        int kept = 0; /* v1's split-K entries are not v2's */
+        for (int i = 0; i < total; i++)
+            if (list[i].splitk == 1) list[kept++] = list[i];
+        total = kept;
         for (int wi = 0; wi < COUNT(WIDTHS); wi++)
             for (int si = 0; si < COUNT(WIDE_STAGES); si++)
                 for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
@@ -363,6 +377,12 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                     if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
                         list[total++] = c;
                 }
+        for (int ri = 0; ri < COUNT(KS_ROWS); ri++)
+            for (int wi = 0; wi < COUNT(KS_WIDTHS); wi++) {
+                ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0};
+                ramp_resources r;
+                if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
+            }
     }
     for (int i = 0; i < total; i++)
         if (ramp_kernel_version_check(k, &list[i], g) == RAMP_OK) list[n++] = list[i];

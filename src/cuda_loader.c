@@ -73,6 +73,7 @@ static void cuda_load_once(void) {
         {"cuFuncSetAttribute", &cu_api.FuncSetAttribute, 0},
         {"cuLaunchKernel", &cu_api.LaunchKernel, 0},
         {"cuLaunchKernelEx", &cu_api.LaunchKernelEx, 1},
+        {"cuOccupancyMaxActiveClusters", &cu_api.OccupancyMaxActiveClusters, 1},
         {"cuTensorMapEncodeTiled", &cu_api.TensorMapEncodeTiled, 1},
         {"cuMemAlloc_v2", &cu_api.MemAlloc, 0},
         {"cuMemFree_v2", &cu_api.MemFree, 0},

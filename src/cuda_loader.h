@@ -36,6 +36,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
 
 /* cuLaunchKernelEx's configuration (cuda.h, CUDA 12.0+), for programmatic
  * dependent launch: the attribute id and the value layout are the driver's. */
+#define RAMP_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
 #define RAMP_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
 typedef struct {
     int id;
@@ -43,6 +44,9 @@ typedef struct {
     union {
         char pad[64];
         int programmatic_stream_serialization_allowed;
+        struct {
+            unsigned x, y, z;
+        } cluster_dim;
     } value;
 } CUlaunchAttribute;
 typedef struct {
@@ -150,6 +154,9 @@ typedef struct {
     /* optional (NULL on drivers before CUDA 12.0) */
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction f,
                                void **params, void **extra);
+    /* optional (NULL before CUDA 11.8): resident clusters of a launch shape */
+    CUresult (*OccupancyMaxActiveClusters)(int *clusters, CUfunction f,
+                                           const CUlaunchConfig *config);
     /* optional (NULL on drivers before CUDA 12.0): a TMA descriptor */
     CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, int data_type,
                                      uint32_t rank, void *global_address,

@@ -449,7 +449,7 @@ ramp_status ramp_kernel_attributes(const ramp_kernel *k, ramp_kernel_report *out
 
 static ramp_status launch(const ramp_kernel *k, const unsigned grid[3],
                           const unsigned block[3], int dynamic_smem,
-                          ramp_stream stream, void **args, int pdl) {
+                          ramp_stream stream, void **args, int pdl, int cluster) {
     RAMP_CHECK(k && grid && block, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_kernel_launch: NULL argument");
     STREAM_ARG(stream);
@@ -470,14 +470,30 @@ static ramp_status launch(const ramp_kernel *k, const unsigned grid[3],
                "kernel '%s': %d B of dynamic shared memory, allowance %d B "
                "(set by ramp_module_kernel)", k->name, dynamic_smem,
                k->max_dynamic_smem);
+    RAMP_CHECK(cluster >= 1 && cluster <= 8 && grid[0] % (unsigned)cluster == 0,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "kernel '%s': cluster of %d CTAs with grid %u (1..8, dividing the grid)", k->name,
+               cluster, grid[0]);
     GPU_ARG(gpu);
-    if (pdl && gpu->cu->LaunchKernelEx) {
-        CUlaunchAttribute attr;
-        memset(&attr, 0, sizeof attr);
-        attr.id = RAMP_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmatic_stream_serialization_allowed = 1;
+    RAMP_CHECK(cluster == 1 || gpu->cu->LaunchKernelEx, RAMP_ERR_UNSUPPORTED,
+               "kernel '%s': a cluster launch needs cuLaunchKernelEx (CUDA 12.0+ driver)",
+               k->name);
+    if ((pdl || cluster > 1) && gpu->cu->LaunchKernelEx) {
+        CUlaunchAttribute attr[2];
+        unsigned n = 0;
+        memset(attr, 0, sizeof attr);
+        if (pdl) {
+            attr[n].id = RAMP_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr[n++].value.programmatic_stream_serialization_allowed = 1;
+        }
+        if (cluster > 1) {
+            attr[n].id = RAMP_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr[n].value.cluster_dim.x = (unsigned)cluster;
+            attr[n].value.cluster_dim.y = attr[n].value.cluster_dim.z = 1;
+            n++;
+        }
         CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                              (unsigned)dynamic_smem, (CUstream)stream, &attr, 1};
+                              (unsigned)dynamic_smem, (CUstream)stream, attr, n};
         RAMP_CU(gpu->cu->LaunchKernelEx(&cfg, k->fn, args, NULL));
         return RAMP_OK;
     }
@@ -490,11 +506,40 @@ static ramp_status launch(const ramp_kernel *k, const unsigned grid[3],
 ramp_status ramp_kernel_launch(const ramp_kernel *k, const unsigned grid[3],
                                const unsigned block[3], int dynamic_smem,
                                ramp_stream stream, void **args) {
-    return launch(k, grid, block, dynamic_smem, stream, args, 0);
+    return launch(k, grid, block, dynamic_smem, stream, args, 0, 1);
 }
 
 ramp_status ramp_kernel_launch_pdl(const ramp_kernel *k, const unsigned grid[3],
                                    const unsigned block[3], int dynamic_smem,
                                    ramp_stream stream, void **args) {
-    return launch(k, grid, block, dynamic_smem, stream, args, 1);
+    return launch(k, grid, block, dynamic_smem, stream, args, 1, 1);
+}
+
+ramp_status ramp_kernel_launch_ex(const ramp_kernel *k, const unsigned grid[3],
+                                  const unsigned block[3], int dynamic_smem,
+                                  ramp_stream stream, void **args, int pdl, int cluster) {
+    return launch(k, grid, block, dynamic_smem, stream, args, pdl != 0, cluster);
+}
+
+ramp_status ramp_kernel_max_active_clusters(const ramp_kernel *k, const unsigned block[3],
+                                            int dynamic_smem, int cluster, int *out) {
+    RAMP_CHECK(k && block && out, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_kernel_max_active_clusters: NULL argument");
+    *out = 0;
+    RAMP_CHECK(cluster >= 1 && cluster <= 8, RAMP_ERR_INVALID_ARGUMENT,
+               "kernel '%s': cluster of %d CTAs (1..8)", k->name, cluster);
+    const ramp_gpu *gpu = k->module->gpu;
+    GPU_ARG(gpu);
+    RAMP_CHECK(gpu->cu->OccupancyMaxActiveClusters, RAMP_ERR_UNSUPPORTED,
+               "kernel '%s': the driver has no cuOccupancyMaxActiveClusters", k->name);
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = RAMP_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.cluster_dim.x = (unsigned)cluster;
+    attr.value.cluster_dim.y = attr.value.cluster_dim.z = 1;
+    /* the grid only has to be a multiple of the cluster here */
+    CUlaunchConfig cfg = {(unsigned)cluster, 1, 1, block[0], block[1], block[2],
+                          (unsigned)dynamic_smem, NULL, &attr, 1};
+    RAMP_CU(gpu->cu->OccupancyMaxActiveClusters(out, k->fn, &cfg));
+    return RAMP_OK;
 }

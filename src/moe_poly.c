@@ -27,6 +27,8 @@ struct ramp_moe_poly {
     int threads;
     long long smem;
     int sms;
+    int cluster;  /* v2 with a split-K entry: 2 CTAs per cluster (else 1) */
+    int clusters; /* resident clusters of that many CTAs: the grid's cap / cluster */
     unsigned grid_override, full_grid;
     int64_t tiles[RAMP_MENU_MAX]; /* row-tile bound per entry */
 };
@@ -47,6 +49,14 @@ static int has_two_phase(const ramp_poly_desc *d) {
     for (int i = 0; i < d->count; i++)
         if (d->cfgs[i].two_phase) return 1;
     return 0;
+}
+/* v2 split-K entries run a tile on a cluster of that many CTAs; the
+ * polymorphic kernel is launched with the largest (entries of 1 ignore it) */
+static int cluster_of(const ramp_poly_desc *d) {
+    int c = 1;
+    for (int i = 0; i < d->count; i++)
+        if (d->kernel == RAMP_KERNEL_V2 && d->cfgs[i].splitk > c) c = d->cfgs[i].splitk;
+    return c;
 }
 /* v2 wide tiles add float4s into out (moe_v2_wide.cuh) */
 static int has_wide(const ramp_poly_desc *d) {
@@ -157,8 +167,9 @@ static const char *const ENTRY_MACROS[] = {"RAMP_ROWS",       "RAMP_WIDTH",
 /* v2 entries: rows, width and stages are the entry's (and a two-phase
  * entry's phase and K parts); the rest of v2's defines (geometry, options)
  * are the kernel's. */
-static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS", "RAMP_WIDTH", "RAMP_STAGES",
-                                              "RAMP_MV2_PHASE", "RAMP_MV2_P2K"};
+static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS",      "RAMP_WIDTH",
+                                              "RAMP_STAGES",    "RAMP_MV2_PHASE",
+                                              "RAMP_MV2_P2K",   "RAMP_MV2_KSPLIT"};
 #define N_ENTRY_V2 (sizeof ENTRY_MACROS_V2 / sizeof *ENTRY_MACROS_V2)
 
 /* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries). */
@@ -171,6 +182,7 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
         c->width, c->stages);
     if (phase) put(b, "#define RAMP_MV2_PHASE %d\n", phase);
     if (phase == 2) put(b, "#define RAMP_MV2_P2K %d\n", c->two_phase);
+    if (c->splitk > 1) put(b, "#define RAMP_MV2_KSPLIT %d\n", c->splitk);
     put(b, "namespace ramp_poly_%c%d {\n#include \"moe_v2.cuh\"\n}\n", phase == 2 ? 'd' : 'e', i);
     for (size_t m = 0; m < N_ENTRY_V2; m++) put(b, "#undef %s\n", ENTRY_MACROS_V2[m]);
 }
@@ -394,6 +406,10 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     if (s == RAMP_OK && two)
         s = ramp_module_kernel(k->module, RAMP_POLY_V2_DOWN_KERNEL, (int)k->smem_down,
                                &k->kernel_down);
+    k->cluster = cluster_of(d);
+    k->clusters = k->sms / k->cluster;
+    if (s == RAMP_OK && k->cluster > 1)
+        s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->smem, k->cluster, k->sms, &k->clusters);
     ramp_jit_result_free(jit);
     if (s != RAMP_OK) {
         ramp_moe_poly_free(k);
@@ -432,11 +448,17 @@ static unsigned grid_for(const ramp_moe_poly *k, int64_t pairs) {
         if (g > need) need = g;
     }
     long long wave = (long long)k->sms * (k->res.blocks_per_sm > 0 ? k->res.blocks_per_sm : 1);
-    /* v2: blocks stride over the tiles, at most one wave */
+    /* v2: blocks stride over the tiles, at most one wave (of resident clusters) */
+    if (is_v2(&k->d) && k->cluster > 1) wave = (long long)k->clusters * k->cluster;
     long long cap = k->grid_override ? (long long)k->grid_override
                                      : (is_v2(&k->d) ? 1 : RAMP_POLY_WAVES) * wave;
     if (need > cap) need = cap;
     if (need > (long long)k->full_grid) need = k->full_grid;
+    if (k->cluster > 1) { /* whole clusters */
+        const long long c = k->cluster;
+        need = need / c * c;
+        if (need < c) need = c;
+    }
     return (unsigned)need;
 }
 
@@ -525,8 +547,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                "a two-phase v2 entry needs ws (ramp_moe_poly_ws_bytes) for its intermediate");
     if (is_v2(&k->d) && (p->w13 != k->map_w13 || p->w2 != k->map_w2))
         RAMP_TRY(ramp_moe_poly_set_weights(k, p->w13, p->w2));
-    int splitk = 0;
-    for (int i = 0; i < k->d.count; i++) splitk |= k->d.cfgs[i].splitk > 1;
+    int splitk = 0; /* v1's split-K sums through a workspace; v2's through its cluster */
+    for (int i = 0; i < k->d.count; i++) splitk |= k->d.cfgs[i].splitk > 1 && !is_v2(&k->d);
     RAMP_CHECK(!splitk || (p->ws && p->ws_count), RAMP_ERR_INVALID_ARGUMENT,
                "a split-K entry needs ws and ws_count");
     unsigned grid[3] = {grid_for(k, (int64_t)p->num_tokens * k->d.geom.topk), 1, 1};
@@ -540,8 +562,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     pp.persist_grid = (int)(pg < (long long)grid[0] ? pg : grid[0]);
     pp.sms = k->sms;
     void *args[2] = {&pp, k->maps}; /* v1: one parameter; v2: the maps too */
-    RAMP_TRY(pdl ? ramp_kernel_launch_pdl(k->kernel, grid, block, (int)k->smem, stream, args)
-                 : ramp_kernel_launch(k->kernel, grid, block, (int)k->smem, stream, args));
+    RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args, pdl,
+                                   k->cluster));
     if (!k->kernel_down) return RAMP_OK;
     /* the two-phase entries' phase 2 (every other choice returns at once) */
     grid[0] = grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);

@@ -19,6 +19,8 @@ struct ramp_moe_v2_kernel {
     ramp_kernel *kernel;
     ramp_resources res;
     int sms, max_grid;
+    int ks;       /* CTAs per tile (cfg.splitk): a cluster launch when 2 */
+    int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
     int red4;  /* the program adds float4s into out: 16-byte aligned */
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
@@ -48,9 +50,17 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
                "v2 config %s: width %d not 128, 256 or 512", name, c->width);
     RAMP_CHECK(c->stages >= 2 && c->stages <= 6, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: stages %d outside 2..6", name, c->stages);
-    RAMP_CHECK(!c->persistent && !c->grouped && c->splitk == 1, RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: persistent launch, grouped order and split-K are not "
-               "implemented in v2 yet", name);
+    RAMP_CHECK(!c->persistent && !c->grouped, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: persistent launch and grouped order are not configurations of "
+               "v2 (it is persistent always; its grouped order is an option)", name);
+    RAMP_CHECK(c->splitk == 1 || (c->splitk == 2 && c->rows <= 64 && !c->two_phase),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: split-K %d (1, or 2 over a cluster of two CTAs with rows "
+               "1..64, fused)", name, c->splitk);
+    RAMP_CHECK(c->splitk == 1 || g->hidden % (RAMP_MV2_CHUNK * c->splitk) == 0,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: split-K %d needs d a multiple of %d (whole down chunks per CTA), "
+               "not %d", name, c->splitk, RAMP_MV2_CHUNK * c->splitk, g->hidden);
     RAMP_CHECK(c->two_phase == 0 || ((c->two_phase == 1 || c->two_phase == 2 ||
                                       c->two_phase == 4) && c->rows > 64),
                RAMP_ERR_UNSUPPORTED,
@@ -78,7 +88,8 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
-    return ramp_moe_v2_layout_bf(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16);
+    return ramp_moe_v2_layout_ks(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
+                                 v->cfg.splitk > 1 ? v->cfg.splitk : 1);
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
@@ -135,6 +146,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
+    if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
 #undef DEF
     return n;
 }
@@ -163,6 +175,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-red4");
     if (o.group > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-g%d", o.group);
+    if (v->cfg.splitk > 1 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-ks%d", v->cfg.splitk);
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size)
@@ -195,6 +209,9 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
+    RAMP_CHECK(v->cfg.splitk == 1 || o.group <= 1, RAMP_ERR_UNSUPPORTED,
+               "v2 split-K %d runs the row-major tile order only, not groups of %d",
+               v->cfg.splitk, o.group);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
     RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe), RAMP_ERR_UNSUPPORTED,
                "v2 BF16: row-major weights, W2 unpermuted and no ping-pong so far (tiled %d, "
@@ -259,6 +276,11 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
+    k->ks = v->cfg.splitk > 1 ? v->cfg.splitk : 1;
+    k->clusters = k->sms / k->ks;
+    if (s == RAMP_OK && k->ks > 1)
+        s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->layout.total, k->ks, k->sms,
+                                    &k->clusters);
     k->split = eo.split;
     k->p2k = eo.p2k > 1 ? eo.p2k : 1;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
@@ -305,12 +327,26 @@ const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k) 
 }
 
 unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
+    /* in tiles, each run by ks CTAs (a cluster when ks = 2) */
     long long total = (long long)max_tiles * (k->v.geom.inter / k->v.cfg.width);
-    if (total > k->sms && k->sms > 0) total = k->sms; /* one block per SM; blocks stride */
-    if (k->max_grid > 0 && total > k->max_grid) total = k->max_grid;
+    if (total > k->clusters && k->clusters > 0) total = k->clusters; /* resident; they stride */
+    if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;
     if (total < 1) total = 1;
-    if (total > 0x7FFFFFFFLL) total = 0x7FFFFFFFLL;
-    return (unsigned)total;
+    if (total > 0x7FFFFFFFLL / k->ks) total = 0x7FFFFFFFLL / k->ks;
+    return (unsigned)(total * k->ks);
+}
+
+ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks, int sms,
+                                    int *clusters) {
+    *clusters = sms / ks;
+    if (ks <= 1) return RAMP_OK;
+    const unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
+    int n = 0;
+    /* a driver that cannot say: every SM pair, as without clusters */
+    if (ramp_kernel_max_active_clusters(kernel, block, smem, ks, &n) == RAMP_OK && n > 0 &&
+        n < *clusters)
+        *clusters = n;
+    return RAMP_OK;
 }
 
 void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
@@ -448,7 +484,8 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     ramp_moe_params copy = *p;
     void *args[2] = {&copy, &k->maps};
     if (k->split != 3)
-        RAMP_TRY(ramp_kernel_launch(k->kernel, grid, block, (int)k->layout.total, stream, args));
+        RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->layout.total, stream,
+                                       args, 0, k->ks));
     if (!k->split || k->split == 2) return RAMP_OK;
     /* phase 2: tiles (row tile, 256-row chunk of d, K part) */
     long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;

@@ -5,9 +5,10 @@
  * tensor maps (tensormap.c) and launches. Same variant type and parameter
  * block as v1 (moe_gpu.h), so tests and benchmarks run both on one input.
  *
- * Supported now (issue #5, step 1): FP8 layers with FP8 hidden states,
- * persistent = 0 and grouped = 0 (the grid is min(tiles, SMs), blocks stride
- * statically over the tiles), no split-K; rows b with
+ * Supported now (issue #5): FP8 and BF16 layers with hidden states of the
+ * same type, persistent = 0 and grouped = 0 (the grid is min(tiles, SMs),
+ * blocks stride statically over the tiles), split-K 1 or 2 (2: a cluster of
+ * two CTAs per tile, rows 1..64, d a multiple of 512); rows b with
  * ceil8(b) in {8, 16, 24, 32, 48, 64}, or 65..128 (a wide tile: 128 token
  * rows, kernels/moe_v2_wide.cuh; optionally in two launches, opts.split);
  * width 128, 256, 512 (dividing h);
@@ -110,12 +111,20 @@ ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
                                     const ramp_moe_v2_opts *o, ramp_moe_v2_kernel **out);
 void ramp_moe_v2_free(ramp_moe_v2_kernel *k);
 const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k);
-/* Blocks of a launch: min(max_tiles * h / w, SMs); every block strides
- * over the tiles (one block per SM fits). */
+/* Blocks of a launch: min(max_tiles * h / w, SMs) tiles' worth (x 2 CTAs
+ * for split-K, capped at the resident clusters); every block strides over
+ * the tiles (one block per SM fits). */
 unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles);
 /* Caps the grid at `blocks` (0: no cap beyond the SMs), so that tests can
- * make every block run several tiles. */
+ * make every block run several tiles; a split-K kernel (cfg.splitk 2, two
+ * CTAs per tile) rounds it down to whole clusters. */
 void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks);
+/* The resident clusters of ks CTAs of a v2 program with smem bytes of
+ * dynamic shared memory (the driver's count, at most sms / ks; sms / ks when
+ * the driver cannot say): a grid of more would leave clusters waiting for a
+ * second wave while the first strides over all the tiles. */
+ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks, int sms,
+                                    int *clusters);
 
 /* The kernel's second parameter for the weights of geometry g (experts =
  * local experts): W13 [E * 2h][d] and W2 [E * d][h] at w13 and w2, boxes of

@@ -31,7 +31,8 @@
  *
  * RAMP_LAYER_KERNEL=v2: the same with the Hopper kernel v2's polymorphic
  * kernel (kernels/moe_poly_v2.cuh; ramp_layer_desc.kernel): a menu of six
- * v2 entries (N = 8 .. 64, both widths, 2-4 stages), FP8 and BF16 (v2 runs
+ * v2 entries (N = 8 .. 64, both widths, 2-4 stages, one split-K over a
+ * cluster of two CTAs), FP8 and BF16 (v2 runs
  * no BF16 hidden states into an FP8 layer, and BF16 without RED4), each
  * entry forced on every routing both with the default grid and
  * with 7 blocks (every block then runs several tiles through its ring), the
@@ -67,8 +68,10 @@
 static const char *const MENU_V1[] = {"r4.w128.s4",          "r8.w256.s3",
                                       "r16.w256.s4.persist", "r32.w256.s2",
                                       "r64.w128.s3.persist.grp", "r8.w256.s2.k2"};
+/* entry 5 is a split-K one (a cluster of two CTAs per tile), so the whole
+ * polymorphic kernel is launched in clusters of two and every entry runs so */
 static const char *const MENU_V2[] = {"r4.w128.s4",  "r8.w256.s3", "r16.w256.s4",
-                                      "r32.w256.s2", "r64.w128.s3", "r8.w128.s2"};
+                                      "r32.w256.s2", "r64.w128.s3", "r16.w128.s4.k2"};
 #define NMENU 6
 /* RAMP_LAYER_KERNEL: which polymorphic kernel every part runs */
 static int g_kernel = RAMP_KERNEL_V1;

@@ -440,8 +440,12 @@ int main(void) {
             cjobs[ncjobs].o = o;
             job2[mi][k] = ncjobs++;
             job1[mi][k] = -1;
-            if (with_v1 && ramp_moe_v1_check(&all[i]) == RAMP_OK) {
-                cjobs[ncjobs].v = all[i];
+            /* v1's split-K sums through a workspace; the same tile unsplit
+             * computes the same function */
+            ramp_moe_variant v1v = all[i];
+            v1v.cfg.splitk = 1;
+            if (with_v1 && ramp_moe_v1_check(&v1v) == RAMP_OK) {
+                cjobs[ncjobs].v = v1v;
                 cjobs[ncjobs].v1 = 1;
                 job1[mi][k] = ncjobs++;
             }
@@ -607,7 +611,8 @@ int main(void) {
             }
             if (job1[mi][ci] >= 0) {
                 cjob *J1 = wait_cjob(job1[mi][ci]);
-                if (J1->s != RAMP_OK || ramp_moe_kernel_create_from(R.gpu, v, J1->r, &K1) != RAMP_OK) {
+                if (J1->s != RAMP_OK ||
+                    ramp_moe_kernel_create_from(R.gpu, &J1->v, J1->r, &K1) != RAMP_OK) {
                     fprintf(stderr, "%s %s: v1 of the same configuration unavailable: %s\n", label,
                             name, J1->s != RAMP_OK ? J1->err : ramp_last_error());
                     check_failures++;

@@ -163,9 +163,10 @@ static int test_compile(int bf16, int xbf16, const char *kind) {
 /* ------------------------------------------------------------ v2 menus */
 
 /* Menus of six v2 entries: every wgmma N (8 .. 64), both (all three)
- * widths, 2-4 stages (the configuration space's). */
-static const char *const MENU_V2_QWEN[] = {"r4.w128.s4",  "r8.w128.s3",  "r16.w256.s4",
-                                           "r24.w256.s3", "r32.w256.s4", "r64.w128.s2"};
+ * widths, 2-4 stages (the configuration space's); Qwen3's holds a split-K
+ * entry (r8.w128.s4.k2: a cluster of two CTAs per tile). */
+static const char *const MENU_V2_QWEN[] = {"r4.w128.s4",  "r8.w128.s4.k2", "r16.w256.s4",
+                                           "r24.w256.s3", "r32.w256.s4",   "r64.w128.s2"};
 static const char *const MENU_V2_DSV3[] = {"r4.w128.s4",  "r8.w256.s4",  "r16.w512.s3",
                                            "r32.w512.s4", "r48.w256.s4", "r64.w512.s4"};
 /* Wide tiles beside narrow ones: fused, and two-phase with 1, 2, 4 K parts
@@ -208,6 +209,14 @@ static void test_v2_source_and_shape(void) {
         }
     CHECK(strstr(src, "RAMP_POLY_V2_PRODUCERS") < strstr(src, "RAMP_POLY_V2_PRODUCER(0"));
     CHECK(strstr(src, "RAMP_POLY_V2_END") > strstr(src, "RAMP_POLY_V2_CONSUMER(5"));
+    /* the split-K entry (1) alone defines its cluster split, inside its namespace */
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_KSPLIT 2\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_KSPLIT"), d.count);
+    {
+        const char *ks = strstr(src, "#define RAMP_MV2_KSPLIT 2");
+        const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e0 = strstr(src, "namespace ramp_poly_e0 {");
+        CHECK(ks && e0 && e1 && ks > e0 && ks < e1);
+    }
     free(src);
     int threads;
     long long smem, want = 0;
@@ -294,8 +303,12 @@ static void test_v2_refusals(void) {
     c.grouped = 1;
     refuse_v2("a grouped entry", c, 0, 0);
     c = base;
-    c.splitk = 2;
-    refuse_v2("a split-K entry", c, 0, 0);
+    c.splitk = 4; /* v2 splits K over a cluster of two only */
+    refuse_v2("a split-K 4 entry", c, 0, 0);
+    c = base;
+    c.rows = 128;
+    c.splitk = 2; /* narrow tiles only */
+    refuse_v2("a wide split-K entry", c, 0, 0);
     c = base;
     c.stages = 7;
     refuse_v2("7 stages", c, 0, 0);

@@ -22,7 +22,9 @@
  * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each also for a BF16
  * layer (RAMP_MV2_BF16, "bf16": m64nNk16 or m64n128k16, its own layouts), a
  * wide one fused and in two launches (down K whole and in 2 parts).
- * RAMP_MOE_V2_COMPILE_ALL=1: all 50, each also tiled and red4. RAMP_MOE_CONFIGS = a
+ * Split-K over a cluster of two (ramp_config.splitk 2): rows 8 and 32 of
+ * each width, FP8 and BF16.
+ * RAMP_MOE_V2_COMPILE_ALL=1: all, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
  * v2 disassembles them). RAMP_MOE_COMPILE_THREADS threads (default 2).
@@ -88,9 +90,27 @@ static void refusals(void) {
     v = mv2_variant(&g, 8, 128);
     v.cfg.persistent = 1;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    /* split-K: 2 over a cluster of two CTAs, narrow fused tiles, d a
+     * multiple of 512; not 4, not wide or two-phase, not d = 1280 */
     v = mv2_variant(&g, 8, 128);
     v.cfg.splitk = 2;
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.splitk = 4;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, MV2_WIDE_ROWS, 128);
+    v.cfg.stages = 3;
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.splitk = 2;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v.cfg.two_phase = 1;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 8, 128);
+    v.cfg.splitk = 2;
+    v.geom.hidden = 1280;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "512") != NULL);
+    v.cfg.splitk = 1;
+    CHECK_OK(ramp_moe_v2_check(&v));
     /* BF16: narrow and wide tiles, fused and two-phase; of the options only
      * the order (no pre-tiled weights, W2 permutation or ping-pong) */
     v = mv2_variant(&g, 8, 128);
@@ -160,7 +180,10 @@ int main(void) {
         for (int i = 0; i < n; i++) {
             /* default: one rows value per wgmma N (12 stands for 16, ...) */
             const int r = vs[i].cfg.rows;
-            if (!all && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64 &&
+            /* split-K (a cluster of two): N = 8 and 32 stand for its rows */
+            const int ks = vs[i].cfg.splitk > 1;
+            if (!all && ks && r != 8 && r != 32) continue;
+            if (!all && !ks && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64 &&
                 r != MV2_WIDE_ROWS)
                 continue;
             if (configs_env && *configs_env) {

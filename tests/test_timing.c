@@ -666,7 +666,7 @@ static void test_kernel(void) {
     /* A v2 dataset with a configuration v2 does not run: refused on writing
      * (naming it) and, made by relabelling a v1 file, on reading. */
     static const char *const mixed[3][2] = {{"r8.w128.s3", "r32.w256.s2.persist"},
-                                            {"r8.w128.s3", "r4.w128.s2.k2"},
+                                            {"r8.w128.s3", "r4.w128.s2.k4"},
                                             {"r8.w128.s3", "r16.w256.s4.persist.grp"}};
     for (int i = 0; i < 3; i++) {
         t = small_dataset(&g, mixed[i], 2);
@@ -767,10 +767,11 @@ static void test_kernel(void) {
  * K parts dividing h / 128, at stages 3 and 4 where they fit (4 only at
  * w = 128: 3 x 48.5 KB slots at w 256 / 512): Qwen3 (h / 128 = 6: parts
  * 1, 2) w128 2 x 3 + w256 1 x 3 = 9; DeepSeek-V3 (16: parts 1, 2, 4)
- * w128 2 x 4 + w256 4 + w512 4 = 16. */
+ * w128 2 x 4 + w256 4 + w512 4 = 16. Last v2's split-K over a cluster of
+ * two: rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages = 10 on both. */
 static void test_kernel_space(void) {
-    static const struct { const char *model; int v1, v2, widths, wide; } want[2] = {
-        {"qwen3-30b", 180, 69, 2, 9}, {"deepseek-v3", 378, 106, 3, 16}};
+    static const struct { const char *model; int v1, v2, widths, wide, ks; } want[2] = {
+        {"qwen3-30b", 180, 79, 2, 9, 10}, {"deepseek-v3", 378, 116, 3, 16, 10}};
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     for (int m = 0; m < 2; m++) {
@@ -787,7 +788,7 @@ static void test_kernel_space(void) {
         CHECK_OK(ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &s2, &n2));
         CHECK_EQ_INT(n1, want[m].v1);
         CHECK_EQ_INT(n2, want[m].v2);
-        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths + want[m].wide);
+        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths + want[m].wide + want[m].ks);
         /* exactly v1's plain, ungrouped, split-K-1 configurations, in order */
         int j = 0;
         for (int i = 0; i < n1 && s1 && s2; i++) {
@@ -796,8 +797,8 @@ static void test_kernel_space(void) {
             CHECK(j < n2 && ramp_config_equal(c, &s2[j]));
             j++;
         }
-        CHECK_EQ_INT(j, n2 - want[m].wide);
-        for (; j < n2 && s2; j++) { /* then the wide tiles, each one v2 runs */
+        CHECK_EQ_INT(j, n2 - want[m].wide - want[m].ks);
+        for (; j < n2 - want[m].ks && s2; j++) { /* then the wide tiles, each one v2 runs */
             ramp_moe_variant v;
             memset(&v, 0, sizeof v);
             v.cfg = s2[j];
@@ -809,6 +810,19 @@ static void test_kernel_space(void) {
             ramp_resources r;
             CHECK_OK(ramp_config_resources(&s2[j], &g, &lim, &r));
             CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
+        }
+        for (; j < n2 && s2; j++) { /* then split-K, which only v2 runs so */
+            ramp_moe_variant v;
+            memset(&v, 0, sizeof v);
+            v.cfg = s2[j];
+            v.geom = g;
+            CHECK(s2[j].rows <= 32 && s2[j].splitk == 2 && s2[j].stages == 4 &&
+                  !s2[j].persistent && !s2[j].two_phase);
+            CHECK_OK(ramp_moe_v2_check(&v));
+            ramp_resources r;
+            CHECK_OK(ramp_config_resources_for(RAMP_KERNEL_V2, &s2[j], &g, &lim, &r));
+            CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
+            CHECK_EQ_INT(r.smem_bytes, (int)ramp_moe_v2_layout_for(&v).total);
         }
         ramp_timing *t = NULL;
         CHECK_OK(ramp_timing_create_space_for(RAMP_KERNEL_V2, &md, "EP8", &g, &lim, &t));

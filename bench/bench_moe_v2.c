@@ -26,8 +26,9 @@
  *
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
- * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.g<grid cap>]
- * (.c2: the configuration's split-K over a cluster of two CTAs; q: Qwen3 only, m: Mixtral
+ * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
+ * [.g<grid cap>] (.c2: the configuration's split-K over a cluster of two
+ * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
  * ramp_moe_v2_default_opts; .t1 runs on the same random weights packed by
@@ -101,6 +102,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'k') x->o.p2k = val;
         else if (c == 'o') x->o.group = val;
         else if (c == 'c') x->ks = val;
+        else if (c == 'l') x->o.cluster = val;
         else return 0;
         p += 2 + used;
     }
@@ -109,7 +111,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
     const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
-    const int ks_ok = x->ks >= 0 && x->ks <= 2;
+    const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2;
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 

@@ -80,7 +80,8 @@
  * epilogue, output), 2 as 1 and the producer loads the weights alone (no
  * token gather, no scales), 3 as 2 without the weights (the ring's
  * synchronisation and the launch alone), 4 everything but the output
- * reductions (the accumulators kept live by a test that never holds). */
+ * reductions (the accumulators kept live by a test that never holds), 5
+ * split-K without its exchange (each CTA quantizes its own partial sums). */
 #ifndef RAMP_MV2_PF
 #define RAMP_MV2_PF 0
 #endif
@@ -875,7 +876,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             HOP_ACC_FENCE(accu, V2_ACC);
             hop_mbar_arrive(empty + 8 * s);
         }
-#if V2_KS > 1
+#if V2_KS > 1 && RAMP_MV2_DIAG != 5
         v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
 #endif
         v2_act_bf16(sm, accg, accu, p, c);
@@ -964,7 +965,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             v2_up_finish(sm, it, tg0, tu0, xs0, wgs[0], wus[0], accg, accu);
         }
 #endif
-#if V2_KS > 1
+#if V2_KS > 1 && RAMP_MV2_DIAG != 5
         v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
 #endif
         v2_act_quant(sm, accg, accu, p, c);

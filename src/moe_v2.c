@@ -20,6 +20,7 @@ struct ramp_moe_v2_kernel {
     ramp_resources res;
     int sms, max_grid;
     int ks;       /* CTAs per tile (cfg.splitk): a cluster launch when 2 */
+    int launch_cluster; /* CTAs per cluster of the launch: ks, or opts.cluster */
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
     int red4;  /* the program adds float4s into out: 16-byte aligned */
@@ -93,7 +94,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0};
     return o;
 }
 
@@ -196,15 +197,16 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = effective_opts(v, opts);
-    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 4 &&
+    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 5 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4) &&
-                   o.group >= 0 && o.group <= 64,
+                   o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2,
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..4), pipe %d (0..2), tiled %d (0, 1), "
-               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4), group %d (0..64)",
-               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group);
+               "v2 options: prefetch %d (0..16), diag %d (0..5), pipe %d (0..2), tiled %d (0, 1), "
+               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4), group %d (0..64), "
+               "cluster %d (0..2)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster);
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
@@ -277,9 +279,11 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
     k->ks = v->cfg.splitk > 1 ? v->cfg.splitk : 1;
-    k->clusters = k->sms / k->ks;
-    if (s == RAMP_OK && k->ks > 1)
-        s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->layout.total, k->ks, k->sms,
+    /* opts.cluster: an unsplit program launched in clusters too (timing) */
+    k->launch_cluster = eo.cluster > k->ks ? eo.cluster : k->ks;
+    k->clusters = k->sms / k->launch_cluster;
+    if (s == RAMP_OK && k->launch_cluster > 1)
+        s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->layout.total, k->launch_cluster, k->sms,
                                     &k->clusters);
     k->split = eo.split;
     k->p2k = eo.p2k > 1 ? eo.p2k : 1;
@@ -329,11 +333,13 @@ const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k) 
 unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
     /* in tiles, each run by ks CTAs (a cluster when ks = 2) */
     long long total = (long long)max_tiles * (k->v.geom.inter / k->v.cfg.width);
-    if (total > k->clusters && k->clusters > 0) total = k->clusters; /* resident; they stride */
+    const long long resident = (long long)k->clusters * k->launch_cluster / k->ks;
+    if (total > resident && resident > 0) total = resident; /* resident; they stride */
     if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;
     if (total < 1) total = 1;
     if (total > 0x7FFFFFFFLL / k->ks) total = 0x7FFFFFFFLL / k->ks;
-    return (unsigned)(total * k->ks);
+    long long ctas = total * k->ks, c = k->launch_cluster;
+    return (unsigned)((ctas + c - 1) / c * c); /* whole clusters; spare CTAs return at once */
 }
 
 ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks, int sms,
@@ -485,7 +491,7 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     void *args[2] = {&copy, &k->maps};
     if (k->split != 3)
         RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->layout.total, stream,
-                                       args, 0, k->ks));
+                                       args, 0, k->launch_cluster));
     if (!k->split || k->split == 2) return RAMP_OK;
     /* phase 2: tiles (row tile, 256-row chunk of d, K part) */
     long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;

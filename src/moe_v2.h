@@ -36,7 +36,7 @@ typedef struct {
  * issue #5; moe_v2.md). */
 typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
-    int diag;     /* timing diagnostic 0..4 (RAMP_MV2_DIAG); results are wrong if > 0 */
+    int diag;     /* timing diagnostic 0..5 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
@@ -54,6 +54,9 @@ typedef struct {
                      blocks running together share a slice's weights through L2
                      (moe_v2_params.h, ramp_mv2_tile_of). Not measured yet
                      (moe_v2.md, session 8) */
+    int cluster;  /* 0 or 1: the launch's clusters are the configuration's (split-K 2:
+                     two CTAs, else none); 2: an unsplit program launched in clusters
+                     of two all the same (timing the cluster launch alone) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

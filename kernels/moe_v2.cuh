@@ -918,6 +918,14 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     const int t = threadIdx.x & 3;
     const int *tok = (const int *)(sm + V2_LAYOUT.tok);
 
+#if V2_KS > 1
+    /* split-K: the slot ids read at the tile's start (N <= 32: at most 8
+     * registers through the up passes). Read in the down phase, racecheck
+     * reported them racing with the next tile's write of tok (session 12),
+     * although the tile's two block barriers order the two either way. */
+    int slots[V2_TPT];
+    v2_thread_slots(tok, t, slots);
+#endif
     /* phases 1 + 2: up projection and requantization, one pass of 128
      * columns at a time (consumer c: columns 64c..64c+63 of the pass) */
     float accg[V2_ACC], accu[V2_ACC], tg0[V2_ACC], tu0[V2_ACC];
@@ -974,8 +982,10 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     /* phase 3: down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns from the
      * intermediate in shared memory; stages ds = chunk * V2_DKB + kk */
+#if V2_KS == 1
     int slots[V2_TPT];
     v2_thread_slots(tok, t, slots);
+#endif
     const int nds = V2_NDS;
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
 #pragma unroll

@@ -5,7 +5,7 @@
 # ramp binary (the benchmarks sit beside it), source dir. Also
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
-# layer results.
+# layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -119,6 +119,12 @@ expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "
 expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" "$tmp/nope.safetensors"
 expect 2 "--sms >= 1" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" --sms 0
 expect 0 "\| olmoe-ep8-v2 \| 1-64 \| 97 \| 2.10 \| 2.18 \| 0.02 \| 56 \(42%\) \| 35 \|" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors"
+# bench/split_gain.py: refusals (a v1 file, a v2 file from before split-K)
+sg=$2/bench/split_gain.py
+expect 0 "usage: split_gain.py" -- python3 "$sg" --help
+expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "$sg" "$T/olmoe-ep16.safetensors"
+expect 1 "qwen3-30b-ep8-v2.safetensors holds no split-K configuration" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors"
+expect 2 "--sms must be >= 1" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors" --sms 0
 # bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
 LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \

@@ -368,6 +368,17 @@ static __device__ __forceinline__ void hop_st_cluster_v4(unsigned addr, float a,
                  "f"(c), "f"(d)
                  : "memory");
 }
+/* An asynchronous store of four floats into another CTA's shared memory
+ * (addr and bar: shared::cluster addresses from hop_mapa) that completes 16
+ * transaction bytes on that CTA's mbarrier bar when it lands: the receiver
+ * announces the bytes it expects (hop_mbar_arrive_expect_tx) and its wait
+ * on bar then sees the data, as with a TMA load; no fence on this side. */
+static __device__ __forceinline__ void hop_st_async_v4(unsigned addr, float a, float b, float c,
+                                                       float d, unsigned bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                 ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d), "r"(bar)
+                 : "memory");
+}
 /* An arrival on another CTA's mbarrier (a shared::cluster address from
  * hop_mapa), released at cluster scope: this thread's earlier stores to that
  * CTA are visible to whoever acquires the phase (hop_mbar_wait_cluster). */

@@ -560,34 +560,34 @@ static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &
 
 #if V2_KS > 1
 /* Split-K: this CTA summed half of the pass's K blocks into accg, accu, its
- * partner (cluster rank ^ 1) the other half. Each writes its partial sums
- * into the other's xbuf (thread-major float4s: no bank conflicts), and once
- * all its consumers have (a consumer barrier), one thread arrives on the
- * partner's xfull with cluster-scope release; each then waits on its own
- * xfull and adds what it received, so both hold the whole sums, bit for bit
- * alike (a + b == b + a in f32). xempty, which the partner arrives on once
- * all its consumers have read, keeps the next exchange from overwriting
- * xbuf early. One remote arrival per CTA, not one per thread: 256 remote
- * arrivals on one mbarrier serialise at the partner (measured 2026-12-01:
- * split-K ran 8 us slower per tile than the same bytes unsplit with them).
- * xu = the block's exchange count (phase parity). */
+ * partner (cluster rank ^ 1) the other half. Each sends its partial sums
+ * into the other's xbuf with st.async (thread-major float4s: no bank
+ * conflicts), each store completing its bytes on the receiver's xfull,
+ * whose thread 0 announced the bytes it expects (one arrival): the data
+ * arrive as a TMA load's do, with no fence or barrier on the sending side.
+ * Each then waits on its own xfull and adds what it received, so both hold
+ * the whole sums, bit for bit alike (a + b == b + a in f32). xempty, which
+ * the partner arrives on (one thread, cluster-scope release, after a
+ * consumer barrier) once all its consumers have read, keeps the next
+ * exchange from overwriting xbuf early. xu = the block's exchange count
+ * (phase parity). (Session 12's first version stored with st.shared::cluster
+ * and released after a consumer barrier: ~3 us per pass, moe_v2.md.) */
 static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *accg, float *accu,
                                                       int xu) {
     const int ct = threadIdx.x - 128; /* consumer thread 0..255 */
     const unsigned peer = hop_cluster_rank() ^ 1u;
     const unsigned xbuf = hop_smem(sm + V2_LAYOUT.xbuf);
     const unsigned xfull = hop_smem(sm + V2_LAYOUT.xbars), xempty = xfull + 8;
+    if (ct == 0) hop_mbar_arrive_expect_tx(xfull, 256u * V2_N * 4u); /* the partner's sums */
     if (xu > 0) hop_mbar_wait_cluster(xempty, (xu - 1) & 1);
-    const unsigned dst = hop_mapa(xbuf, peer);
+    const unsigned dst = hop_mapa(xbuf, peer), bar = hop_mapa(xfull, peer);
 #pragma unroll
     for (int i = 0; i < V2_ACC; i += 4) {
-        hop_st_cluster_v4(dst + 16u * ((i / 4) * 256 + ct), accg[i], accg[i + 1], accg[i + 2],
-                          accg[i + 3]);
-        hop_st_cluster_v4(dst + 16u * ((V2_ACC / 4 + i / 4) * 256 + ct), accu[i], accu[i + 1],
-                          accu[i + 2], accu[i + 3]);
+        hop_st_async_v4(dst + 16u * ((i / 4) * 256 + ct), accg[i], accg[i + 1], accg[i + 2],
+                        accg[i + 3], bar);
+        hop_st_async_v4(dst + 16u * ((V2_ACC / 4 + i / 4) * 256 + ct), accu[i], accu[i + 1],
+                        accu[i + 2], accu[i + 3], bar);
     }
-    V2_CONSUMER_SYNC(); /* every consumer's stores before the one release */
-    if (ct == 0) hop_mbar_arrive_remote(hop_mapa(xfull, peer));
     hop_mbar_wait_cluster(xfull, xu & 1);
     const float4 *in = (const float4 *)(sm + V2_LAYOUT.xbuf);
 #pragma unroll
@@ -1110,7 +1110,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
         hop_mbar_init(empty + 8 * s, 256);    /* every consumer thread */
     }
 #if V2_KS > 1
-    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: the partner, once */
+    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, 1); /* xempty: the same */
 #endif
     hop_mbar_init_fence();

@@ -121,13 +121,13 @@ expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rf" "$T/olmoe-ep8-v2
 expect 2 "--sms >= 1" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" --sms 0
 expect 0 "\| olmoe-ep8-v2 \| 1-64 \| 97 \| 2.17 \| 2.23 \| 0.02 \| 56 \(42%\) \| 34 \|" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors"
 # bench/split_gain.py: refusals (a v1 file, a v2 file from before split-K), then the
-# smallest loads of Qwen3-30B EP32 (bench/results/s12-run6)
+# smallest loads of Qwen3-30B EP32 (bench/results/s12-run10)
 sg=$2/bench/split_gain.py
 expect 0 "usage: split_gain.py" -- python3 "$sg" --help
 expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "$sg" "$T/olmoe-ep16.safetensors"
 expect 1 "qwen3-30b-ep8-v2.safetensors holds no split-K configuration" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors"
 expect 2 "--sms must be >= 1" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors" --sms 0
-expect 0 "\| qwen3-30b-ep32-v2 \| 1-64 \| 666 \| 1.09 \| 1.22 \| 662 \| 0.18 \|" -- python3 "$sg" "$T/qwen3-30b-ep32-v2.safetensors"
+expect 0 "\| qwen3-30b-ep32-v2 \| 1-64 \| 666 \| 1.11 \| 1.25 \| 666 \| 0.18 \|" -- python3 "$sg" "$T/qwen3-30b-ep32-v2.safetensors"
 # bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
 LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \

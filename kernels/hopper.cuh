@@ -249,16 +249,19 @@ static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, u
  * suspend the thread for a while before it says no; the loop retries). Its
  * acquire makes what the arriving threads wrote before arriving, and the
  * TMA bytes, visible to the caller. */
+#define HOP_MBAR_WAIT_LOOP(try_wait, bar, parity)                                 \
+    do {                                                                          \
+        unsigned done_;                                                           \
+        do {                                                                      \
+            asm volatile("{\n.reg .pred p;\n" try_wait " p, [%1], %2;\n"          \
+                         "selp.u32 %0, 1, 0, p;\n}\n"                             \
+                         : "=r"(done_)                                            \
+                         : "r"(bar), "r"(parity)                                  \
+                         : "memory");                                             \
+        } while (!done_);                                                         \
+    } while (0)
 static __device__ __forceinline__ void hop_mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{\n.reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
+    HOP_MBAR_WAIT_LOOP("mbarrier.try_wait.parity.shared::cta.b64", bar, parity);
 }
 
 /* -------------------------------------------------- TMA and cp.async */
@@ -362,12 +365,6 @@ static __device__ __forceinline__ void hop_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n"
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-static __device__ __forceinline__ void hop_st_cluster_v4(unsigned addr, float a, float b, float c,
-                                                         float d) {
-    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b),
-                 "f"(c), "f"(d)
-                 : "memory");
-}
 /* An asynchronous store of four floats into another CTA's shared memory
  * (addr and bar: shared::cluster addresses from hop_mapa) that completes 16
  * transaction bytes on that CTA's mbarrier bar when it lands: the receiver
@@ -389,15 +386,7 @@ static __device__ __forceinline__ void hop_mbar_arrive_remote(unsigned bar) {
 /* hop_mbar_wait with cluster-scope acquire: for phases completed by other
  * CTAs' arrivals. */
 static __device__ __forceinline__ void hop_mbar_wait_cluster(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{\n.reg .pred p;\n"
-                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
+    HOP_MBAR_WAIT_LOOP("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64", bar, parity);
 }
 
 /* ---------------------------------------------------------- setmaxnreg */

@@ -30,13 +30,7 @@ BANDS = ((1, 64), (65, 256), (257, 1024), (1025, 1 << 30))
 def gains(path, sms):
     """Rows (name, band, loads, median gain, best gain, loads split-K wins,
     median busy share) of one dataset; exits with a message on a bad file."""
-    if not os.path.isfile(path):
-        sys.exit(f"split_gain: {path}: no such file")
-    meta, d = _v.read_safetensors(path)
-    if meta.get("format") != "ramp-timing":
-        sys.exit(f"split_gain: {path} is not a timing dataset (format ramp-timing)")
-    if meta.get("kernel", "v1") != "v2":
-        sys.exit(f"split_gain: {path} was measured on kernel {meta.get('kernel', 'v1')}, not v2")
+    meta, d = _v.read_v2_timing(path, "split_gain")
     names = meta["configs"].split(",")
     ks = np.array([n.endswith(".k2") for n in names])
     if not ks.any():

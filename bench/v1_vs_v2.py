@@ -33,6 +33,19 @@ def read_safetensors(path):
                   for name, t in header.items()}
 
 
+def read_v2_timing(path, tool):
+    """A v2 timing dataset's metadata and tensors; exits with "tool: ..." when
+    path is missing, is not a timing dataset or holds another kernel's times."""
+    if not os.path.isfile(path):
+        sys.exit(f"{tool}: {path}: no such file")
+    meta, d = read_safetensors(path)
+    if meta.get("format") != "ramp-timing":
+        sys.exit(f"{tool}: {path} is not a timing dataset (format ramp-timing)")
+    if meta.get("kernel", "v1") != "v2":
+        sys.exit(f"{tool}: {path} was measured on kernel {meta.get('kernel', 'v1')}, not v2")
+    return meta, d
+
+
 def compare(p1, p2):
     m1, d1 = read_safetensors(p1)
     m2, d2 = read_safetensors(p2)

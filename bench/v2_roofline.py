@@ -47,13 +47,7 @@ def main():
         ap.error("--copy-tbs and --dense-tflops must be > 0, --sms >= 1")
     table = []      # printed once every dataset has been read: no partial table on an error
     for path in a.dataset:
-        if not os.path.isfile(path):
-            sys.exit(f"v2_roofline: {path}: no such file")
-        meta, d = _v.read_safetensors(path)
-        if meta.get("format") != "ramp-timing":
-            sys.exit(f"v2_roofline: {path} is not a timing dataset")
-        if meta.get("kernel", "v1") != "v2":
-            sys.exit(f"v2_roofline: {path} was measured on kernel {meta.get('kernel', 'v1')}, not v2")
+        meta, d = _v.read_v2_timing(path, "v2_roofline")
         h, dm = int(meta["inter"]), int(meta["hidden"])
         loads = d["loads"].astype(np.int64)
         times = d["times_us"].astype(float)

@@ -22,7 +22,6 @@ Needs numpy only (the reader is docs/formats.md's, from bench/v1_vs_v2.py).
 import argparse
 import importlib.util
 import os
-import sys
 
 import numpy as np
 

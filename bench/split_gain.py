@@ -3,8 +3,9 @@
 projection split in K over a cluster of two CTAs) gain, from v2 timing
 datasets measured on the GPU: per load, the best split-K time against the
 best unsplit one (the kernel alone, the oracle choice in each set), by band
-of the load's pairs and by how many of the SMs v2's unsplit decomposition
-(one block per row tile and 128-column slice) would keep busy.
+of the load's pairs, beside the share of the SMs that one block per active
+expert and 128-column slice would keep busy (bench/v2_roofline.py's
+measure of a small load; larger loads have more row tiles).
 
     bench/split_gain.py data/timing/olmoe-ep8-v2.safetensors [...] [--sms 132]
 
@@ -67,7 +68,7 @@ def main():
         ap.error("--sms must be >= 1")
     rows = [r for p in a.dataset for r in gains(p, a.sms)]
     print("| dataset | pairs | loads | gain, median | gain, best | loads split-K wins "
-          "| SMs busy unsplit (median share) |")
+          "| SMs busy at one block per active expert and 128-column slice (median share) |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 

@@ -187,6 +187,9 @@
 #if V2_KS > 1 && (V2_WIDE || RAMP_MV2_PHASE || RAMP_MV2_GROUP > 1)
 #error "RAMP_MV2_KSPLIT 2: narrow fused tiles (rows 1..64), row-major order"
 #endif
+#if V2_KS > 1 && RAMP_ROWS > 32
+#error "RAMP_MV2_KSPLIT 2: rows 1..32 (the slot ids are held in registers through the up passes)"
+#endif
 #if V2_KS > 1 && RAMP_HIDDEN % (RAMP_MV2_CHUNK * V2_KS)
 #error "RAMP_MV2_KSPLIT 2 needs d a multiple of 512 (whole down chunks per CTA)"
 #endif

@@ -54,10 +54,14 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(!c->persistent && !c->grouped, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: persistent launch and grouped order are not configurations of "
                "v2 (it is persistent always; its grouped order is an option)", name);
-    RAMP_CHECK(c->splitk == 1 || (c->splitk == 2 && c->rows <= 64 && !c->two_phase),
+    /* split-K's tested part: the configuration space's rows and widths
+     * (src/config.c), every stage count */
+    RAMP_CHECK(c->splitk == 1 ||
+                   (c->splitk == 2 && c->rows <= 32 && c->width <= 256 && !c->two_phase),
                RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: split-K %d (1, or 2 over a cluster of two CTAs with rows "
-               "1..64, fused)", name, c->splitk);
+               "v2 config %s: split-K %d with rows %d, width %d, two_phase %d (v2 splits K over "
+               "a cluster of two CTAs only: split-K 1 or 2, and 2 with rows 1..32, width 128 or "
+               "256, fused)", name, c->splitk, c->rows, c->width, c->two_phase);
     RAMP_CHECK(c->splitk == 1 || g->hidden % (RAMP_MV2_CHUNK * c->splitk) == 0,
                RAMP_ERR_UNSUPPORTED,
                "v2 config %s: split-K %d needs d a multiple of %d (whole down chunks per CTA), "
@@ -124,11 +128,15 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-#define DEF(fmt, val)                       \
-    do {                                    \
-        snprintf(storage[n], 48, fmt, val); \
-        defs[n] = storage[n];               \
-        n++;                                \
+    /* 9 always and 8 options at most: 17 <= RAMP_MOE_MAX_DEFINES (the guard
+     * keeps a future option from writing past the arrays) */
+#define DEF(fmt, val)                           \
+    do {                                        \
+        if (n < RAMP_MOE_MAX_DEFINES) {         \
+            snprintf(storage[n], 48, fmt, val); \
+            defs[n] = storage[n];               \
+            n++;                                \
+        }                                       \
     } while (0)
     DEF("RAMP_ROWS=%d", v->cfg.rows);
     DEF("RAMP_WIDTH=%d", v->cfg.width);
@@ -212,8 +220,8 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
     RAMP_CHECK(v->cfg.splitk == 1 || o.group <= 1, RAMP_ERR_UNSUPPORTED,
-               "v2 split-K %d runs the row-major tile order only, not groups of %d",
-               v->cfg.splitk, o.group);
+               "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
+               "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
     RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe), RAMP_ERR_UNSUPPORTED,
                "v2 BF16: row-major weights, W2 unpermuted and no ping-pong so far (tiled %d, "
@@ -338,8 +346,11 @@ unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
     if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;
     if (total < 1) total = 1;
     if (total > 0x7FFFFFFFLL / k->ks) total = 0x7FFFFFFFLL / k->ks;
+    /* whole clusters: with ks = 1 in clusters (opts.cluster) every CTA takes
+     * tiles, so round down, keeping one cluster */
     long long ctas = total * k->ks, c = k->launch_cluster;
-    return (unsigned)((ctas + c - 1) / c * c); /* whole clusters; spare CTAs return at once */
+    ctas = ctas / c * c;
+    return (unsigned)(ctas < c ? c : ctas);
 }
 
 ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks, int sms,
@@ -348,10 +359,13 @@ ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks,
     if (ks <= 1) return RAMP_OK;
     const unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     int n = 0;
-    /* a driver that cannot say: every SM pair, as without clusters */
-    if (ramp_kernel_max_active_clusters(kernel, block, smem, ks, &n) == RAMP_OK && n > 0 &&
-        n < *clusters)
-        *clusters = n;
+    /* a driver that cannot say (before CUDA 11.8): every SM pair, as
+     * without clusters; its error is not the caller's */
+    if (ramp_kernel_max_active_clusters(kernel, block, smem, ks, &n) != RAMP_OK) {
+        ramp_clear_error();
+        return RAMP_OK;
+    }
+    if (n > 0 && n < *clusters) *clusters = n;
     return RAMP_OK;
 }
 

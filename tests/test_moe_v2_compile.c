@@ -97,6 +97,11 @@ static void refusals(void) {
     CHECK_OK(ramp_moe_v2_check(&v));
     v.cfg.splitk = 4;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    v = mv2_variant(&g, 48, 128); /* split-K's rows stop at 32 (what is tested) */
+    CHECK_OK(ramp_moe_v2_check(&v));
+    v.cfg.splitk = 2;
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "rows 48") != NULL);
     v = mv2_variant(&g, MV2_WIDE_ROWS, 128);
     v.cfg.stages = 3;
     CHECK_OK(ramp_moe_v2_check(&v));
@@ -178,20 +183,21 @@ int main(void) {
         ramp_moe_variant vs[MV2_MAXV];
         int n = mv2_variants(&g, vs);
         for (int i = 0; i < n; i++) {
-            /* default: one rows value per wgmma N (12 stands for 16, ...) */
             const int r = vs[i].cfg.rows;
-            /* split-K (a cluster of two): N = 8 and 32 stand for its rows */
-            const int ks = vs[i].cfg.splitk > 1;
-            if (!all && ks && r != 8 && r != 32) continue;
-            if (!all && !ks && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64 &&
-                r != MV2_WIDE_ROWS)
-                continue;
-            if (configs_env && *configs_env) {
+            if (configs_env && *configs_env) { /* exactly the configurations named */
                 char name[64], list[1100], key[80];
                 ramp_config_name(&vs[i].cfg, name, sizeof name);
                 snprintf(list, sizeof list, ",%s,", configs_env);
                 snprintf(key, sizeof key, ",%s,", name);
                 if (!strstr(list, key)) continue;
+            } else if (!all) {
+                /* default: one rows value per wgmma N (12 stands for 16,
+                 * ...); split-K (a cluster of two): N = 8 and 32 */
+                const int ks = vs[i].cfg.splitk > 1;
+                if (ks && r != 8 && r != 32) continue;
+                if (!ks && r != 2 && r != 12 && r != 24 && r != 32 && r != 48 && r != 64 &&
+                    r != MV2_WIDE_ROWS)
+                    continue;
             }
             /* pre-tiled (mode 1): only the producer's TMA coordinates
              * differ; float4 output (mode 2): only the epilogue; so the
@@ -227,6 +233,11 @@ int main(void) {
                 if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
             }
         }
+    }
+    if (configs_env && *configs_env && njobs == 0) { /* a misspelt name must fail */
+        fprintf(stderr, "RAMP_MOE_CONFIGS='%s' names no v2 configuration of Qwen3-30B or "
+                        "DeepSeek-V3 EP8\n", configs_env);
+        check_failures++;
     }
     const int nth = compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32);
     double secs = compile_pool_run(njobs, nth, compile_one, jobs);

@@ -775,6 +775,8 @@ ramp_status ramp_costmodel_kind_parse(const char *text, ramp_costmodel_kind *out
 
 typedef struct {
     ramp_costmodel_kind kind;
+    int kernel;             /* ramp_kernel_version of the dataset it was fit
+                               on (ramp_config_max_waves's rule) */
     ramp_geometry geom;
     int sms;
     int nconfigs;
@@ -1628,15 +1630,39 @@ ramp_status ramp_kernel_max_active_clusters(const ramp_kernel *k, const unsigned
 typedef struct {
     int rows;        /* b_c: token rows per tile (1..1024) */
     int slices;      /* q_c = ceil(h / w) * splitk: tiles per row-tile */
-    int slots;       /* S_c = sms * blocks_per_sm: tiles per wave */
+    int slots;       /* S_c = sms * blocks_per_sm: tiles per wave (1..65535) */
     float theta[5];  /* fixed, per wave, per tile, per active expert, per
                         token-expert pair on this GPU; finite,
                         |theta| <= 1e20 (so no prediction overflows) */
+    int max_waves;   /* 0: any load; n (1..32767): past n waves (W > n) the
+                        prediction carries RAMP_PAST_WAVES_US, so the entry
+                        is chosen only when every entry is past its limit
+                        (ramp_config_max_waves: 1 for v2's split-K) */
 } ramp_select_entry;
 
+/* The penalty, in microseconds, added to a prediction past an entry's
+ * max_waves: larger than any real layer's time, small enough that float32
+ * still orders the penalised predictions to 0.07 us. */
+#define RAMP_PAST_WAVES_US 1e6
+
+/* The waves past which configuration c of kernel k is not chosen (0: no
+ * limit). Kernel v2's split-K (splitk > 1, a tile on a cluster of two CTAs,
+ * the grid capped at the resident clusters) gains only while its tiles fit
+ * one wave: past it, the second wave of split tiles costs more than the
+ * unsplit configuration's whole load (v2's datasets: 1.1-1.3x faster than
+ * unsplit at one wave, 0.74-0.87x at two; kernels/moe_v2.md, session 13),
+ * and the fit of its wave term sees too few such loads to learn it. So 1
+ * for v2's split-K, else 0 (v1's split-K, two independent blocks, is as
+ * often faster as slower past one wave: no rule). Applied the same way by
+ * the cost model's predictions, the menu, the plan's pick, the selection
+ * kernel and its CPU twin. */
+int ramp_config_max_waves(ramp_kernel_version k, const ramp_config *c);
+
 /* From a configuration and a fitted model: rows = c->rows, slices =
- * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm;
- * theta: Equation 3's four (theta[4] = 0). */
+ * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm,
+ * max_waves 0 (a kernel v2 split-K entry wants ramp_config_max_waves; the
+ * plan's entries, ramp_layer's, have it); theta: Equation 3's four
+ * (theta[4] = 0). */
 ramp_status ramp_select_entry_make(const ramp_config *c, const ramp_geometry *g,
                                    int sms, int blocks_per_sm,
                                    const double theta[4],
@@ -1690,7 +1716,8 @@ enum {
  *   tile_start[local_experts + 1]: first tile of each expert; slot of a tile
  *     = tile * rows.
  *   counts[local_experts]: pairs per local expert.
- *   pred[nentries]: Equation 3 per entry (float32; all 0 under group_only).
+ *   pred[nentries]: Equation 3 per entry (float32; all 0 under group_only),
+ *     plus RAMP_PAST_WAVES_US where the load is past the entry's max_waves.
  * Choice: lowest predicted time, ties to the lowest menu index. Entries past
  * slots / tiles are left untouched. */
 typedef struct {
@@ -1712,7 +1739,8 @@ void ramp_select_result_free(ramp_select_result *r);
  * evaluated as fmaf(th4, P, fmaf(th3, A, fmaf(th2, T, fmaf(th1, W, th0))))
  * in float32 on both, P the token-expert pairs on this GPU; with th4 = 0
  * the last step returns its addend exactly (unless it is -0, which becomes
- * +0 and compares equal), so a four-term entry predicts as before). ids: [tokens * k] int32. RAMP_ERR_INVALID_ARGUMENT when tokens is
+ * +0 and compares equal), so a four-term entry predicts as before), then
+ * + (float)RAMP_PAST_WAVES_US when W > max_waves > 0. ids: [tokens * k] int32. RAMP_ERR_INVALID_ARGUMENT when tokens is
  * outside [0, max_tokens] or ids is NULL with tokens > 0. Bad ids are not an
  * error: they are skipped and counted in meta. */
 ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,

@@ -234,7 +234,7 @@ static __forceinline__ ramp_sel_entry ramp_sel_entry_load(unsigned long long men
     const int4 *m = (const int4 *)menu + 2 * c;
     const int4 a = __ldg(m), b = __ldg(m + 1);
     ramp_sel_entry e;
-    e.rows = a.x; e.slices = a.y; e.slots = a.z; e.theta_pairs = __int_as_float(a.w);
+    e.rows = a.x; e.slices = a.y; e.slots_waves = a.z; e.theta_pairs = __int_as_float(a.w);
     e.theta[0] = __int_as_float(b.x); e.theta[1] = __int_as_float(b.y);
     e.theta[2] = __int_as_float(b.z); e.theta[3] = __int_as_float(b.w);
     return e;
@@ -440,7 +440,7 @@ ramp_select(const ramp_sel_params p) {
             }
 #if !RAMP_SELECT_GROUP_ONLY
             const int Tq = T * me.slices;
-            const int W = ramp_sel_cdiv(Tq, me.slots);
+            const int W = ramp_sel_cdiv(Tq, RAMP_SEL_SLOTS_OF(me.slots_waves));
             float t = me.theta[0];
             t = __fmaf_rn(me.theta[1], __int2float_rn(W), t);
             t = __fmaf_rn(me.theta[2], __int2float_rn(Tq), t);
@@ -449,6 +449,9 @@ ramp_select(const ramp_sel_params p) {
              * experts' n_e over every block (misc[2], meta[3]): the cost
              * model's P. Last, so that th4 = 0 changes nothing. */
             t = __fmaf_rn(me.theta_pairs, __int2float_rn(pairs), t);
+            /* past the entry's waves (split-K: one): chosen only if all are */
+            const int mw = RAMP_SEL_WAVES_OF(me.slots_waves);
+            if (mw > 0 && W > mw) t = __fadd_rn(t, RAMP_SEL_PAST_WAVES_US);
             pred[c] = t;
 #endif
         }

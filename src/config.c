@@ -76,6 +76,10 @@ char *ramp_config_name(const ramp_config *c, char *buf, size_t size) {
     return buf;
 }
 
+int ramp_config_max_waves(ramp_kernel_version k, const ramp_config *c) {
+    return k == RAMP_KERNEL_V2 && c && c->splitk > 1 ? 1 : 0;
+}
+
 int ramp_config_equal(const ramp_config *a, const ramp_config *b) {
     return a->rows == b->rows && a->width == b->width &&
            a->stages == b->stages && a->persistent == b->persistent &&

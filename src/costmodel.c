@@ -145,6 +145,14 @@ void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
                pairs, terms);
 }
 
+/* RAMP_PAST_WAVES_US when a load of `tiles` tiles at S_c = slots is past
+ * c's max_waves (ramp_config_max_waves), else 0: added to every prediction
+ * below and in plan.c, as the selection kernel and its twin add it. */
+double ramp_past_waves_us(int kernel, const ramp_config *c, double tiles, double slots) {
+    const int mw = ramp_config_max_waves((ramp_kernel_version)kernel, c);
+    return mw > 0 && ceil(tiles / (slots > 0 ? slots : 1.0)) > mw ? RAMP_PAST_WAVES_US : 0.0;
+}
+
 /* ---- Householder QR ------------------------------------------------------ */
 
 /* Factors the first nf columns of the m x nc row-major matrix a in place
@@ -463,6 +471,7 @@ static ramp_status costmodel_alloc(const ramp_timing *t, ramp_costmodel_kind kin
     if (!m) return RAMP_ERR_OUT_OF_MEMORY;
     int nc = t->nconfigs;
     m->kind = kind;
+    m->kernel = t->kernel;
     m->geom = t->geom;
     m->sms = t->sms;
     m->nconfigs = nc;
@@ -788,6 +797,7 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
                 terms_from(kind, q * rt[j * rw + slot], S, t->sms, rt[j * rw + nrows],
                            rt[j * rw + nrows + 1], terms);
                 for (int l = 0; l < nt; l++) p += th[l] * terms[l];
+                p += ramp_past_waves_us(t->kernel, cfg, q * rt[j * rw + slot], S);
                 pred[((size_t)c * maxc + cj) * (size_t)nsel + (size_t)j] = p;
             }
         }
@@ -963,12 +973,12 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
             if (nseen < 64) { seen_b[nseen] = b; seen_rt[nseen++] = rt; }
         }
         double terms[RAMP_COST_TERMS_MAX];
-        terms_from(m->kind, q_of(cfg, &m->geom) * rt, model_slots(m, c), m->sms, active, pairs,
-                   terms);
+        const double tiles = q_of(cfg, &m->geom) * rt;
+        terms_from(m->kind, tiles, model_slots(m, c), m->sms, active, pairs, terms);
         const double *th = &m->theta[(size_t)c * nt];
         double p = 0;
         for (int l = 0; l < nt; l++) p += th[l] * terms[l];
-        out[c] = p;
+        out[c] = p + ramp_past_waves_us(m->kernel, cfg, tiles, model_slots(m, c));
     }
 }
 
@@ -977,13 +987,16 @@ double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
     if (!m || config < 0 || config >= m->nconfigs) return NAN;
     if (m->rows[config] == 0) return INFINITY;
     const int nt = ramp_costmodel_nterms(m->kind);
-    double terms[RAMP_COST_TERMS_MAX];
-    ramp_costmodel_terms_slots(m->kind, &m->configs[config], &m->geom, m->sms,
-                               (int)model_slots(m, config), nexp, load, terms);
+    const ramp_config *cfg = &m->configs[config];
+    double terms[RAMP_COST_TERMS_MAX], rt = 0, act = 0;
+    ramp_costmodel_terms_slots(m->kind, cfg, &m->geom, m->sms, (int)model_slots(m, config),
+                               nexp, load, terms);
     const double *th = &m->theta[(size_t)config * nt];
     double p = 0;
     for (int l = 0; l < nt; l++) p += th[l] * terms[l];
-    return p;
+    rowtiles_of(nexp, load, cfg->rows, &rt, &act, NULL);
+    return p + ramp_past_waves_us(m->kernel, cfg, q_of(cfg, &m->geom) * rt,
+                                  model_slots(m, config));
 }
 
 ramp_status ramp_costmodel_pick(const ramp_costmodel *m, int nexp,
@@ -1023,16 +1036,28 @@ void ramp_costmodel_load_diag(const ramp_costmodel *m, const ramp_timing *t,
     int nc = m->nconfigs;
     double *pred = pred_out ? pred_out : scratch;
     double *pv = scratch + nc, *mv = scratch + 2 * (size_t)nc;
-    ramp_costmodel_predict_all(m, t->nexp[i], ramp_load_of(t, i), pred);
+    const int32_t *load = ramp_load_of(t, i);
+    ramp_costmodel_predict_all(m, t->nexp[i], load, pred);
     const float *tm = ramp_times_of(t, i);
     int n = 0, best = -1;
+    double best_v = INFINITY;
     int total = cands ? ncand : nc;
+    /* The pick as served (past-wave penalty included); the ranking and the
+     * error of Equation 3 itself, over the configurations the load may
+     * choose; pred_out gets Equation 3 without the penalty. */
     for (int j = 0; j < total; j++) {
         int c = cands ? cands[j] : j;
-        if (!isfinite(tm[c]) || !isfinite(pred[c])) continue;
+        double rt = 0, act = 0;
+        rowtiles_of(t->nexp[i], load, m->configs[c].rows, &rt, &act, NULL);
+        const double pen = ramp_past_waves_us(m->kernel, &m->configs[c],
+                                              q_of(&m->configs[c], &m->geom) * rt,
+                                              model_slots(m, c));
+        const int ok = isfinite(tm[c]) && isfinite(pred[c]);
+        if (ok && (best < 0 || pred[c] < best_v)) { best_v = pred[c]; best = c; }
+        pred[c] -= pen;
+        if (!ok || pen > 0) continue;
         pv[n] = pred[c];
         mv[n] = tm[c];
-        if (best < 0 || pred[c] < pred[best]) best = c;
         n++;
     }
     *rho = ramp_spearman(pv, mv, n);

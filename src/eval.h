@@ -54,6 +54,11 @@ static inline const int32_t *ramp_load_of(const ramp_timing *t, int64_t i) {
     return t->loads + (size_t)i * (size_t)t->max_experts;
 }
 
+/* RAMP_PAST_WAVES_US when `tiles` tiles at `slots` per wave are past
+ * ramp_config_max_waves(kernel, c), else 0 (costmodel.c): what every CPU
+ * prediction adds, as the selection kernel does. */
+double ramp_past_waves_us(int kernel, const ramp_config *c, double tiles, double slots);
+
 /* ---- cost-model diagnostics on one load -------------------------------- */
 
 /* Spearman between predicted and measured times over the candidates that

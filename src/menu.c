@@ -157,8 +157,21 @@ ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask
         if (!order && mask && !mask[i]) continue;
         if (model) ramp_costmodel_predict_all(model, t->nexp[i], ramp_load_of(t, i), pred);
         const float *tm = ramp_times_of(t, i);
-        for (int c = 0; c < nc; c++)
-            V[(size_t)c * (size_t)n + (size_t)k] = model ? pred[c] : (double)tm[c];
+        for (int c = 0; c < nc; c++) {
+            double v = model ? pred[c] : (double)tm[c];
+            /* An entry past its wave limit is not served (the prediction
+             * carries the penalty already): a menu must cover those loads
+             * with another entry. */
+            if (!model && ramp_config_max_waves((ramp_kernel_version)t->kernel, &t->configs[c]) > 0) {
+                ramp_features f;
+                ramp_features_compute(&t->configs[c], &t->geom, t->sms, t->blocks_per_sm[c],
+                                      t->nexp[i], ramp_load_of(t, i), &f);
+                v += ramp_past_waves_us(t->kernel, &t->configs[c], f.tiles,
+                                        (double)t->sms * (t->blocks_per_sm[c] > 0
+                                                              ? t->blocks_per_sm[c] : 1));
+            }
+            V[(size_t)c * (size_t)n + (size_t)k] = v;
+        }
         k++;
     }
     /* Candidates: runnable, and timed (or predicted) on every load. */

@@ -224,6 +224,7 @@ int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load) {
         ramp_costmodel_terms_slots(kind, &p->configs[i], &p->geom, p->sms,
                                    ramp_plan_slots(p, i), nexp, load, terms);
         for (int k = 0; k < nt; k++) v += p->theta[i][k] * terms[k];
+        v += ramp_past_waves_us(p->kernel, &p->configs[i], terms[2], (double)ramp_plan_slots(p, i));
         if (v < bv) { bv = v; best = i; }
     }
     return best;

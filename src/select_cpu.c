@@ -95,8 +95,11 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
                    "entries[%d].rows = %d, expected 1..1024", c, e->rows);
         RAMP_CHECK(e->slices >= 1 && e->slices <= 65536, RAMP_ERR_INVALID_ARGUMENT,
                    "entries[%d].slices = %d, expected 1..65536", c, e->slices);
-        RAMP_CHECK(e->slots >= 1 && e->slots <= (1 << 24), RAMP_ERR_INVALID_ARGUMENT,
-                   "entries[%d].slots = %d, expected 1..%d", c, e->slots, 1 << 24);
+        RAMP_CHECK(e->slots >= 1 && e->slots <= 65535, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].slots = %d, expected 1..65535", c, e->slots);
+        RAMP_CHECK(e->max_waves >= 0 && e->max_waves <= 32767, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].max_waves = %d, expected 0 (no limit) .. 32767", c,
+                   e->max_waves);
         for (int j = 0; j < 5; j++)
             RAMP_CHECK(isfinite(e->theta[j]) && fabsf(e->theta[j]) <= RAMP_SELECT_THETA_MAX,
                        RAMP_ERR_INVALID_ARGUMENT,
@@ -147,8 +150,9 @@ ramp_status ramp_select_entry_make_terms(const ramp_config *c, const ramp_geomet
                c->width, c->splitk);
     RAMP_CHECK(g->inter >= 1, RAMP_ERR_INVALID_ARGUMENT, "geometry inter = %d",
                g->inter);
-    RAMP_CHECK(sms >= 1 && blocks_per_sm >= 1, RAMP_ERR_INVALID_ARGUMENT,
-               "sms = %d, blocks_per_sm = %d, both must be >= 1", sms,
+    RAMP_CHECK(sms >= 1 && blocks_per_sm >= 1 && (int64_t)sms * blocks_per_sm <= 65535,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "sms = %d, blocks_per_sm = %d: both must be >= 1, their product <= 65535", sms,
                blocks_per_sm);
     memset(out, 0, sizeof *out);
     out->rows = c->rows;
@@ -172,6 +176,7 @@ ramp_status ramp_select_entry_from_plan(const ramp_plan *p, int i, ramp_select_e
     const int nterms = p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS ? 5 : 4;
     RAMP_TRY(ramp_select_entry_make_terms(&p->configs[i], &p->geom, ramp_plan_slots(p, i), 1,
                                           p->theta[i], nterms, out));
+    out->max_waves = ramp_config_max_waves((ramp_kernel_version)p->kernel, &p->configs[i]);
     return RAMP_OK;
 }
 
@@ -200,6 +205,7 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
     /* P = this GPU's token-expert pairs, the cost model's sum of the load;
      * last, as in the kernel (pairs <= 2^20: exact in float) */
     t = fmaf(e->theta[4], (float)pairs, t);
+    if (e->max_waves > 0 && W > e->max_waves) t += (float)RAMP_PAST_WAVES_US;
     return t;
 }
 

@@ -32,6 +32,7 @@ _Static_assert(RAMP_SEL_MAX_ENTRIES == RAMP_SELECT_MAX_ENTRIES,
                "menu size limits differ");
 /* the kernel reads an entry as two int4 (ramp_sel_entry_load) */
 _Static_assert(sizeof(ramp_sel_entry) == 32 && offsetof(ramp_sel_entry, theta_pairs) == 12 &&
+                   (float)RAMP_PAST_WAVES_US == RAMP_SEL_PAST_WAVES_US &&
                    offsetof(ramp_sel_entry, theta) == 16,
                "ramp_sel_entry layout changed");
 
@@ -207,7 +208,8 @@ static ramp_status selector_init(ramp_selector *s) {
     for (int c = 0; c < d->nentries; c++) {
         menu[c].rows = d->entries[c].rows;
         menu[c].slices = d->entries[c].slices;
-        menu[c].slots = d->entries[c].slots;
+        /* 16 bits each (ramp_select_desc_check bounds them) */
+        menu[c].slots_waves = d->entries[c].slots | d->entries[c].max_waves << 16;
         for (int j = 0; j < 4; j++) menu[c].theta[j] = d->entries[c].theta[j];
         menu[c].theta_pairs = d->entries[c].theta[4];
     }

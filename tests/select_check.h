@@ -34,9 +34,11 @@ static double sel_pred_double(const ramp_select_entry *e, int nexp,
     ramp_geometry g = {.experts = nexp, .topk = 1, .inter = 128 * e->slices,
                        .hidden = 128};
     ramp_features_compute(&c, &g, e->slots, 1, nexp, counts, f);
+    /* past max_waves: the penalty (ramp.h's definition, not the twin's) */
+    double past = e->max_waves > 0 && f->waves > e->max_waves ? RAMP_PAST_WAVES_US : 0.0;
     return (double)e->theta[0] + (double)e->theta[1] * f->waves +
            (double)e->theta[2] * f->tiles + (double)e->theta[3] * f->active +
-           (double)e->theta[4] * pairs;
+           (double)e->theta[4] * pairs + past;
 }
 
 /* Returns the number of failed checks it added. */

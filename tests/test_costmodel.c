@@ -1016,6 +1016,81 @@ static void test_fit_pairs(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* v2's split-K is chosen for one wave only (ramp_config_max_waves): the model's
+ * predictions, its pick, the plan's pick and the selection kernel's CPU
+ * twin all add RAMP_PAST_WAVES_US past one wave, so on a load where the
+ * split configuration's tiles need two waves the unsplit one wins although
+ * the split one's Equation 3 alone is lower; alone on the menu it still
+ * runs. Hand-made coefficients: the split one's Equation 3 is lower on
+ * every load (-5 + W_split - 5 W_unsplit us, W_split <= 2 W_unsplit). The
+ * same model of kernel v1 has no rule. */
+static void test_split_waves(ramp_rng *rng) {
+    enum { NE = 8 };
+    ramp_config cfg[2] = {{.rows = 8, .width = 128, .stages = 4, .splitk = 1},
+                          {.rows = 8, .width = 128, .stages = 4, .splitk = 2}};
+    CHECK_EQ_INT(ramp_config_max_waves(RAMP_KERNEL_V2, &cfg[0]), 0);
+    CHECK_EQ_INT(ramp_config_max_waves(RAMP_KERNEL_V2, &cfg[1]), 1);
+    CHECK_EQ_INT(ramp_config_max_waves(RAMP_KERNEL_V1, &cfg[1]), 0);
+    double theta[2 * 4] = {10, 5, 0.2, 0.5, 5, 1, 0.1, 0.5};
+    int bps[2] = {1, 1};
+    int64_t rows[2] = {1, 1};
+    ramp_costmodel m = {.kind = RAMP_COSTMODEL_EQ3, .kernel = RAMP_KERNEL_V2, .sms = 132,
+                        .nconfigs = 2, .configs = cfg, .blocks_per_sm = bps, .theta = theta,
+                        .rows = rows};
+    m.geom = (ramp_geometry){.experts = NE, .topk = 1, .inter = 768, .hidden = 2048};
+    ramp_plan plan = {.geom = m.geom, .sms = 132, .blocks_per_sm = 1, .count = 2,
+                      .kernel = RAMP_KERNEL_V2, .cost_model = RAMP_COSTMODEL_EQ3};
+    ramp_select_desc d = {.experts = NE, .topk = 1, .max_tokens = NE * 200,
+                          .local_experts = NE, .first_expert = 0, .nentries = 2};
+    for (int c = 0; c < 2; c++) {
+        plan.configs[c] = cfg[c];
+        for (int k = 0; k < 4; k++) plan.theta[c][k] = theta[c * 4 + k];
+        CHECK_OK(ramp_select_entry_from_plan(&plan, c, &d.entries[c]));
+    }
+    CHECK_EQ_INT(d.entries[1].max_waves, 1);
+    ramp_menu menu = {.count = 2, .config = {0, 1}};
+    int past = 0, within = 0;
+    int32_t load[NE];
+    for (int it = 0; it < 400; it++) {
+        /* up to 200 pairs per expert: split tiles 12 per row tile of 8 */
+        const int cap = 1 + (int)ramp_rng_below(rng, it < 200 ? 24 : 200);
+        int64_t rt = 0;
+        for (int e = 0; e < NE; e++) {
+            load[e] = ramp_rng_below(rng, 5) == 0 ? 0 : (int32_t)ramp_rng_below(rng, (uint64_t)cap);
+            rt += (load[e] + 7) / 8;
+        }
+        const int is_past = rt * 12 > 132; /* the split one's CTAs past one wave */
+        past += is_past;
+        within += !is_past && rt > 0;
+        double p[2];
+        ramp_costmodel_predict_all(&m, NE, load, p);
+        for (int c = 0; c < 2; c++) {
+            double terms[RAMP_COST_TERMS_MAX], v = 0;
+            ramp_costmodel_terms(RAMP_COSTMODEL_EQ3, &cfg[c], &m.geom, 132, 1, NE, load, terms);
+            for (int k = 0; k < 4; k++) v += theta[c * 4 + k] * terms[k];
+            if (c == 1 && is_past) v += 1e6;
+            CHECK_NEAR(p[c], v, 1e-9 * v);
+            CHECK(ramp_costmodel_predict(&m, c, NE, load) == p[c]);
+        }
+        int pick = -1, only = -1;
+        CHECK_OK(ramp_costmodel_pick(&m, NE, load, NULL, 0, &pick));
+        CHECK_EQ_INT(pick, is_past ? 0 : 1);
+        CHECK_EQ_INT(ramp_plan_pick(&plan, NE, load), pick);
+        const int one[1] = {1};
+        CHECK_OK(ramp_costmodel_pick(&m, NE, load, one, 1, &only));
+        CHECK_EQ_INT(only, 1);
+        twin_agrees(&m, &menu, &d, NE, load, "split-K waves twin", it);
+        /* kernel v1: Equation 3 alone picks the split configuration */
+        ramp_costmodel m1 = m;
+        m1.kernel = RAMP_KERNEL_V1;
+        CHECK_OK(ramp_costmodel_pick(&m1, NE, load, NULL, 0, &pick));
+        CHECK_EQ_INT(pick, 1);
+    }
+    /* both sides of the rule were exercised */
+    CHECK(past > 50 && within > 50);
+    printf("split-K one-wave rule: %d loads past one wave, %d within\n", past, within);
+}
+
 int main(void) {
     ramp_rng rng;
     ramp_rng_seed(&rng, check_seed());
@@ -1030,5 +1105,6 @@ int main(void) {
     test_fit_intercept();
     test_fit_wave_picks();
     test_fit_pairs(&rng);
+    test_split_waves(&rng);
     return check_finish("test_costmodel");
 }

@@ -119,6 +119,7 @@ static void pairs_term_bits(unsigned long long seed) {
         }
         for (int c = 0; c < d.nentries; c++, checked++) {
             ramp_select_entry e = d.entries[c];
+            e.max_waves = 0; /* the wave limit: checked below */
             const float old = predict_four_terms(&e, n, counts);
             float got = ramp_select_predict(&e, n, counts);
             CHECK(memcmp(&got, &old, sizeof got) == 0);
@@ -126,6 +127,14 @@ static void pairs_term_bits(unsigned long long seed) {
             got = ramp_select_predict(&e, n, counts);
             const float want = fmaf(e.theta[4], (float)pairs, old);
             CHECK(memcmp(&got, &want, sizeof got) == 0);
+            /* a wave limit adds (float)RAMP_PAST_WAVES_US past it, nothing else */
+            int64_t tiles = 0;
+            for (int i = 0; i < n; i++) tiles += (counts[i] + e.rows - 1) / e.rows;
+            const int64_t W = (tiles * e.slices + e.slots - 1) / e.slots;
+            e.max_waves = 1 + (int)ramp_rng_below(&rng, 3);
+            got = ramp_select_predict(&e, n, counts);
+            const float past = W > e.max_waves ? want + 1e6f : want;
+            CHECK(memcmp(&got, &past, sizeof got) == 0);
         }
     }
     printf("%d predictions: theta4 = 0 bit-identical to Equation 3's four terms\n", checked);
@@ -174,6 +183,7 @@ static void entry_matches_features(unsigned long long seed) {
         ramp_features_compute(&c, &g, 132, bps, 16, load, &f);
         float t = ramp_select_predict(&e, 16, load);
         double want = theta[0] + theta[1] * f.waves + theta[2] * f.tiles + theta[3] * f.active;
+        CHECK_EQ_INT(e.max_waves, 0); /* a plan's entries set it (test_costmodel) */
         CHECK_NEAR(t, want, 1e-6 * want);
     }
     ramp_config c = {.rows = 8, .width = 256, .stages = 2, .splitk = 1};

@@ -23,6 +23,11 @@
  *               alone-cap (alone, grid sized for the batch's bound) and poly-sm,
  *               poly-w1, poly-w8 (the polymorphic kernel's grid capped at
  *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES)
+ *   read        the measured floor (kernels/read_floor.cuh): a kernel that
+ *               only reads the load's active experts' weights and scales
+ *               (what the layer must stream), alone; select+read: after the
+ *               layer's selection kernel, with programmatic dependent
+ *               launch, as the layer runs its expert kernel
  *
  * --kernel v2: the layer's polymorphic kernel holds Hopper kernel v2 entries
  * (kernels/moe_poly_v2.cuh); "alone" is then each entry's standalone v2
@@ -208,6 +213,67 @@ static void *compile_one(void *arg) {
     else ramp_moe_v1_compile(&j->v, &r);
     ramp_jit_result_free(r);
     return NULL;
+}
+
+/* The read floor (kernels/read_floor.cuh; the defines match it). */
+#define READ_THREADS 512
+#define READ_PIECE (READ_THREADS * 8 * 16)
+typedef struct {
+    ramp_module *m;
+    ramp_kernel *k;
+    ramp_devptr pieces, sink;
+    size_t cap;   /* pieces the buffer holds */
+    uint64_t *host; /* [2 * cap]: ptr, bytes */
+    int n;        /* pieces of the current load */
+} read_floor;
+
+static void read_floor_init(read_floor *f, ramp_gpu *gpu, size_t cap) {
+    memset(f, 0, sizeof *f);
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "read-floor";
+    rq.source = "#include \"read_floor.cuh\"\n";
+    ramp_jit_result *r = NULL;
+    TRY(ramp_jit_compile(&rq, &r));
+    TRY(ramp_module_load(gpu, r->cubin, r->cubin_size, &f->m));
+    ramp_jit_result_free(r);
+    TRY(ramp_module_kernel(f->m, "ramp_read_floor", 0, &f->k));
+    f->cap = cap;
+    f->host = malloc(sizeof(uint64_t) * 2 * cap);
+    if (!f->host) DIE("out of memory");
+    TRY(ramp_gpu_alloc(gpu, sizeof(uint64_t) * 2 * cap, &f->pieces));
+    TRY(ramp_gpu_alloc(gpu, 4, &f->sink));
+}
+
+/* Appends [base, base + bytes) as pieces. */
+static void read_floor_add(read_floor *f, ramp_devptr base, size_t bytes) {
+    if (base % 16 || bytes % 16) DIE("read floor: range %#llx + %zu not 16-byte aligned",
+                                     (unsigned long long)base, bytes);
+    for (size_t o = 0; o < bytes; o += READ_PIECE) {
+        if ((size_t)f->n >= f->cap) DIE("read floor: more than %zu pieces", f->cap);
+        f->host[2 * f->n] = (uint64_t)(base + o);
+        f->host[2 * f->n + 1] = bytes - o < READ_PIECE ? bytes - o : READ_PIECE;
+        f->n++;
+    }
+}
+
+static ramp_status read_floor_launch(read_floor *f, ramp_gpu *gpu, ramp_stream st, int pdl) {
+    int sms = 0;
+    ramp_gpu_info gi;
+    RAMP_TRY(ramp_gpu_get_info(gpu, &gi));
+    sms = gi.limits.sms;
+    unsigned grid[3] = {(unsigned)(f->n < 2 * sms ? (f->n > 0 ? f->n : 1) : 2 * sms), 1, 1};
+    unsigned block[3] = {READ_THREADS, 1, 1};
+    void *args[3] = {&f->pieces, &f->n, &f->sink};
+    return pdl ? ramp_kernel_launch_pdl(f->k, grid, block, 0, st, args)
+               : ramp_kernel_launch(f->k, grid, block, 0, st, args);
+}
+
+static void read_floor_free(read_floor *f, ramp_gpu *gpu) {
+    ramp_gpu_free(gpu, f->pieces);
+    ramp_gpu_free(gpu, f->sink);
+    ramp_module_free(f->m);
+    free(f->host);
 }
 
 /* The v2 layer's menu: each entry v2 cannot run replaced by its plain form
@@ -497,6 +563,11 @@ int main(int argc, char **argv) {
         TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
     }
 
+    /* the read floor's kernel and its piece list (at most every expert's
+     * ranges, split into RAMP_READ_PIECE-byte pieces) */
+    read_floor RF;
+    read_floor_init(&RF, T.gpu, (n13 + n2) / READ_PIECE + 4 * (size_t)EL + 4);
+
     /* the layer */
     ramp_layer_desc ld;
     memset(&ld, 0, sizeof ld);
@@ -718,6 +789,39 @@ int main(int argc, char **argv) {
                 ROW("select", chosen, &plan.configs[chosen], s_sel);
                 ramp_graph_free(Gsel);
             }
+            /* the read floor: the active experts' bytes, alone and after the
+             * selection */
+            stat3 s_read, s_sread;
+            {
+                const size_t e13 = (size_t)2 * h * d * el, e2 = (size_t)d * h * el;
+                const size_t s13e = (size_t)(2 * h / 128) * (d / 128) * 4;
+                const size_t s2e = (size_t)(d / 128) * (h / 128) * 4;
+                RF.n = 0;
+                for (int e = 0; e < EL; e++) {
+                    if (counts[e] == 0) continue;
+                    read_floor_add(&RF, w13 + e * e13, e13);
+                    read_floor_add(&RF, (is2 ? w2v : w2) + e * e2, e2);
+                    if (!g.bf16) {
+                        read_floor_add(&RF, w13s + e * s13e, s13e);
+                        read_floor_add(&RF, w2s + e * s2e, s2e);
+                    }
+                }
+                TRY(ramp_gpu_upload(T.gpu, RF.pieces, RF.host, sizeof(uint64_t) * 2 * (size_t)(RF.n ? RF.n : 1)));
+                ramp_graph *Gr = NULL, *Gsr = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(read_floor_launch(&RF, T.gpu, T.st, 0));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gr));
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_selector_launch(sel_only, ids, Mt, 0, T.st));
+                TRY(read_floor_launch(&RF, T.gpu, T.st, 1));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gsr));
+                s_read = time_it(&T, replay, Gr);
+                s_sread = time_it(&T, replay, Gsr);
+                ROW("read", -1, &plan.configs[chosen], s_read);
+                ROW("select+read", -1, &plan.configs[chosen], s_sread);
+                ramp_graph_free(Gr);
+                ramp_graph_free(Gsr);
+            }
             ramp_graph_free(G);
             ramp_graph_free(Gs);
             stat3 s_v1 = {0, 0, 0}; /* --kernel v2: the v1 layer, same plan, same graph kind */
@@ -846,6 +950,9 @@ int main(int argc, char **argv) {
             printf("       select %.2f us + chosen entry in the polymorphic kernel %.2f us; layer - "
                    "both %+.2f us\n",
                    s_sel.med, s_poly_chosen.med, s_ramp.med - s_sel.med - s_poly_chosen.med);
+            printf("       read floor: the active weights read alone %.2f us, after the selection "
+                   "%.2f us; layer / that %.2fx\n",
+                   s_read.med, s_sread.med, s_ramp.med / s_sread.med);
             if (with_v1) {
                 char c1[64];
                 ramp_config_name(&plan1.configs[chosen1], c1, sizeof c1);
@@ -886,6 +993,7 @@ int main(int argc, char **argv) {
         ramp_selector_free(vp[i].sel);
     }
     ramp_selector_free(sel_only);
+    read_floor_free(&RF, T.gpu);
     for (int i = 0; i < ncfg; i++) ramp_moe_kernel_free(alone[i]);
     ramp_moe_poly_free(poly);
     ramp_graph_free(G_any);

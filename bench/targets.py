@@ -16,6 +16,13 @@ and its share of the dense rate, and PyTorch's time in the same precision over
 the layer's (above 1: the layer is faster). With --svg DIR, one plot per table
 (targets-<model>-<layout>-<kind>.svg): time against pairs, log-log, the layer,
 PyTorch and the roofline.
+
+CSVs from bench_layer since session 13 also hold the measured floor
+(impl select+read: the selection kernel, then a kernel that only reads the
+load's active weights, kernels/read_floor.cuh): two more columns, that time
+and the layer over it, and a line for the memory-bound loads: how far the
+measured floor itself is from the copy-rate floor (what no kernel design
+removes: launches, ramp-up, the selection before the weights can be read).
 """
 import argparse
 import csv
@@ -144,7 +151,10 @@ def main():
     for path in a.layer_csv:
         with open(path) as f:
             bf16 = " bf16=1 " in f.readline()
-        layer = [r for r in rows(path) if r["impl"] == "ramp"]
+        allrows = rows(path)
+        layer = [r for r in allrows if r["impl"] == "ramp"]
+        readf = {(int(r["tokens"]), r["routing"]): float(r["us_median"])
+                 for r in allrows if r["impl"] == "select+read"}
         if not layer:
             sys.exit(f"{path}: no ramp rows")
         model = layer[0]["model"]
@@ -154,16 +164,21 @@ def main():
         kind, impl = ("BF16", "torch-bf16") if bf16 else ("FP8", "torch-fp8-rowwise")
         dense = ceil["dense-bf16" if bf16 else "dense-fp8"]
         print(f"## {model} {layer[0]['layout']}, {kind} (h={h}, d={d})\n")
+        extra = " select+read (us) | layer / it | read over floor |" if readf else ""
         print(f"| tokens | routing | pairs | active | layer (us) | floor (us) | over floor "
-              f"| roof (us) | over roof | TFLOP/s | of dense {kind} | torch {kind} (us) | torch / layer |")
-        print("|---" * 13 + "|")
+              f"| roof (us) | over roof | TFLOP/s | of dense {kind} | torch {kind} (us) | torch / layer |"
+              + extra)
+        print("|---" * (16 if readf else 13) + "|")
         mem, roofs, slower, n, pts = [], [], 0, 0, []
+        rmem, lmem = [], []  # memory-bound: measured floor over copy floor, layer over it
         best_tf = 0.0
         for r in sorted(layer, key=lambda r: (int(r["tokens"]), r["routing"] != "uniform")):
             t, rt, pairs, act = int(r["tokens"]), r["routing"], int(r["local_pairs"]), int(r["active"])
             us = float(r["us_median"])
+            rf = readf.get((t, rt))
             if act == 0:        # no local pair: no floor to compare with
-                print(f"| {t} | {rt} | 0 | 0 | {us:.1f} | - | - | - | - | - | - | - | - |")
+                print(f"| {t} | {rt} | 0 | 0 | {us:.1f} | - | - | - | - | - | - | - | - |"
+                      + (" - | - | - |" if readf else ""))
                 continue
             floor = act * expert_bytes(h, d, bf16) / (ceil["copy"] * 1e12) * 1e6
             flop = 2.0 * pairs * 3 * h * d
@@ -175,16 +190,26 @@ def main():
             pts.append((pairs, us, roof, pt))
             if pairs <= a.memory_bound:
                 mem.append(us / floor)
+                if rf:
+                    rmem.append(rf / floor)
+                    lmem.append(us / rf)
             if pt:
                 n += 1
                 slower += pt < us
             print(f"| {t} | {rt} | {pairs} | {act} | {us:.1f} | {floor:.1f} | {us / floor:.2f}x "
                   f"| {roof:.1f} | {us / roof:.2f}x | {tf:.0f} | {100 * tf / dense:.0f}% | {f'{pt:.1f}' if pt else '-'} "
-                  f"| {f'{pt / us:.2f}x' if pt else '-'} |")
+                  f"| {f'{pt / us:.2f}x' if pt else '-'} |"
+                  + ((f" {rf:.1f} | {us / rf:.2f}x | {rf / floor:.2f}x |" if rf else " - | - | - |")
+                     if readf else ""))
         print()
         if mem:
             print(f"- memory-bound loads (<= {a.memory_bound} pairs): {min(mem):.2f}-{max(mem):.2f}x "
                   f"the floor (target 1.2x: met on {sum(m <= 1.2 for m in mem)} of {len(mem)})")
+        if rmem:
+            print(f"- measured floor on those loads (selection, then only reading the active "
+                  f"weights): {min(rmem):.2f}-{max(rmem):.2f}x the copy-rate floor (over 1.2x on "
+                  f"{sum(m > 1.2 for m in rmem)} of {len(rmem)}); the layer {min(lmem):.2f}-"
+                  f"{max(lmem):.2f}x the measured floor")
         print(f"- over the roofline (the larger of the floor and the FLOPs at the dense rate): "
               f"{min(roofs):.2f}-{max(roofs):.2f}x")
         print(f"- highest rate: {best_tf:.0f} TFLOP/s ({100 * best_tf / dense:.0f}% of the dense {kind} "

@@ -269,6 +269,52 @@ static ramp_status read_floor_launch(read_floor *f, ramp_gpu *gpu, ramp_stream s
                : ramp_kernel_launch(f->k, grid, block, 0, st, args);
 }
 
+static ramp_status read_floor_replay(void *f, ramp_stream st) { return ramp_graph_replay(f, st); }
+
+/* The read floor's kernel on contiguous ranges of 4 MiB .. 1 GiB, in the
+ * layer's harness (flushed L2, one graph per size, median of reps): that
+ * its rate on large ranges is the copy rate's (the kernel is not the
+ * limit), and its fixed cost, the intercept of t = a + bytes / rate fit on
+ * the sizes up to 64 MiB, where the layers' weights lie. Writes
+ * OUTDIR/read-sweep.csv and prints both. */
+static void read_sweep(read_floor *f, timer *T, const char *outdir) {
+    ramp_devptr buf = 0;
+    const size_t max = (size_t)1 << 30;
+    TRY(ramp_gpu_alloc(T->gpu, max, &buf));
+    TRY(ramp_gpu_fill32_async(T->gpu, buf, 7, max / 4, T->st));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/read-sweep.csv", outdir);
+    FILE *out = fopen(path, "w");
+    if (!out) DIE("cannot write %s", path);
+    fprintf(out, "# bench_layer read sweep: kernels/read_floor.cuh on one contiguous range, flushed L2, "
+                 "graph replay, median of %d\nmib,us_median,us_p10,us_p90,tb_s\n", T->reps);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int n = 0;
+    printf("read sweep (the read floor's kernel on contiguous ranges):");
+    for (size_t mib = 4; mib <= 1024; mib *= 2) {
+        f->n = 0;
+        read_floor_add(f, buf, mib << 20);
+        TRY(ramp_gpu_upload(T->gpu, f->pieces, f->host, sizeof(uint64_t) * 2 * (size_t)f->n));
+        ramp_graph *G = NULL;
+        TRY(ramp_graph_capture_begin(T->gpu, T->st));
+        TRY(read_floor_launch(f, T->gpu, T->st, 0));
+        TRY(ramp_graph_capture_end(T->gpu, T->st, &G));
+        stat3 s = time_it(T, read_floor_replay, G);
+        ramp_graph_free(G);
+        const double tb = (double)(mib << 20) / (s.med * 1e-6) / 1e12;
+        fprintf(out, "%zu,%.3f,%.3f,%.3f,%.3f\n", mib, s.med, s.p10, s.p90, tb);
+        printf(" %zu MiB %.2f us (%.2f TB/s);", mib, s.med, tb);
+        if (mib <= 64) {
+            const double x = (double)(mib << 20) / 1e12; /* TB: slope in us per TB */
+            sx += x; sy += s.med; sxx += x * x; sxy += x * s.med; n++;
+        }
+    }
+    fclose(out);
+    const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx), a = (sy - slope * sx) / n;
+    printf("\n  fit on 4-64 MiB: t = %.2f us + bytes at %.2f TB/s\n", a, 1e6 / slope);
+    ramp_gpu_free(T->gpu, buf);
+}
+
 static void read_floor_free(read_floor *f, ramp_gpu *gpu) {
     ramp_gpu_free(gpu, f->pieces);
     ramp_gpu_free(gpu, f->sink);
@@ -566,7 +612,8 @@ int main(int argc, char **argv) {
     /* the read floor's kernel and its piece list (at most every expert's
      * ranges, split into RAMP_READ_PIECE-byte pieces) */
     read_floor RF;
-    read_floor_init(&RF, T.gpu, (n13 + n2) / READ_PIECE + 4 * (size_t)EL + 4);
+    read_floor_init(&RF, T.gpu, ((size_t)1 << 30) / READ_PIECE + 4 * (size_t)EL + 4);
+    read_sweep(&RF, &T, outdir);
 
     /* the layer */
     ramp_layer_desc ld;

@@ -612,7 +612,12 @@ int main(int argc, char **argv) {
     /* the read floor's kernel and its piece list (at most every expert's
      * ranges, split into RAMP_READ_PIECE-byte pieces) */
     read_floor RF;
-    read_floor_init(&RF, T.gpu, ((size_t)1 << 30) / READ_PIECE + 4 * (size_t)EL + 4);
+    {
+        /* pieces: the sweep's 1 GiB or every expert's weights and scales */
+        size_t all = n13 + n2 + (size_t)EL * ((2 * h / 128) * (d / 128) + (d / 128) * (h / 128)) * 4;
+        if (all < ((size_t)1 << 30)) all = (size_t)1 << 30;
+        read_floor_init(&RF, T.gpu, all / READ_PIECE + 4 * (size_t)EL + 4);
+    }
     read_sweep(&RF, &T, outdir);
 
     /* the layer */

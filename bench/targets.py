@@ -18,11 +18,14 @@ the layer's (above 1: the layer is faster). With --svg DIR, one plot per table
 PyTorch and the roofline.
 
 CSVs from bench_layer since session 13 also hold the measured floor
-(impl select+read: the selection kernel, then a kernel that only reads the
-load's active weights, kernels/read_floor.cuh): two more columns, that time
+(impl select+read and select+read-bulk: the selection kernel, then a kernel
+that only reads the load's active weights with plain loads or with the TMA
+unit's bulk copies, kernels/read_floor.cuh; the faster counts): three more
+columns, that time
 and the layer over it, and a line for the memory-bound loads: how far the
 measured floor itself is from the copy-rate floor (what no kernel design
-removes: launches, ramp-up, the selection before the weights can be read).
+removes: launches, ramp-up, the selection before the weights can be read)
+and the layer over it.
 """
 import argparse
 import csv
@@ -153,8 +156,11 @@ def main():
             bf16 = " bf16=1 " in f.readline()
         allrows = rows(path)
         layer = [r for r in allrows if r["impl"] == "ramp"]
-        readf = {(int(r["tokens"]), r["routing"]): float(r["us_median"])
-                 for r in allrows if r["impl"] == "select+read"}
+        readf = {}      # the faster of the two read kernels (plain loads, bulk copies)
+        for r in allrows:
+            if r["impl"] in ("select+read", "select+read-bulk"):
+                key, us = (int(r["tokens"]), r["routing"]), float(r["us_median"])
+                readf[key] = min(us, readf.get(key, us))
         if not layer:
             sys.exit(f"{path}: no ramp rows")
         model = layer[0]["model"]

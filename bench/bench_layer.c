@@ -78,6 +78,7 @@ static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
+    "                   [--flush write|read]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -96,7 +97,11 @@ static const char *USAGE =
     "the vLLM-style table keeps the configurations v1 runs in BF16.\n"
     "--l2pf MB (with --kernel v2): also the layer with ramp_layer_desc.l2_prefetch_mb\n"
     "= MB (the weights' first MB prefetched into L2 under the selection), timed\n"
-    "beside it in the same graph kind (impl ramp-l2pf).\n";
+    "beside it in the same graph kind (impl ramp-l2pf).\n"
+    "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
+    "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
+    "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
+    "clean. The CSV header records it.\n";
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -111,6 +116,7 @@ typedef struct {
     ramp_event *e0, *e1;
     int reps;
     double *samples;
+    void *flush_graph; /* --flush read: a graph reading the flush buffer */
 } timer;
 
 typedef ramp_status (*launch_fn)(void *arg, ramp_stream st);
@@ -119,11 +125,13 @@ typedef struct {
     double med, p10, p90;
 } stat3;
 
-/* Median of reps launches, each after an L2-evicting write (3 warm-ups). */
+/* Median of reps launches, each after an L2-evicting write or read (3
+ * warm-ups). */
 static stat3 time_it(timer *T, launch_fn fn, void *arg) {
     int n = 0;
     for (int r = -3; r < T->reps; r++) {
-        TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+        if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
+        else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
         TRY(ramp_event_record(T->e0, T->st));
         TRY(fn(arg, T->st));
         TRY(ramp_event_record(T->e1, T->st));
@@ -295,8 +303,9 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
     FILE *out = fopen(path, "w");
     if (!out) DIE("cannot write %s", path);
     fprintf(out, "# bench_layer read sweep: kernels/read_floor.cuh on one contiguous range, flushed L2, "
-                 "graph replay, median of %d; 0 MiB: the empty kernel\n"
-                 "kernel,mib,us_median,us_p10,us_p90,tb_s\n", T->reps);
+                 "graph replay, median of %d, flush=%s; 0 MiB: the empty kernel\n"
+                 "kernel,mib,us_median,us_p10,us_p90,tb_s\n",
+            T->reps, T->flush_graph ? "read" : "write");
     static const char *const names[2] = {"loads", "bulk"};
     for (int bulk = 0; bulk < 2; bulk++) {
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -383,7 +392,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
-    int red4 = 0, bf16 = 0, l2pf = 0;
+    int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -392,7 +401,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
-                                            "--red4", "--bf16", "--l2pf"};
+                                            "--red4", "--bf16", "--l2pf", "--flush"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -416,6 +425,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             red4 = v[0] == '1';
+        }
+        else if (!strcmp(a, "--flush")) {
+            if (strcmp(v, "write") && strcmp(v, "read")) {
+                fprintf(stderr, "bench_layer: --flush %s: write or read\n%s", v, USAGE);
+                return 2;
+            }
+            flush_read = v[0] == 'r';
         }
         else if (!strcmp(a, "--l2pf")) {
             char *end = NULL;
@@ -633,6 +649,18 @@ int main(int argc, char **argv) {
         if (all < ((size_t)1 << 30)) all = (size_t)1 << 30;
         read_floor_init(&RF, T.gpu, all / READ_PIECE + 4 * (size_t)EL + 4);
     }
+    read_floor RFF; /* --flush read: the flush buffer read by bulk copies */
+    ramp_graph *flush_g = NULL;
+    if (flush_read) {
+        read_floor_init(&RFF, T.gpu, T.flush_bytes / READ_PIECE + 1);
+        read_floor_add(&RFF, T.flush, T.flush_bytes);
+        TRY(ramp_gpu_fill32_async(T.gpu, T.flush, 3, T.flush_bytes / 4, T.st));
+        TRY(ramp_gpu_upload(T.gpu, RFF.pieces, RFF.host, sizeof(uint64_t) * 2 * (size_t)RFF.n));
+        TRY(ramp_graph_capture_begin(T.gpu, T.st));
+        TRY(read_floor_launch(&RFF, T.gpu, T.st, 0, 1));
+        TRY(ramp_graph_capture_end(T.gpu, T.st, &flush_g));
+        T.flush_graph = flush_g;
+    }
     read_sweep(&RF, &T, outdir);
 
     /* the layer */
@@ -765,10 +793,10 @@ int main(int argc, char **argv) {
              is2 ? "-v2" : "", red4 ? "-red4" : "", plan.geom.bf16 ? "-bf16" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d gpu=\"%s\" "
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d flush=%s gpu=\"%s\" "
                  "sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            gi.limits.name, gi.limits.sms, gi.driver_version, date);
+            flush_read ? "read" : "write", gi.limits.name, gi.limits.sms, gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
     if (loads_json) {
@@ -1066,6 +1094,10 @@ int main(int argc, char **argv) {
     }
     ramp_selector_free(sel_only);
     read_floor_free(&RF, T.gpu);
+    if (flush_read) {
+        ramp_graph_free(flush_g);
+        read_floor_free(&RFF, T.gpu);
+    }
     for (int i = 0; i < ncfg; i++) ramp_moe_kernel_free(alone[i]);
     ramp_moe_poly_free(poly);
     ramp_graph_free(G_any);

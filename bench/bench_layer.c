@@ -52,6 +52,7 @@
  * per-expert counts of every load for bench/peer_torch.py.
  */
 #include "internal.h"
+#include "bench_read.h"
 #include "moe_poly.h"
 #include "moe_v2.h"
 #include "select_cpu.h"
@@ -225,66 +226,6 @@ static void *compile_one(void *arg) {
     return NULL;
 }
 
-/* The read floor (kernels/read_floor.cuh; the defines match it): two
- * kernels, plain loads (k) and the TMA unit's bulk copies (kb). */
-#define READ_THREADS 512
-#define READ_PIECE (READ_THREADS * 8 * 16)
-#define READ_BULK_SMEM (3 * READ_PIECE)
-typedef struct {
-    ramp_module *m;
-    ramp_kernel *k, *kb;
-    ramp_devptr pieces, sink;
-    size_t cap;   /* pieces the buffer holds */
-    uint64_t *host; /* [2 * cap]: ptr, bytes */
-    int n;        /* pieces of the current load */
-} read_floor;
-
-static void read_floor_init(read_floor *f, ramp_gpu *gpu, size_t cap) {
-    memset(f, 0, sizeof *f);
-    ramp_jit_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.name = "read-floor";
-    rq.source = "#include \"read_floor.cuh\"\n";
-    ramp_jit_result *r = NULL;
-    TRY(ramp_jit_compile(&rq, &r));
-    TRY(ramp_module_load(gpu, r->cubin, r->cubin_size, &f->m));
-    ramp_jit_result_free(r);
-    TRY(ramp_module_kernel(f->m, "ramp_read_floor", 0, &f->k));
-    TRY(ramp_module_kernel(f->m, "ramp_read_bulk", READ_BULK_SMEM, &f->kb));
-    f->cap = cap;
-    f->host = malloc(sizeof(uint64_t) * 2 * cap);
-    if (!f->host) DIE("out of memory");
-    TRY(ramp_gpu_alloc(gpu, sizeof(uint64_t) * 2 * cap, &f->pieces));
-    TRY(ramp_gpu_alloc(gpu, 4, &f->sink));
-}
-
-/* Appends [base, base + bytes) as pieces. */
-static void read_floor_add(read_floor *f, ramp_devptr base, size_t bytes) {
-    if (base % 16 || bytes % 16) DIE("read floor: range %#llx + %zu not 16-byte aligned",
-                                     (unsigned long long)base, bytes);
-    for (size_t o = 0; o < bytes; o += READ_PIECE) {
-        if ((size_t)f->n >= f->cap) DIE("read floor: more than %zu pieces", f->cap);
-        f->host[2 * f->n] = (uint64_t)(base + o);
-        f->host[2 * f->n + 1] = bytes - o < READ_PIECE ? bytes - o : READ_PIECE;
-        f->n++;
-    }
-}
-
-/* bulk 0: plain loads, up to 2 blocks per SM; 1: bulk copies, one. */
-static ramp_status read_floor_launch(read_floor *f, ramp_gpu *gpu, ramp_stream st, int pdl,
-                                     int bulk) {
-    ramp_gpu_info gi;
-    RAMP_TRY(ramp_gpu_get_info(gpu, &gi));
-    const int most = bulk ? gi.limits.sms : 2 * gi.limits.sms;
-    unsigned grid[3] = {(unsigned)(f->n < most ? (f->n > 0 ? f->n : 1) : most), 1, 1};
-    unsigned block[3] = {bulk ? 32u : READ_THREADS, 1, 1};
-    const int smem = bulk ? READ_BULK_SMEM : 0;
-    ramp_kernel *k = bulk ? f->kb : f->k;
-    void *args[3] = {&f->pieces, &f->n, &f->sink};
-    return pdl ? ramp_kernel_launch_pdl(k, grid, block, smem, st, args)
-               : ramp_kernel_launch(k, grid, block, smem, st, args);
-}
-
 static ramp_status read_floor_replay(void *f, ramp_stream st) { return ramp_graph_replay(f, st); }
 
 /* The read floor's kernel on contiguous ranges of 4 MiB .. 1 GiB, in the
@@ -313,10 +254,8 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
         printf("read sweep, %s (the read floor's kernel on contiguous ranges):", names[bulk]);
         for (size_t mib = 0; mib <= 1024; mib = mib ? 2 * mib : 4) {
             f->n = 0;
-            if (mib) read_floor_add(f, buf, mib << 20);
-            else f->host[0] = f->host[1] = 0;
-            TRY(ramp_gpu_upload(T->gpu, f->pieces, f->host,
-                                sizeof(uint64_t) * 2 * (size_t)(f->n ? f->n : 1)));
+            if (mib) TRY(read_floor_add(f, buf, mib << 20));
+            TRY(read_floor_upload(f, T->gpu));
             ramp_graph *G = NULL;
             TRY(ramp_graph_capture_begin(T->gpu, T->st));
             TRY(read_floor_launch(f, T->gpu, T->st, 0, bulk));
@@ -337,13 +276,6 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
     }
     fclose(out);
     ramp_gpu_free(T->gpu, buf);
-}
-
-static void read_floor_free(read_floor *f, ramp_gpu *gpu) {
-    ramp_gpu_free(gpu, f->pieces);
-    ramp_gpu_free(gpu, f->sink);
-    ramp_module_free(f->m);
-    free(f->host);
 }
 
 /* The v2 layer's menu: each entry v2 cannot run replaced by its plain form
@@ -647,18 +579,13 @@ int main(int argc, char **argv) {
         /* pieces: the sweep's 1 GiB or every expert's weights and scales */
         size_t all = n13 + n2 + (size_t)EL * ((2 * h / 128) * (d / 128) + (d / 128) * (h / 128)) * 4;
         if (all < ((size_t)1 << 30)) all = (size_t)1 << 30;
-        read_floor_init(&RF, T.gpu, all / READ_PIECE + 4 * (size_t)EL + 4);
+        TRY(read_floor_init(&RF, T.gpu, all / READ_PIECE + 4 * (size_t)EL + 4));
     }
     read_floor RFF; /* --flush read: the flush buffer read by bulk copies */
     ramp_graph *flush_g = NULL;
     if (flush_read) {
-        read_floor_init(&RFF, T.gpu, T.flush_bytes / READ_PIECE + 1);
-        read_floor_add(&RFF, T.flush, T.flush_bytes);
         TRY(ramp_gpu_fill32_async(T.gpu, T.flush, 3, T.flush_bytes / 4, T.st));
-        TRY(ramp_gpu_upload(T.gpu, RFF.pieces, RFF.host, sizeof(uint64_t) * 2 * (size_t)RFF.n));
-        TRY(ramp_graph_capture_begin(T.gpu, T.st));
-        TRY(read_floor_launch(&RFF, T.gpu, T.st, 0, 1));
-        TRY(ramp_graph_capture_end(T.gpu, T.st, &flush_g));
+        TRY(read_flush_graph(&RFF, T.gpu, T.st, T.flush, T.flush_bytes, &flush_g));
         T.flush_graph = flush_g;
     }
     read_sweep(&RF, &T, outdir);
@@ -894,14 +821,14 @@ int main(int argc, char **argv) {
                 RF.n = 0;
                 for (int e = 0; e < EL; e++) {
                     if (counts[e] == 0) continue;
-                    read_floor_add(&RF, w13 + e * e13, e13);
-                    read_floor_add(&RF, (is2 ? w2v : w2) + e * e2, e2);
+                    TRY(read_floor_add(&RF, w13 + e * e13, e13));
+                    TRY(read_floor_add(&RF, (is2 ? w2v : w2) + e * e2, e2));
                     if (!g.bf16) {
-                        read_floor_add(&RF, w13s + e * s13e, s13e);
-                        read_floor_add(&RF, w2s + e * s2e, s2e);
+                        TRY(read_floor_add(&RF, w13s + e * s13e, s13e));
+                        TRY(read_floor_add(&RF, w2s + e * s2e, s2e));
                     }
                 }
-                TRY(ramp_gpu_upload(T.gpu, RF.pieces, RF.host, sizeof(uint64_t) * 2 * (size_t)(RF.n ? RF.n : 1)));
+                TRY(read_floor_upload(&RF, T.gpu));
                 static const char *const rn[2][2] = {{"read", "select+read"},
                                                      {"read-bulk", "select+read-bulk"}};
                 for (int bulk = 0; bulk < 2; bulk++) {

@@ -41,6 +41,11 @@
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
  *
+ * RAMP_MV2_BENCH_FLUSH=read: L2 emptied before each launch by reading the
+ * 512 MiB flush buffer (bench_read.h) instead of writing it, so that no
+ * dirty lines drain to HBM while the kernel reads (session 13: the write
+ * costs a 64 MiB read ~6 us); recorded in both files' command lines.
+ *
  * RAMP_MV2_BENCH_BF16=1: the same for BF16 layers (bf16 weights and hidden
  * states, no scales; v2's RAMP_MV2_BF16 programs, rows 2..64, against v1's
  * BF16 kernel; the floor counts 2 bytes per weight); the default mode
@@ -49,6 +54,7 @@
  */
 #include "bench_args.h"
 #include "bench_common.h"
+#include "bench_read.h"
 #include "internal.h"
 #include "moe_v2.h"
 
@@ -61,6 +67,8 @@
 
 #define MAXV MV2_MAXV
 static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
+/* RAMP_MV2_BENCH_FLUSH=read: L2 emptied by reading the flush buffer (bench_read.h) */
+static int g_flush_read;
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
 #define NLOADS 12 /* 8 Qwen3, 1 DeepSeek-V3, 3 Mixtral */
@@ -140,6 +148,7 @@ typedef struct {
     size_t flush_bytes;
     int reps;
     double *samp;
+    ramp_graph *flush_graph; /* RAMP_MV2_BENCH_FLUSH=read */
 } timer;
 
 /* Uploads the selection of ld for rows; fills p. */
@@ -172,7 +181,8 @@ static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ram
 static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k1,
                             const ramp_moe_params *p, double *med) {
     for (int r = 0; r < T->reps + 1; r++) {
-        RAMP_TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+        if (T->flush_graph) RAMP_TRY(ramp_graph_replay(T->flush_graph, T->st));
+        else RAMP_TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
         RAMP_TRY(ramp_event_record(T->e0, T->st));
         RAMP_TRY(k2 ? ramp_moe_v2_launch(k2, p, T->st) : ramp_moe_kernel_launch(k1, p, T->st));
         RAMP_TRY(ramp_event_record(T->e1, T->st));
@@ -244,17 +254,18 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
         }
         if (pass == 0) {
             fprintf(f, "# command: %sRAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
-                       "# copy_rate_tb_s: %.4f\n", g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : "", xenv,
+                       "# copy_rate_tb_s: %.4f\n", g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : "", xenv,
                     cmd, stamp, info->limits.name, info->limits.sms, copy_rate / 1e12);
             fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,tflops,check\n");
         } else {
             fprintf(f, "# Fused MoE kernel v2: variants (%s), %s layers\n\n", xname,
                     g_bf16 ? "BF16" : "FP8");
             fprintf(f, "- command: `%sRAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
-                    g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : "", xenv, cmd, stamp, info->limits.name,
+                    g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : "",
+                    xenv, cmd, stamp, info->limits.name,
                     info->limits.sms);
-            fprintf(f, "- measured copy rate: %.2f TB/s; timing as moe-v2-%s.md (L2 evicted, events, median)\n",
-                    copy_rate / 1e12, date);
+            fprintf(f, "- measured copy rate: %.2f TB/s; timing as moe-v2-%s.md (L2 evicted%s, events, median)\n",
+                    copy_rate / 1e12, date, g_flush_read ? " by a 512 MiB read" : "");
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
@@ -357,6 +368,20 @@ int main(int argc, char **argv) {
     if (threads > 32) threads = 32;
     T.flush_bytes = 512u << 20;
     TRY(ramp_gpu_alloc(T.gpu, T.flush_bytes, &T.flush));
+    const char *fenv = getenv("RAMP_MV2_BENCH_FLUSH");
+    read_floor flush_reader;
+    memset(&flush_reader, 0, sizeof flush_reader);
+    if (fenv && *fenv) {
+        if (strcmp(fenv, "read") && strcmp(fenv, "write")) {
+            fprintf(stderr, "bench_moe_v2: RAMP_MV2_BENCH_FLUSH=%s: read or write\n", fenv);
+            return 2;
+        }
+        g_flush_read = fenv[0] == 'r';
+    }
+    if (g_flush_read) {
+        TRY(ramp_gpu_fill32_async(T.gpu, T.flush, 3, T.flush_bytes / 4, T.st));
+        TRY(read_flush_graph(&flush_reader, T.gpu, T.st, T.flush, T.flush_bytes, &T.flush_graph));
+    }
 
     double copy_rate = 0;
     TRY(bench_copy_rate(T.gpu, T.st, info.limits.sms, T.e0, T.e1, &copy_rate));
@@ -690,7 +715,8 @@ int main(int argc, char **argv) {
             info.limits.sms);
     fprintf(f, "- measured copy rate: %.2f TB/s (1 GiB device-to-device, bytes read + written, median of 10)\n",
             copy_rate / 1e12);
-    fprintf(f, "- timing: each launch alone after a 512 MiB write (L2 evicted), events, median of %d\n", reps);
+    fprintf(f, "- timing: each launch alone after a 512 MiB %s (L2 evicted), events, median of %d\n",
+            g_flush_read ? "read" : "write", reps);
     fprintf(f, "- floor: active experts x (w13 + w2%s) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n",
             g_bf16 ? ", 2 bytes per weight" : " + block scales");
     fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, and the wide tile r128 of each width (most stages that fit), plain launch; v1 timed in the same ones (no wide tile)\n");

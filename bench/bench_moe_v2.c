@@ -8,7 +8,7 @@
  *   local expert the same count) and skewed (Zipf 1.2 over local experts);
  *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
  *   balanced; Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
- *   256, 512 and 1,024 pairs (load tags m256, m512, m1024).
+ *   16, 256, 512 and 1,024 pairs (load tags m16, m256, m512, m1024).
  * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
  * widths dividing h, 4 stages, plus the wide tile r128 of each width; plain
  * launch) is timed in both kernels where both run (v1 has no wide tile):
@@ -71,7 +71,7 @@ static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
 static int g_flush_read;
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
-#define NLOADS 12 /* 8 Qwen3, 1 DeepSeek-V3, 3 Mixtral */
+#define NLOADS 13 /* 8 Qwen3, 1 DeepSeek-V3, 4 Mixtral */
 
 typedef struct {
     char text[64];
@@ -421,9 +421,10 @@ int main(int argc, char **argv) {
             tot += p[perm[e]];
         }
         /* Qwen3: 64..1024 pairs balanced and skewed; DeepSeek-V3: 4,096
-         * balanced; Mixtral (one local expert): 256, 512, 1,024 */
-        const int qp[4] = {64, 256, 512, 1024}, mp[3] = {256, 512, 1024};
-        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 3); li++) {
+         * balanced; Mixtral (one local expert): 16 (a 64-token batch under
+         * EP8 gives it 12-13), 256, 512, 1,024 */
+        const int qp[4] = {64, 256, 512, 1024}, mp[4] = {16, 256, 512, 1024};
+        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 4); li++) {
             load *ld = &loads[nl++];
             ld->model = models[mi];
             ld->mi = mi;

@@ -27,7 +27,7 @@
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
- * [.g<grid cap>] (.c2: the configuration's split-K over a cluster of two
+ * [.b<bulkred>][.g<grid cap>] (.b1: the output added by bulk reductions; .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
@@ -111,6 +111,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'o') x->o.group = val;
         else if (c == 'c') x->ks = val;
         else if (c == 'l') x->o.cluster = val;
+        else if (c == 'b') x->o.bulkred = val;
         else return 0;
         p += 2 + used;
     }
@@ -119,7 +120,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
     const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
-    const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2;
+    const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
+                      x->o.bulkred >= 0 && x->o.bulkred <= 1;
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
@@ -273,7 +275,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "two launches (up projection storing the intermediate, then the down projection "
                        "over all of h; .u2/.u3: the up / the down launch alone, for timing); .kN the down "
                        "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
-                       "row tiles (slice-major inside a group); .gN grid capped at N blocks\n");
+                       "row tiles (slice-major inside a group); .b1 output by the TMA unit's bulk "
+                       "reductions from shared memory; .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");

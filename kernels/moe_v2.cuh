@@ -56,6 +56,13 @@
  * that the four accumulators a consumer thread holds for one token (m-tile
  * rows r, r + 8, r + 64, r + 72) are four consecutive output rows, added
  * with one red.global.add.v4.f32 instead of four scalar reductions.
+ *
+ * RAMP_MV2_BULKRED = 1 (moe_v2.md, session 13): narrow FP8 tiles add their
+ * output by the TMA unit's bulk reductions instead of the threads'
+ * red.global.add: each consumer stages its 128 rows of a down chunk per
+ * token in shared memory (ramp_moe_v2_layout_opt's ostage), then thread n
+ * adds token n's 512 bytes with one cp.reduce.async.bulk (session 13:
+ * Mixtral at 16 pairs spends 33 of 112 us in the threads' reductions).
  */
 #include "fp8.cuh"
 #include "hopper.cuh"
@@ -100,6 +107,9 @@
 #ifndef RAMP_MV2_BF16
 #define RAMP_MV2_BF16 0
 #endif
+#ifndef RAMP_MV2_BULKRED
+#define RAMP_MV2_BULKRED 0
+#endif
 /* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
  * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
  * roles, v2_producer_role and v2_consumer_role (the kernel below calls the
@@ -136,6 +146,10 @@
 #endif
 #if RAMP_MV2_BF16 && (RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
 #error "RAMP_MV2_BF16: row-major weights, no W2 permutation, no ping-pong (for now)"
+#endif
+#if RAMP_MV2_BULKRED && (RAMP_MV2_BF16 || RAMP_MV2_RED4 || V2_WIDE || \
+                         (defined(RAMP_MV2_KSPLIT) && RAMP_MV2_KSPLIT > 1))
+#error "RAMP_MV2_BULKRED: narrow FP8 tiles, scalar output order, no split-K (what is tested)"
 #endif
 /* bytes per element, and elements of K per 128-byte stage row */
 #define V2_EB (RAMP_MV2_BF16 ? 2 : 1)
@@ -195,6 +209,9 @@
 #endif
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
+/* slot ids a consumer thread keeps for the down phase: its tokens', and
+ * with RAMP_MV2_BULKRED token (thread & 127)'s, whose bulk reductions it issues */
+#define V2_SLOTS (V2_TPT + RAMP_MV2_BULKRED)
 #if RAMP_MV2_BF16
 #define V2_MMA HOP_WGMMA_BF16(V2_N)
 #else
@@ -222,7 +239,8 @@
 #define V2_LAYOUT (ramp_moe_v2_layout_down_bf(RAMP_ROWS, RAMP_STAGES, RAMP_MV2_BF16))
 #else
 #define V2_S RAMP_STAGES
-#define V2_LAYOUT (ramp_moe_v2_layout_ks(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16, V2_KS))
+#define V2_LAYOUT \
+    (ramp_moe_v2_layout_opt(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16, V2_KS, RAMP_MV2_BULKRED))
 #endif
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-byte K tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
@@ -722,6 +740,10 @@ static __device__ __forceinline__ void v2_thread_slots(const int *tok, int t, in
         slots[2 * j] = tok[8 * j + 2 * t];
         slots[2 * j + 1] = tok[8 * j + 2 * t + 1];
     }
+#if RAMP_MV2_BULKRED
+    const int lt = threadIdx.x & 127;
+    slots[V2_TPT] = lt < V2_N ? tok[lt] : -1;
+#endif
 }
 
 /* Down stage `it` (tile-local down stage ds = chunk * V2_DKB + kk): waits
@@ -748,13 +770,49 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
 }
 
 /* After the last K block of down chunk ds / V2_DKB: consumer c's rows of it
- * added into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4) and the
- * accumulators cleared. */
-static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, int c, int ds,
-                                                 float *acc0, float *acc1, const int *slots) {
+ * added into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4, or
+ * bulk reductions with RAMP_MV2_BULKRED) and the accumulators cleared. */
+static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, unsigned char *sm,
+                                                 int c, int ds, float *acc0, float *acc1,
+                                                 const int *slots) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float *out = (float *)prm.out;
-#if RAMP_MV2_RED4
+    (void)sm;
+#if RAMP_MV2_BULKRED
+    /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,
+     * + 64 for acc1), then thread n adds them with one bulk reduction. The
+     * staging is rewritten only after the previous chunk's reductions have
+     * read it: each issuer waits for its own (bulk groups are per thread),
+     * then the warpgroup's barrier. */
+    const int lt = threadIdx.x & 127, t = lane & 3, g = lane >> 2;
+    const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) + c * V2_N * RAMP_MV2_OSTAGE_STRIDE;
+    if (lt < V2_N) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + c) : "memory");
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) {
+        const unsigned a = stg + V2_TOKEN(i, t) * RAMP_MV2_OSTAGE_STRIDE +
+                           4 * (16 * w + g + 8 * ((i >> 1) & 1));
+        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a), "f"(acc0[i]) : "memory");
+        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(a + 256), "f"(acc1[i]) : "memory");
+        acc0[i] = acc1[i] = 0.f;
+    }
+    hop_fence_proxy_async(); /* generic stores, read next by the bulk reductions */
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + c) : "memory");
+    const int sl = slots[V2_TPT];
+#if RAMP_MV2_DIAG == 4
+    if (sl == -1234) /* never: the staging kept, nothing added */
+#else
+    if (sl >= 0)
+#endif
+    {
+        const int row0 = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128;
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 512;\n"
+                     ::"l"(out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0),
+                     "r"(stg + lt * RAMP_MV2_OSTAGE_STRIDE)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+#elif RAMP_MV2_RED4
     /* shared-memory row 64 t + 16 w + g + 8 hh holds output row
      * 4 (8 w + g) + 2 t + hh of the consumer's 128 (ramp_moe_v2_permute_w2);
      * accumulator i is (token V2_TIDX(i), hh = (i >> 1) & 1), acc0 t = 0,
@@ -810,7 +868,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
         acc1[i] += t1[i] * f[V2_TIDX(i)];
     }
     if (ds % V2_DKB != V2_DKB - 1) return;
-    v2_dn_out(prm, c, ds, acc0, acc1, slots);
+    v2_dn_out(prm, sm, c, ds, acc0, acc1, slots);
 }
 
 #if RAMP_MV2_BF16
@@ -888,7 +946,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     /* down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns, V2_DKB
      * tiles of 64, from the intermediate in shared memory */
-    int slots[V2_TPT];
+    int slots[V2_SLOTS];
     v2_thread_slots(tok, t, slots);
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
     for (int ds = 0; ds < V2_NDS; ds++, it++) {
@@ -904,7 +962,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_ACC_FENCE(acc0, V2_ACC);
         HOP_ACC_FENCE(acc1, V2_ACC);
         hop_mbar_arrive(empty + 8 * s);
-        if (kk == V2_DKB - 1) v2_dn_out(prm, c, ds, acc0, acc1, slots);
+        if (kk == V2_DKB - 1) v2_dn_out(prm, sm, c, ds, acc0, acc1, slots);
     }
 }
 
@@ -926,7 +984,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
      * registers through the up passes). Read in the down phase, racecheck
      * reported them racing with the next tile's write of tok (session 12),
      * although the tile's two block barriers order the two either way. */
-    int slots[V2_TPT];
+    int slots[V2_SLOTS];
     v2_thread_slots(tok, t, slots);
 #endif
     /* phases 1 + 2: up projection and requantization, one pass of 128
@@ -986,7 +1044,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
      * 128c..128c+127 as two m-tiles), K = the slice's w columns from the
      * intermediate in shared memory; stages ds = chunk * V2_DKB + kk */
 #if V2_KS == 1
-    int slots[V2_TPT];
+    int slots[V2_SLOTS];
     v2_thread_slots(tok, t, slots);
 #endif
     const int nds = V2_NDS;
@@ -1182,7 +1240,7 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
         v2_consumer(prm, sm, wg - 1, r, slice, it);
 #endif
     }
-#if RAMP_MV2_PHASE == 2
+#if RAMP_MV2_PHASE == 2 || RAMP_MV2_BULKRED
     /* the last bulk reductions done (they read this block's shared memory
      * and write out) before the block exits */
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");

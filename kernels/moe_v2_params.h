@@ -67,15 +67,20 @@ typedef struct {
 
 RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x + a - 1) / a * a; }
 
+/* Output staging rows (the wide tiles' phase 2, RAMP_MV2_BULKRED): 128 f32
+ * and 16 B of padding, so that rows fall in distinct banks. */
+#define RAMP_MV2_OSTAGE_STRIDE 528
+
 /* rows b (1..64: npad = ceil8(b); 65..128: a wide tile, npad = 128, no amax
  * scratch), width w (128, 256, 512), stages, bf16 (1: BF16 weights, tokens
  * and intermediate, rows 1..64 only: no scales, so no xs, wsc, iscale or
  * amax; the intermediate holds 2 bytes per column), ksplit (1, or 2: the
  * up projection's K split over a cluster of two CTAs, rows 1..64, which
- * adds the exchange buffer and its barriers). total is the dynamic shared
- * memory of a launch, slack included. */
-RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_ks(int rows, int width, int stages,
-                                                         int bf16, int ksplit) {
+ * adds the exchange buffer and its barriers), bulkred (1: the output
+ * staging of RAMP_MV2_BULKRED, 2 x npad rows of RAMP_MV2_OSTAGE_STRIDE).
+ * total is the dynamic shared memory of a launch, slack included. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, int stages,
+                                                          int bf16, int ksplit, int bulkred) {
     ramp_moe_v2_layout l;
     const int fp8 = !bf16;
     l.npad = rows > 64 ? 128 : (rows + 7) / 8 * 8; /* > 64: a wide tile, moe_v2_wide.cuh */
@@ -98,9 +103,16 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_ks(int rows, int width, in
     l.head = o;     o += 16;
     l.xbuf = o;     o += ksplit > 1 ? 4LL * l.npad * 256 : 0; /* npad f32 per consumer thread */
     l.xbars = o;    o += ksplit > 1 ? 16 : 0;
-    l.ostage = 0;
+    /* bulkred (RAMP_MV2_BULKRED, narrow tiles): per consumer npad token rows
+     * of its 128 output rows, staged for the TMA unit's bulk reductions */
+    l.ostage = bulkred && rows <= 64 ? o : 0;
+    o += bulkred && rows <= 64 ? 2LL * l.npad * RAMP_MV2_OSTAGE_STRIDE : 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_ks(int rows, int width, int stages,
+                                                         int bf16, int ksplit) {
+    return ramp_moe_v2_layout_opt(rows, width, stages, bf16, ksplit, 0);
 }
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_bf(int rows, int width, int stages,
                                                          int bf16) {
@@ -119,7 +131,6 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_of(int rows, int width, in
  * stores fall in distinct banks), from which one bulk reduction per row
  * adds into out. */
 #define RAMP_MV2_DOWN_STAGES 3
-#define RAMP_MV2_OSTAGE_STRIDE 528
 RAMP_MV2_INLINE int ramp_moe_v2_down_stages(int stages) {
     return stages < RAMP_MV2_DOWN_STAGES ? stages : RAMP_MV2_DOWN_STAGES;
 }

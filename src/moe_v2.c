@@ -93,12 +93,32 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
 }
 
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
-    return ramp_moe_v2_layout_ks(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
-                                 v->cfg.splitk > 1 ? v->cfg.splitk : 1);
+    return ramp_moe_v2_layout_for_opts(v, NULL);
+}
+
+ramp_moe_v2_layout ramp_moe_v2_layout_for_opts(const ramp_moe_variant *v,
+                                               const ramp_moe_v2_opts *o) {
+    return ramp_moe_v2_layout_opt(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
+                                  v->cfg.splitk > 1 ? v->cfg.splitk : 1, o ? o->bulkred : 0);
+}
+
+ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
+    char name[64];
+    ramp_config_name(&v->cfg, name, sizeof name);
+    RAMP_CHECK(!v->geom.bf16 && v->cfg.rows <= 64 && v->cfg.splitk <= 1 && v->cfg.two_phase == 0 &&
+                   !o->red4,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: bulk reductions (bulkred) are built for narrow FP8 tiles without "
+               "split-K, two phases or red4 (bf16 %d, red4 %d)", name, v->geom.bf16, o->red4);
+    const ramp_moe_v2_layout l = ramp_moe_v2_layout_for_opts(v, o);
+    RAMP_CHECK(l.total <= 232448, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s with bulk reductions: %lld B of shared memory exceeds the 227 KB "
+               "per block", name, l.total);
+    return RAMP_OK;
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0};
     return o;
 }
 
@@ -151,6 +171,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     /* only when set: row-major programs keep their defines and cache keys */
     if (o->tiled) DEF("RAMP_MV2_TILED=%d", o->tiled);
     if (o->red4) DEF("RAMP_MV2_RED4=%d", o->red4);
+    if (o->bulkred) DEF("RAMP_MV2_BULKRED=%d", o->bulkred);
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
@@ -182,6 +203,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
+    if (o.bulkred && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-bulkred");
     if (o.group > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-g%d", o.group);
     if (v->cfg.splitk > 1 && n > 0 && (size_t)n < size)
@@ -209,12 +232,15 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4) &&
-                   o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2,
+                   o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
+                   (o.bulkred == 0 || o.bulkred == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..5), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4), group %d (0..64), "
-               "cluster %d (0..2)",
-               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster);
+               "cluster %d (0..2), bulkred %d (0, 1)",
+               o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
+               o.bulkred);
+    if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
     RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
@@ -271,9 +297,9 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     memset(k, 0, sizeof *k);
     k->gpu = gpu;
     k->v = *v;
-    k->layout = ramp_moe_v2_layout_for(v);
-    k->sms = info.limits.sms;
     const ramp_moe_v2_opts eo = effective_opts(v, o);
+    k->layout = ramp_moe_v2_layout_for_opts(v, &eo);
+    k->sms = info.limits.sms;
     k->tiled = eo.tiled;
     k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);

@@ -57,6 +57,9 @@ typedef struct {
     int cluster;  /* 0 or 1: the launch's clusters are the configuration's (split-K 2:
                      two CTAs, else none); 2: an unsplit program launched in clusters
                      of two all the same (timing the cluster launch alone) */
+    int bulkred;  /* 1: the output added by the TMA unit's bulk reductions from a
+                     shared-memory staging (RAMP_MV2_BULKRED; narrow FP8 tiles,
+                     no red4, no split-K; moe_v2.md, session 13) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =
@@ -75,6 +78,14 @@ ramp_moe_v2_opts ramp_moe_v2_default_opts(void);
 /* RAMP_ERR_UNSUPPORTED saying why when v2 cannot run the variant. */
 ramp_status ramp_moe_v2_check(const ramp_moe_variant *v);
 ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v);
+/* The same for a program compiled with options o (NULL: the defaults):
+ * o->bulkred adds the output staging. */
+ramp_moe_v2_layout ramp_moe_v2_layout_for_opts(const ramp_moe_variant *v,
+                                               const ramp_moe_v2_opts *o);
+/* Whether v can run with bulk reductions (o->bulkred): narrow FP8 tiles, no
+ * split-K, two phases or red4, the staging within 227 KB;
+ * RAMP_ERR_UNSUPPORTED saying which. */
+ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o);
 int ramp_moe_v2_defines(const ramp_moe_variant *v, char storage[][48], const char **defs);
 void ramp_moe_v2_program_name(const ramp_moe_variant *v, char *buf, size_t size);
 /* The name (and JIT cache name) of the program with options o (NULL: the

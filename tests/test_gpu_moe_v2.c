@@ -56,7 +56,10 @@
  * scales, v2 built with RAMP_MV2_BF16 (wgmma m64nNk16), rows 1..64; the
  * reference's BF16 bound, which has no tensor-core widening, and v1's BF16
  * kernel of the same configuration; with SPLIT too (the workspace's 0xFFFF
- * poison is a bf16 NaN), not with TILED or RED4). Prints
+ * poison is a bf16 NaN), not with TILED or RED4), RAMP_MOE_V2_BULKRED=1 (v2
+ * compiled to add its output by bulk reductions, RAMP_MV2_BULKRED: only the
+ * configurations ramp_moe_v2_bulkred_check accepts; the same reference and
+ * comparisons). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -372,7 +375,9 @@ int main(void) {
     const char *tiled_env = getenv("RAMP_MOE_V2_TILED");
     const char *red4_env = getenv("RAMP_MOE_V2_RED4");
     const char *split_env = getenv("RAMP_MOE_V2_SPLIT");
+    const char *bulkred_env = getenv("RAMP_MOE_V2_BULKRED");
     ramp_moe_v2_opts opts = ramp_moe_v2_default_opts();
+    opts.bulkred = bulkred_env && atoi(bulkred_env) > 0;
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
     opts.red4 = red4_env && atoi(red4_env) > 0;
     opts.split = split_env && atoi(split_env) > 0;
@@ -403,6 +408,8 @@ int main(void) {
            opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
     if (bf16) printf("BF16 layer (RAMP_MOE_V2_BF16=1): bf16 weights and hidden states, no scales\n");
     if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
+    if (opts.bulkred)
+        printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);
@@ -429,6 +436,8 @@ int main(void) {
         for (int i = 0; i < n; i++) {
             if (!wanted(configs_env, &all[i].cfg)) continue;
             if (opts.split && all[i].cfg.rows <= 64) continue; /* split: wide tiles only */
+            /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
+            if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             ramp_moe_v2_opts o = opts;
             if (opts.split) { /* the configuration's two phases, not an option */
                 all[i].cfg.two_phase = opts.p2k > 1 ? opts.p2k : 1;

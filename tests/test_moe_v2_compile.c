@@ -23,7 +23,9 @@
  * layer (RAMP_MV2_BF16, "bf16": m64nNk16 or m64n128k16, its own layouts), a
  * wide one fused and in two launches (down K whole and in 2 parts).
  * Split-K over a cluster of two (ramp_config.splitk 2): rows 8 and 32 of
- * each width, FP8 and BF16.
+ * each width, FP8 and BF16. Bulk reductions of the output (RAMP_MV2_BULKRED,
+ * "bulkred"): rows 2, 12, 24 and 32 of each width, and the refusals (BF16,
+ * red4, split-K, a staging past 227 KB).
  * RAMP_MOE_V2_COMPILE_ALL=1: all, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -145,6 +147,26 @@ static void refusals(void) {
             }
         }
     }
+    {
+        /* bulk reductions: refused where they are not built, naming why */
+        static const char *const what[] = {"bf16 1", "red4 1", "split-K", "227 KB"};
+        for (int k = 0; k < 4; k++) {
+            ramp_moe_variant b = mv2_variant(&g, k == 3 ? 64 : 8, k == 3 ? 256 : 128);
+            ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+            o.bulkred = 1;
+            b.geom.bf16 = k == 0;
+            o.red4 = k == 1;
+            if (k == 2) b.cfg.splitk = 2;
+            ramp_jit_result *r = NULL;
+            CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
+            CHECK(r == NULL);
+            if (!strstr(ramp_last_error(), what[k]) || !strstr(ramp_last_error(), "bulk")) {
+                fprintf(stderr, "bulkred refused without saying why (%s): %s\n", what[k],
+                        ramp_last_error());
+                check_failures++;
+            }
+        }
+    }
     v = mv2_variant(&g, 8, 128);
     v.xbf16 = 1;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
@@ -220,6 +242,16 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
+            /* the output by bulk reductions: the narrow unsplit FP8 tiles up
+             * to 32 rows (48 and 64 rows' staging does not fit beside 4 stages) */
+            if (!wide && vs[i].cfg.splitk <= 1 && r <= 32 &&
+                (all || r == 2 || r == 12 || r == 24 || r == 32)) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.bulkred = 1;
+                jobs[njobs].model = models[mi];
+                njobs++;
+            }
             /* the same tile for a BF16 layer; a wide one also in two launches
              * (the up program, the down program with K whole and in 2 parts) */
             for (int mode = 0; mode <= (wide ? 3 : 0); mode++) {
@@ -250,6 +282,7 @@ int main(void) {
         ramp_config_name(&j->v.cfg, name, sizeof name);
         if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
+        if (j->o.bulkred) strncat(name, " bulkred", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1) strncat(name, " k2", sizeof name - strlen(name) - 1);
         if (j->o.group > 1) strncat(name, " g4", sizeof name - strlen(name) - 1);
@@ -264,7 +297,7 @@ int main(void) {
         const long long smem = j->phase == 2
                                    ? ramp_moe_v2_layout_down_bf(j->v.cfg.rows, j->v.cfg.stages,
                                                                 j->v.geom.bf16).total
-                                   : ramp_moe_v2_layout_for(&j->v).total;
+                                   : ramp_moe_v2_layout_for_opts(&j->v, &j->o).total;
         int bad = j->warnings || r->spill_store_bytes || r->spill_load_bytes || r->stack_bytes ||
                   r->smem_bytes || r->registers != RAMP_MV2_REGS || smem > 232448 ||
                   !j->res.valid || j->res.blocks_per_sm != 1;

@@ -773,20 +773,26 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
  * added into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4, or
  * bulk reductions with RAMP_MV2_BULKRED) and the accumulators cleared. */
 static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, unsigned char *sm,
-                                                 int c, int ds, float *acc0, float *acc1,
+                                                 int c, int it, int ds, float *acc0, float *acc1,
                                                  const int *slots) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float *out = (float *)prm.out;
     (void)sm;
+    (void)it;
 #if RAMP_MV2_BULKRED
     /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,
-     * + 64 for acc1), then thread n adds them with one bulk reduction. The
-     * staging is rewritten only after the previous chunk's reductions have
-     * read it: each issuer waits for its own (bulk groups are per thread),
-     * then the warpgroup's barrier. */
+     * + 64 for acc1), then thread n adds them with one bulk reduction. Two
+     * stagings, alternating over the block's chunks (tile it / V2_NST, chunk
+     * ds / V2_DKB): one is rewritten only after the reductions of two chunks
+     * before have read it. Each issuer commits one bulk group per chunk
+     * (empty where its token is padding), so waiting until at most one is
+     * left reading (wait_group.read 1) covers exactly that chunk; then the
+     * warpgroup's barrier. */
     const int lt = threadIdx.x & 127, t = lane & 3, g = lane >> 2;
-    const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) + c * V2_N * RAMP_MV2_OSTAGE_STRIDE;
-    if (lt < V2_N) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    const int buf = ((it / V2_NST) * V2_CHL + ds / V2_DKB) & 1;
+    const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) +
+                         (2 * buf + c) * V2_N * RAMP_MV2_OSTAGE_STRIDE;
+    if (lt < V2_N) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + c) : "memory");
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
@@ -810,8 +816,8 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
                      ::"l"(out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0),
                      "r"(stg + lt * RAMP_MV2_OSTAGE_STRIDE)
                      : "memory");
-        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
     }
+    if (lt < V2_N) asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #elif RAMP_MV2_RED4
     /* shared-memory row 64 t + 16 w + g + 8 hh holds output row
      * 4 (8 w + g) + 2 t + hh of the consumer's 128 (ramp_moe_v2_permute_w2);
@@ -868,7 +874,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
         acc1[i] += t1[i] * f[V2_TIDX(i)];
     }
     if (ds % V2_DKB != V2_DKB - 1) return;
-    v2_dn_out(prm, sm, c, ds, acc0, acc1, slots);
+    v2_dn_out(prm, sm, c, it, ds, acc0, acc1, slots);
 }
 
 #if RAMP_MV2_BF16
@@ -962,7 +968,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_ACC_FENCE(acc0, V2_ACC);
         HOP_ACC_FENCE(acc1, V2_ACC);
         hop_mbar_arrive(empty + 8 * s);
-        if (kk == V2_DKB - 1) v2_dn_out(prm, sm, c, ds, acc0, acc1, slots);
+        if (kk == V2_DKB - 1) v2_dn_out(prm, sm, c, it, ds, acc0, acc1, slots);
     }
 }
 

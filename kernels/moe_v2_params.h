@@ -77,7 +77,7 @@ RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x +
  * amax; the intermediate holds 2 bytes per column), ksplit (1, or 2: the
  * up projection's K split over a cluster of two CTAs, rows 1..64, which
  * adds the exchange buffer and its barriers), bulkred (1: the output
- * staging of RAMP_MV2_BULKRED, 2 x npad rows of RAMP_MV2_OSTAGE_STRIDE).
+ * staging of RAMP_MV2_BULKRED, 4 x npad rows of RAMP_MV2_OSTAGE_STRIDE).
  * total is the dynamic shared memory of a launch, slack included. */
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, int stages,
                                                           int bf16, int ksplit, int bulkred) {
@@ -103,10 +103,12 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, i
     l.head = o;     o += 16;
     l.xbuf = o;     o += ksplit > 1 ? 4LL * l.npad * 256 : 0; /* npad f32 per consumer thread */
     l.xbars = o;    o += ksplit > 1 ? 16 : 0;
-    /* bulkred (RAMP_MV2_BULKRED, narrow tiles): per consumer npad token rows
-     * of its 128 output rows, staged for the TMA unit's bulk reductions */
+    /* bulkred (RAMP_MV2_BULKRED, narrow tiles): two buffers x two consumers
+     * of npad token rows of a consumer's 128 output rows, staged for the TMA
+     * unit's bulk reductions (two, so that a chunk's staging does not wait
+     * for the previous chunk's reductions to have read theirs) */
     l.ostage = bulkred && rows <= 64 ? o : 0;
-    o += bulkred && rows <= 64 ? 2LL * l.npad * RAMP_MV2_OSTAGE_STRIDE : 0;
+    o += bulkred && rows <= 64 ? 4LL * l.npad * RAMP_MV2_OSTAGE_STRIDE : 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
 }

@@ -242,13 +242,14 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
-            /* the output by bulk reductions: the narrow unsplit FP8 tiles up
-             * to 32 rows (48 and 64 rows' staging does not fit beside 4 stages) */
-            if (!wide && vs[i].cfg.splitk <= 1 && r <= 32 &&
+            /* the output by bulk reductions: the narrow unsplit FP8 tiles
+             * whose staging fits (ramp_moe_v2_bulkred_check) */
+            ramp_moe_v2_opts ob = ramp_moe_v2_default_opts();
+            ob.bulkred = 1;
+            if (!wide && vs[i].cfg.splitk <= 1 && ramp_moe_v2_bulkred_check(&vs[i], &ob) == RAMP_OK &&
                 (all || r == 2 || r == 12 || r == 24 || r == 32)) {
                 jobs[njobs].v = vs[i];
-                jobs[njobs].o = ramp_moe_v2_default_opts();
-                jobs[njobs].o.bulkred = 1;
+                jobs[njobs].o = ob;
                 jobs[njobs].model = models[mi];
                 njobs++;
             }

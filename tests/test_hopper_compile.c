@@ -21,10 +21,14 @@
  *    (tools/gpu-check step wgmma disassembles them: QGMMA / HGMMA present,
  *    no local memory). 12 compiles on 2 threads; exit 77 without NVRTC
  *    (after part 1).
+ * 3. kernels/read_floor.cuh (the benchmarks' measured floor, bench_read.h):
+ *    both kernels compile, no spills, no stack, no warnings, and the bulk
+ *    kernel's ring (READ_BULK_SMEM) within the 227 KB per block.
  */
 #include "check.h"
 #include "compile_pool.h"
 #include "tensormap.h"
+#include "../bench/bench_read.h"
 #include "wgmma_util.h"
 
 /* ------------------------------------------------------------ tensormap */
@@ -256,6 +260,32 @@ static void compile_checks(void) {
            cached);
 }
 
+/* ------------------------------------------------------------ read floor */
+
+static void read_floor_checks(void) {
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "read-floor";
+    rq.source = "#include \"read_floor.cuh\"\n";
+    ramp_jit_result *r = NULL;
+    CHECK_OK(ramp_jit_compile(&rq, &r));
+    if (!r) return;
+    static const char *const names[2] = {"ramp_read_floor", "ramp_read_bulk"};
+    for (int i = 0; i < 2; i++) {
+        const ramp_kernel_report *k = ramp_jit_kernel(r, names[i]);
+        CHECK(k != NULL);
+        if (!k) continue;
+        printf("%s: %d registers, %d B static smem, %d/%d B spill stores/loads, %d B stack\n",
+               names[i], k->registers, k->smem_bytes, k->spill_store_bytes, k->spill_load_bytes,
+               k->stack_bytes);
+        CHECK(k->spill_store_bytes == 0 && k->spill_load_bytes == 0 && k->stack_bytes == 0);
+        /* the bulk kernel's static mbarriers beside its dynamic ring */
+        CHECK(READ_BULK_SMEM + k->smem_bytes <= 232448);
+    }
+    CHECK(strstr(r->log ? r->log : "", "warning") == NULL);
+    ramp_jit_result_free(r);
+}
+
 int main(void) {
     tensormap_checks();
     int major = 0, minor = 0;
@@ -267,5 +297,6 @@ int main(void) {
     }
     printf("NVRTC %d.%d\n", major, minor);
     compile_checks();
+    read_floor_checks();
     return check_finish("test_hopper_compile");
 }

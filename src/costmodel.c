@@ -982,21 +982,27 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
     }
 }
 
+/* The past-wave penalty of configuration c of model m on a load. */
+static double model_past_waves(const ramp_costmodel *m, int c, int nexp, const int32_t *load) {
+    const ramp_config *cfg = &m->configs[c];
+    if (ramp_config_max_waves((ramp_kernel_version)m->kernel, cfg) == 0) return 0.0;
+    double rt = 0, act = 0;
+    rowtiles_of(nexp, load, cfg->rows, &rt, &act, NULL);
+    return ramp_past_waves_us(m->kernel, cfg, q_of(cfg, &m->geom) * rt, model_slots(m, c));
+}
+
 double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,
                               const int32_t *load) {
     if (!m || config < 0 || config >= m->nconfigs) return NAN;
     if (m->rows[config] == 0) return INFINITY;
     const int nt = ramp_costmodel_nterms(m->kind);
-    const ramp_config *cfg = &m->configs[config];
-    double terms[RAMP_COST_TERMS_MAX], rt = 0, act = 0;
-    ramp_costmodel_terms_slots(m->kind, cfg, &m->geom, m->sms, (int)model_slots(m, config),
-                               nexp, load, terms);
+    double terms[RAMP_COST_TERMS_MAX];
+    ramp_costmodel_terms_slots(m->kind, &m->configs[config], &m->geom, m->sms,
+                               (int)model_slots(m, config), nexp, load, terms);
     const double *th = &m->theta[(size_t)config * nt];
     double p = 0;
     for (int l = 0; l < nt; l++) p += th[l] * terms[l];
-    rowtiles_of(nexp, load, cfg->rows, &rt, &act, NULL);
-    return p + ramp_past_waves_us(m->kernel, cfg, q_of(cfg, &m->geom) * rt,
-                                  model_slots(m, config));
+    return p + model_past_waves(m, config, nexp, load);
 }
 
 ramp_status ramp_costmodel_pick(const ramp_costmodel *m, int nexp,
@@ -1047,11 +1053,7 @@ void ramp_costmodel_load_diag(const ramp_costmodel *m, const ramp_timing *t,
      * choose; pred_out gets Equation 3 without the penalty. */
     for (int j = 0; j < total; j++) {
         int c = cands ? cands[j] : j;
-        double rt = 0, act = 0;
-        rowtiles_of(t->nexp[i], load, m->configs[c].rows, &rt, &act, NULL);
-        const double pen = ramp_past_waves_us(m->kernel, &m->configs[c],
-                                              q_of(&m->configs[c], &m->geom) * rt,
-                                              model_slots(m, c));
+        const double pen = model_past_waves(m, c, t->nexp[i], load);
         const int ok = isfinite(tm[c]) && isfinite(pred[c]);
         if (ok && (best < 0 || pred[c] < best_v)) { best_v = pred[c]; best = c; }
         pred[c] -= pen;

@@ -60,9 +60,10 @@
  * RAMP_MV2_BULKRED = 1 (moe_v2.md, session 13): narrow FP8 tiles add their
  * output by the TMA unit's bulk reductions instead of the threads'
  * red.global.add: each consumer stages its 128 rows of a down chunk per
- * token in shared memory (ramp_moe_v2_layout_opt's ostage), then thread n
- * adds token n's 512 bytes with one cp.reduce.async.bulk (session 13:
- * Mixtral at 16 pairs spends 33 of 112 us in the threads' reductions).
+ * token in shared memory (ramp_moe_v2_layout_opt's ostage, two stagings
+ * used in turn), then thread n adds token n's 512 bytes with one
+ * cp.reduce.async.bulk (session 13: Mixtral at 16 pairs spends 33 of 112 us
+ * in the threads' reductions; with this, 22).
  */
 #include "fp8.cuh"
 #include "hopper.cuh"

@@ -62,7 +62,8 @@ typedef struct {
 
 #define RAMP_SEL_SLOTS_OF(sw) ((sw) & 0xFFFF)
 #define RAMP_SEL_WAVES_OF(sw) ((sw) >> 16)
-#define RAMP_SEL_PAST_WAVES_US 1e6f /* = (float)RAMP_PAST_WAVES_US (ramp.h) */
+#define RAMP_SEL_PAST_WAVES_INT 1000000 /* = RAMP_PAST_WAVES_US (ramp.h), us */
+#define RAMP_SEL_PAST_WAVES_US ((float)RAMP_SEL_PAST_WAVES_INT)
 
 typedef struct {
     /* inputs */

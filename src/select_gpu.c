@@ -32,9 +32,12 @@ _Static_assert(RAMP_SEL_MAX_ENTRIES == RAMP_SELECT_MAX_ENTRIES,
                "menu size limits differ");
 /* the kernel reads an entry as two int4 (ramp_sel_entry_load) */
 _Static_assert(sizeof(ramp_sel_entry) == 32 && offsetof(ramp_sel_entry, theta_pairs) == 12 &&
-                   (float)RAMP_PAST_WAVES_US == RAMP_SEL_PAST_WAVES_US &&
                    offsetof(ramp_sel_entry, theta) == 16,
                "ramp_sel_entry layout changed");
+/* the kernel's past-wave penalty is the host's (an integer-valued constant,
+ * so the comparison is an integer constant expression for every compiler) */
+_Static_assert(RAMP_SEL_PAST_WAVES_INT == (long long)RAMP_PAST_WAVES_US,
+               "the selection kernel's past-wave penalty differs from RAMP_PAST_WAVES_US");
 
 struct ramp_selector {
     ramp_gpu *gpu;

@@ -8,7 +8,7 @@
  *   local expert the same count) and skewed (Zipf 1.2 over local experts);
  *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
  *   balanced; Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
- *   16, 256, 512 and 1,024 pairs (load tags m16, m256, m512, m1024).
+ *   16, 64, 128, 256, 512 and 1,024 pairs (load tags m16 .. m1024).
  * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
  * widths dividing h, 4 stages, plus the wide tile r128 of each width; plain
  * launch) is timed in both kernels where both run (v1 has no wide tile):
@@ -71,7 +71,7 @@ static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
 static int g_flush_read;
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
-#define NLOADS 13 /* 8 Qwen3, 1 DeepSeek-V3, 4 Mixtral */
+#define NLOADS 15 /* 8 Qwen3, 1 DeepSeek-V3, 6 Mixtral */
 
 typedef struct {
     char text[64];
@@ -115,10 +115,11 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else return 0;
         p += 2 + used;
     }
-    /* split 0..3 and p2k 0, 1, 2, 4 as ramp_moe_v2_compile_phase checks; a wide
-     * tile only; refused here, before a GPU is opened */
-    const int split_ok = x->o.split >= 0 && x->o.split <= 3 && (!x->o.split || x->rows > 64);
-    const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4;
+    /* split 0..3 and p2k 0, 1, 2, 4 (8: narrow tiles) as ramp_moe_v2_compile_phase
+     * checks; refused here, before a GPU is opened */
+    const int split_ok = x->o.split >= 0 && x->o.split <= 3;
+    const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4 ||
+                       (x->o.p2k == 8 && x->rows <= 64);
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1;
@@ -425,9 +426,9 @@ int main(int argc, char **argv) {
         }
         /* Qwen3: 64..1024 pairs balanced and skewed; DeepSeek-V3: 4,096
          * balanced; Mixtral (one local expert): 16 (a 64-token batch under
-         * EP8 gives it 12-13), 256, 512, 1,024 */
-        const int qp[4] = {64, 256, 512, 1024}, mp[4] = {16, 256, 512, 1024};
-        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 4); li++) {
+         * EP8 gives it 12-13), 64, 128, 256, 512, 1,024 */
+        const int qp[4] = {64, 256, 512, 1024}, mp[6] = {16, 64, 128, 256, 512, 1024};
+        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 6); li++) {
             load *ld = &loads[nl++];
             ld->model = models[mi];
             ld->mi = mi;

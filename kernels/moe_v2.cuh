@@ -160,12 +160,15 @@
  * scales stored to the workspace prm.ws (ramp_moe_v2_ws_layout); 2 the down
  * projection only, tile = (row tile, 256-row chunk of d), K = all of h read
  * back from the workspace, so each output element is added once per expert
- * instead of once per slice. Wide tiles only. */
+ * and K part instead of once per slice. Wide tiles, and narrow FP8 tiles
+ * (session 14: Mixtral's small loads, where 128 slices added into the same
+ * output rows cost a third of the kernel). */
 #ifndef RAMP_MV2_PHASE
 #define RAMP_MV2_PHASE 0
 #endif
-#if RAMP_MV2_PHASE && !V2_WIDE
-#error "RAMP_MV2_PHASE needs a wide tile (RAMP_ROWS 65..128)"
+#if RAMP_MV2_PHASE && !V2_WIDE && (RAMP_MV2_BF16 || RAMP_MV2_BULKRED || RAMP_MV2_RED4 || \
+                                   RAMP_MV2_TILED || RAMP_MV2_PIPE)
+#error "RAMP_MV2_PHASE with a narrow tile: FP8, scalar reductions, row-major weights, no ping-pong"
 #endif
 /* RAMP_MV2_GROUP (ramp_moe_v2_opts.group): the work tiles' order,
  * moe_v2_params.h's ramp_mv2_tile_of; 1 row-major (v2's order), G > 1 the
@@ -235,8 +238,8 @@
 #if RAMP_MV2_PHASE == 2 && (V2_HKB % RAMP_MV2_P2K)
 #error "RAMP_MV2_P2K must divide h / 128"
 #endif
-#if RAMP_MV2_PHASE == 2
-#define V2_S (RAMP_STAGES < RAMP_MV2_DOWN_STAGES ? RAMP_STAGES : RAMP_MV2_DOWN_STAGES)
+#if RAMP_MV2_PHASE == 2 /* ramp_moe_v2_layout_down_bf: a wide tile's ring is shorter */
+#define V2_S (V2_WIDE && RAMP_STAGES > RAMP_MV2_DOWN_STAGES ? RAMP_MV2_DOWN_STAGES : RAMP_STAGES)
 #define V2_LAYOUT (ramp_moe_v2_layout_down_bf(RAMP_ROWS, RAMP_STAGES, RAMP_MV2_BF16))
 #else
 #define V2_S RAMP_STAGES
@@ -434,7 +437,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
     (void)r;
 #if RAMP_MV2_PHASE == 2
     if (1) { /* row tile r's intermediate rows n, K block st of h */
-        const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_bf(0, RAMP_INTER, RAMP_MV2_BF16);
+        const ramp_moe_v2_ws_layout wl =
+            ramp_moe_v2_ws_layout_rows(0, RAMP_ROWS, RAMP_INTER, RAMP_MV2_BF16);
         const unsigned char *ib = (const unsigned char *)prm.ws + (size_t)r * wl.tile;
         const float *is = (const float *)(ib + wl.iscale);
         const int kb = V2_P2_KB(slice, st);
@@ -450,7 +454,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
 #if RAMP_MV2_BF16 /* no scales */
         (void)is; (void)e;
 #else
-        {
+        if (t < V2_N) {
             const int ok = tok[t] >= 0;
             const float *src = ok ? is + t * V2_HKB + kb : is;
             v2_cp4(slot + (unsigned)V2_LAYOUT.slot_xs + 4 * t, src, ok ? 4 : 0);
@@ -770,27 +774,36 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
     hop_wgmma_commit();
 }
 
-/* After the last K block of down chunk ds / V2_DKB: consumer c's rows of it
- * added into out (red.global.add.f32, or .v4.f32 with RAMP_MV2_RED4, or
- * bulk reductions with RAMP_MV2_BULKRED) and the accumulators cleared. */
+/* Fused down stage ds (chunk * V2_DKB + kk) of block stage `it`: its chunk
+ * of d, and the bulk reductions' staging: the two alternate over the
+ * block's chunks (tile it / V2_NST). */
+static __device__ __forceinline__ int v2_dn_chunk(int ds) {
+    return v2_kpart() * V2_CHL + ds / V2_DKB;
+}
+static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
+    return ((it / V2_NST) * V2_CHL + ds / V2_DKB) & 1;
+}
+
+/* After the last K block of down chunk `chunk` (of d, 256 rows each):
+ * consumer c's rows of it added into out (red.global.add.f32, or .v4.f32
+ * with RAMP_MV2_RED4, or bulk reductions with RAMP_MV2_BULKRED from staging
+ * `buf`, 0 or 1) and the accumulators cleared. */
 static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, unsigned char *sm,
-                                                 int c, int it, int ds, float *acc0, float *acc1,
-                                                 const int *slots) {
+                                                 int c, int buf, int chunk, float *acc0,
+                                                 float *acc1, const int *slots) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float *out = (float *)prm.out;
     (void)sm;
-    (void)it;
+    (void)buf;
 #if RAMP_MV2_BULKRED
     /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,
      * + 64 for acc1), then thread n adds them with one bulk reduction. Two
-     * stagings, alternating over the block's chunks (tile it / V2_NST, chunk
-     * ds / V2_DKB): one is rewritten only after the reductions of two chunks
-     * before have read it. Each issuer commits one bulk group per chunk
+     * stagings, alternating over the block's chunks (v2_dn_buf): one is
+     * rewritten only after the reductions of two chunks before have read it. Each issuer commits one bulk group per chunk
      * (empty where its token is padding), so waiting until at most one is
      * left reading (wait_group.read 1) covers exactly that chunk; then the
      * warpgroup's barrier. */
     const int lt = threadIdx.x & 127, t = lane & 3, g = lane >> 2;
-    const int buf = ((it / V2_NST) * V2_CHL + ds / V2_DKB) & 1;
     const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) +
                          (2 * buf + c) * V2_N * RAMP_MV2_OSTAGE_STRIDE;
     if (lt < V2_N) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
@@ -812,7 +825,7 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
     if (sl >= 0)
 #endif
     {
-        const int row0 = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128;
+        const int row0 = chunk * RAMP_MV2_CHUNK + c * 128;
         asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 512;\n"
                      ::"l"(out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0),
                      "r"(stg + lt * RAMP_MV2_OSTAGE_STRIDE)
@@ -824,8 +837,7 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
      * 4 (8 w + g) + 2 t + hh of the consumer's 128 (ramp_moe_v2_permute_w2);
      * accumulator i is (token V2_TIDX(i), hh = (i >> 1) & 1), acc0 t = 0,
      * acc1 t = 1 */
-    const int row4 = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 +
-                     4 * (8 * w + (lane >> 2));
+    const int row4 = chunk * RAMP_MV2_CHUNK + c * 128 + 4 * (8 * w + (lane >> 2));
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         if ((i >> 1) & 1) continue; /* i + 2 is the same token's hh = 1 */
@@ -840,8 +852,7 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
 #else
-    const int row = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK + c * 128 + 16 * w +
-                    (lane >> 2);
+    const int row = chunk * RAMP_MV2_CHUNK + c * 128 + 16 * w + (lane >> 2);
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         const int sl = slots[V2_TIDX(i)];
@@ -875,7 +886,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
         acc1[i] += t1[i] * f[V2_TIDX(i)];
     }
     if (ds % V2_DKB != V2_DKB - 1) return;
-    v2_dn_out(prm, sm, c, it, ds, acc0, acc1, slots);
+    v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), acc0, acc1, slots);
 }
 
 #if RAMP_MV2_BF16
@@ -969,11 +980,86 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_ACC_FENCE(acc0, V2_ACC);
         HOP_ACC_FENCE(acc1, V2_ACC);
         hop_mbar_arrive(empty + 8 * s);
-        if (kk == V2_DKB - 1) v2_dn_out(prm, sm, c, it, ds, acc0, acc1, slots);
+        if (kk == V2_DKB - 1)
+            v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), acc0, acc1, slots);
     }
 }
 
 #else /* FP8 */
+
+#if RAMP_MV2_PHASE == 1
+/* Narrow phase 1: intermediate tile p (just written to shared memory,
+ * SW128, complete after v2_act_quant's last barrier) and its per-token
+ * scales into row tile r's block of the workspace, rows n < V2_N, columns
+ * slice * w + 128 p; padding rows too (phase 2 never reads them). The 256
+ * consumer threads, one 16-byte chunk each per step. */
+static __device__ __forceinline__ void v2_store_inter(const ramp_moe_params &prm,
+                                                      unsigned char *sm, int r, int slice, int p) {
+    const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_rows(0, RAMP_ROWS, RAMP_INTER, 0);
+    unsigned char *ib = (unsigned char *)prm.ws + (size_t)r * wl.tile;
+    const unsigned char *tile = sm + V2_LAYOUT.inter + p * V2_ITILE;
+    const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
+    const int ct = threadIdx.x - 128, col = slice * RAMP_WIDTH + p * 128;
+#pragma unroll
+    for (int i = ct; i < V2_N * 8; i += 256) {
+        const int n = i >> 3, ch = i & 7;
+        *(uint4 *)(ib + (size_t)n * RAMP_INTER + col + ch * 16) =
+            *(const uint4 *)(tile + hop_swz128(n, ch));
+    }
+    if (ct < V2_N)
+        ((float *)(ib + wl.iscale))[ct * V2_HKB + col / 128] = iscale[ct * V2_PASSES + p];
+}
+#endif
+
+#if RAMP_MV2_PHASE == 2
+/* Consumer warpgroup c, narrow phase 2 (session 14): one tile = (row tile,
+ * chunk V2_P2_CHUNK(slice) of d, K part); stage st holds the chunk's 256
+ * W2 rows x K block V2_P2_KB(slice, st) of h (consumer c: rows 128c ..
+ * 128c + 127, two m-tiles) and the tile's intermediate rows of that block,
+ * gathered from the workspace as the up stages gather tokens, their
+ * scales in the slot's xs. The sums promoted per block as the fused down
+ * stages', added into out once at the end. */
+static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
+                                                   unsigned char *sm, int c, int r, int slice,
+                                                   int &it) {
+    (void)r;
+    const int t = threadIdx.x & 3;
+    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
+    int slots[V2_SLOTS];
+    v2_thread_slots((const int *)(sm + V2_LAYOUT.tok), t, slots);
+    float acc0[V2_ACC], acc1[V2_ACC], t0[V2_ACC], t1[V2_ACC], f[V2_TPT];
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
+    for (int st = 0; st < V2_NST; st++, it++) {
+        const int s = it % V2_S;
+        hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
+        hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
+        const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+        const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
+        const float ws = ((const float *)(sp + V2_LAYOUT.slot_wsc))[c];
+        const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
+#pragma unroll
+        for (int j = 0; j < V2_N / 8; j++) {
+            f[2 * j] = ws * xs[8 * j + 2 * t];
+            f[2 * j + 1] = ws * xs[8 * j + 2 * t + 1];
+        }
+        hop_wgmma_fence();
+        v2_mma_kblock(t0, slot + c * 16384, slot + (unsigned)V2_LAYOUT.slot_b);
+        v2_mma_kblock(t1, slot + c * 16384 + 8192, slot + (unsigned)V2_LAYOUT.slot_b);
+        hop_wgmma_commit();
+        HOP_WGMMA_WAIT(0);
+        HOP_ACC_FENCE(t0, V2_ACC);
+        HOP_ACC_FENCE(t1, V2_ACC);
+        hop_mbar_arrive(empty + 8 * s);
+#pragma unroll
+        for (int i = 0; i < V2_ACC; i++) {
+            acc0[i] += t0[i] * f[V2_TIDX(i)];
+            acc1[i] += t1[i] * f[V2_TIDX(i)];
+        }
+    }
+    v2_dn_out(prm, sm, c, 0, V2_P2_CHUNK(slice), acc0, acc1, slots);
+}
+#else
 
 /* Consumer warpgroup c (0, 1): one tile; `it` as the producer's.
  * V2_PIPE = 1 (moe_v2.md): two sets of temporary accumulators; stage i+1's
@@ -1045,8 +1131,11 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
 #endif
         v2_act_quant(sm, accg, accu, p, c);
+#if RAMP_MV2_PHASE == 1
+        v2_store_inter(prm, sm, r, slice, p);
+#endif
     }
-
+#if RAMP_MV2_PHASE != 1 /* (phase 1: phase 2 projects down) */
     /* phase 3: down projection, 256 rows of d per chunk (consumer c: rows
      * 128c..128c+127 as two m-tiles), K = the slice's w columns from the
      * intermediate in shared memory; stages ds = chunk * V2_DKB + kk */
@@ -1084,7 +1173,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         v2_dn_finish(prm, sm, c, it, ds, tg0, tu0, xs0, acc0, acc1, slots);
     }
 #endif
+#endif /* RAMP_MV2_PHASE != 1 */
 }
+#endif /* RAMP_MV2_PHASE != 2 */
 #endif /* FP8 */
 
 #endif /* !V2_WIDE */

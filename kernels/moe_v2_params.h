@@ -137,6 +137,10 @@ RAMP_MV2_INLINE int ramp_moe_v2_down_stages(int stages) {
     return stages < RAMP_MV2_DOWN_STAGES ? stages : RAMP_MV2_DOWN_STAGES;
 }
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down_bf(int rows, int stages, int bf16) {
+    /* a narrow tile (session 14): the fused layout of width 128, all its
+     * stages (the memory-bound loads want the deep ring), scalar reductions
+     * (no staging); its intermediate, iscale and amax go unused */
+    if (rows <= 64) return ramp_moe_v2_layout_bf(rows, 128, stages, bf16);
     ramp_moe_v2_layout l =
         ramp_moe_v2_layout_bf(rows, 128, ramp_moe_v2_down_stages(stages), bf16);
     long long o = (long long)l.stages * l.slot_bytes; /* the ring as phase 1's */
@@ -188,18 +192,25 @@ RAMP_MV2_INLINE void ramp_mv2_tile_of(int tt, int rtiles, int tpr, int group, in
  * no scales. One block per row tile, so that the bytes needed
  * follow the tiles of the entry that runs, not the capacity of a layer
  * whose menu also holds smaller tiles. Offsets in bytes (256-byte aligned);
- * total = the bytes to allocate for max_tiles row tiles. */
+ * total = the bytes to allocate for max_tiles row tiles. A narrow tile of
+ * `rows` 1..64 (session 14, ramp_moe_v2_ws_layout_rows) holds its npad rows
+ * instead of 128. */
 typedef struct {
     long long tile, iscale, total;
 } ramp_moe_v2_ws_layout;
 
-RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_bf(int max_tiles, int inter,
-                                                               int bf16) {
+RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_rows(int max_tiles, int rows,
+                                                                 int inter, int bf16) {
     ramp_moe_v2_ws_layout l;
-    l.iscale = ramp_mv2_align(128LL * inter * (bf16 ? 2 : 1), 256);
-    l.tile = ramp_mv2_align(l.iscale + (bf16 ? 0 : 128LL * (inter / 128) * 4), 256);
+    const long long n = rows > 64 ? 128 : (rows + 7) / 8 * 8;
+    l.iscale = ramp_mv2_align(n * inter * (bf16 ? 2 : 1), 256);
+    l.tile = ramp_mv2_align(l.iscale + (bf16 ? 0 : n * (inter / 128) * 4), 256);
     l.total = (long long)max_tiles * l.tile;
     return l;
+}
+RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_bf(int max_tiles, int inter,
+                                                               int bf16) {
+    return ramp_moe_v2_ws_layout_rows(max_tiles, 128, inter, bf16);
 }
 RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, int inter) {
     return ramp_moe_v2_ws_layout_bf(max_tiles, inter, 0);

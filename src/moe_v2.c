@@ -66,11 +66,16 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
                RAMP_ERR_UNSUPPORTED,
                "v2 config %s: split-K %d needs d a multiple of %d (whole down chunks per CTA), "
                "not %d", name, c->splitk, RAMP_MV2_CHUNK * c->splitk, g->hidden);
-    RAMP_CHECK(c->two_phase == 0 || ((c->two_phase == 1 || c->two_phase == 2 ||
-                                      c->two_phase == 4) && c->rows > 64),
+    /* two launches: wide tiles, and narrow FP8 ones (session 14) with up to
+     * 8 K parts (few row tiles fill the GPU with 24 chunks x 8 on Mixtral) */
+    RAMP_CHECK(c->two_phase == 0 ||
+                   ((c->two_phase == 1 || c->two_phase == 2 || c->two_phase == 4) &&
+                    c->rows > 64) ||
+                   ((c->two_phase == 1 || c->two_phase == 2 || c->two_phase == 4 ||
+                     c->two_phase == 8) && c->rows <= 64 && !g->bf16),
                RAMP_ERR_UNSUPPORTED,
                "v2 config %s: two_phase %d (two launches: 0, or 1, 2, 4 K parts with a wide "
-               "tile of 65..128 rows)", name, c->two_phase);
+               "tile of 65..128 rows, 1, 2, 4, 8 with a narrow FP8 tile)", name, c->two_phase);
     RAMP_CHECK(c->two_phase <= 1 || (g->inter / 128) % c->two_phase == 0,
                RAMP_ERR_UNSUPPORTED, "v2 config %s: %d K parts do not divide h / 128 = %d",
                name, c->two_phase, g->inter / 128);
@@ -141,7 +146,8 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
 size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                             int max_tiles) {
     if (!v || max_tiles < 0 || !effective_opts(v, o).split) return 0;
-    return (size_t)ramp_moe_v2_ws_layout_bf(max_tiles, v->geom.inter, v->geom.bf16).total;
+    return (size_t)ramp_moe_v2_ws_layout_rows(max_tiles, v->cfg.rows, v->geom.inter,
+                                              v->geom.bf16).total;
 }
 
 /* phase: RAMP_MV2_PHASE of a split program (1, 2), 0 for the fused kernel */
@@ -231,20 +237,29 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 5 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
-                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4) &&
+                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..5), pipe %d (0..2), tiled %d (0, 1), "
-               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4), group %d (0..64), "
+               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred);
     if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
-    RAMP_CHECK(!o.split || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
-               "v2 split (two-phase) needs a wide tile (rows 65..128), not rows %d", v->cfg.rows);
+    RAMP_CHECK(!o.split || o.p2k <= 4 || v->cfg.rows <= 64, RAMP_ERR_UNSUPPORTED,
+               "v2 split: p2k %d with a wide tile (1, 2 or 4 K parts)", o.p2k);
+    /* a narrow split (session 14): what is built and tested */
+    RAMP_CHECK(!o.split || v->cfg.rows > 64 ||
+                   (!v->geom.bf16 && !o.bulkred && !o.red4 && !o.tiled && !o.pipe &&
+                    v->cfg.splitk <= 1),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 split (two-phase) of a narrow tile (rows %d): FP8 without bulkred, red4, "
+               "tiled, pipe or split-K (bf16 %d, bulkred %d, red4 %d, tiled %d, pipe %d, "
+               "split-K %d)", v->cfg.rows, v->geom.bf16, o.bulkred, o.red4, o.tiled, o.pipe,
+               v->cfg.splitk);
     RAMP_CHECK(v->cfg.splitk == 1 || o.group <= 1, RAMP_ERR_UNSUPPORTED,
                "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
                "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
@@ -520,7 +535,8 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                RAMP_ERR_INVALID_ARGUMENT, "an FP8 layer's x_scale, w13_scale or w2_scale is 0");
     RAMP_CHECK(!k->split || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "v2 split: prm.ws (the intermediate, %lld bytes) is 0",
-               ramp_moe_v2_ws_layout_bf(p->max_tiles, k->v.geom.inter, k->v.geom.bf16).total);
+               ramp_moe_v2_ws_layout_rows(p->max_tiles, k->v.cfg.rows, k->v.geom.inter,
+                                          k->v.geom.bf16).total);
     RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);

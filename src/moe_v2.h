@@ -41,14 +41,16 @@ typedef struct {
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
                      red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */
-    int split;    /* 1 (wide tiles only): two launches, the up projection storing
-                     the FP8 intermediate into prm.ws, then the down projection over
-                     all of h (RAMP_MV2_PHASE 1, 2); prm.ws must hold
-                     ramp_moe_v2_ws_layout_of(max_tiles, h).total bytes; timing
+    int split;    /* 1: two launches, the up projection storing the FP8
+                     intermediate into prm.ws, then the down projection over all
+                     of h (RAMP_MV2_PHASE 1, 2; wide tiles, and narrow FP8 tiles
+                     without bulkred, red4, tiled, pipe or split-K); prm.ws must hold
+                     ramp_moe_v2_ws_bytes(...) bytes; timing
                      diagnostics (results wrong): 2 launches the up program only,
                      3 the down program only */
     int p2k;      /* split: the down projection's K in p2k parts (RAMP_MV2_P2K; 0 or
-                     1: whole), each a tile of its own, for loads of few row tiles */
+                     1: whole; 2, 4; 8 narrow tiles only), each a tile of its own,
+                     for loads of few row tiles */
     int group;    /* tile order (RAMP_MV2_GROUP): 0 or 1 row-major; 2..64 the row
                      tiles in groups of that many, slice-major inside a group, so
                      blocks running together share a slice's weights through L2

@@ -43,9 +43,10 @@
  * RAMP_MOE_V2_RED4=1 (v2 compiled to add its output as float4s,
  * RAMP_MV2_RED4: it reads W2 permuted by ramp_moe_v2_permute_w2, v1 the
  * row-major copy; with TILED the permuted W2 is then tiled),
- * RAMP_MOE_V2_SPLIT=1 (wide tiles only, in two launches: the up projection
+ * RAMP_MOE_V2_SPLIT=1 (wide tiles, and narrow FP8 tiles without split-K,
+ * in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
- * launch, then the down projection over all of h; RAMP_MOE_V2_P2K=2 or 4:
+ * launch, then the down projection over all of h; RAMP_MOE_V2_P2K=2, 4 (or 8, narrow):
  * its K in that many parts, tiles of their own; run as the configuration
  * space holds them, ramp_config.two_phase = the parts, e.g.
  * r128.w512.s3.ph2.dk2, with default options and the workspace that
@@ -435,7 +436,10 @@ int main(void) {
         int n = mv2_variants(&geoms[mi], all);
         for (int i = 0; i < n; i++) {
             if (!wanted(configs_env, &all[i].cfg)) continue;
-            if (opts.split && all[i].cfg.rows <= 64) continue; /* split: wide tiles only */
+            /* split: wide tiles, and narrow FP8 tiles without split-K (session 14) */
+            if (opts.split && all[i].cfg.rows <= 64 &&
+                (bf16 || all[i].cfg.splitk > 1 || opts.tiled || opts.red4 || opts.bulkred))
+                continue;
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             ramp_moe_v2_opts o = opts;
@@ -453,6 +457,7 @@ int main(void) {
              * computes the same function */
             ramp_moe_variant v1v = all[i];
             v1v.cfg.splitk = 1;
+            v1v.cfg.two_phase = 0; /* and in one launch */
             if (with_v1 && ramp_moe_v1_check(&v1v) == RAMP_OK) {
                 cjobs[ncjobs].v = v1v;
                 cjobs[ncjobs].v1 = 1;
@@ -475,7 +480,8 @@ int main(void) {
             }
         if (!found) {
             fprintf(stderr, "RAMP_MOE_CONFIGS: '%s' is no v2 configuration of the selected models%s\n",
-                    item, opts.split ? " (a split run takes wide tiles only)" : "");
+                    item, opts.split ? " (a split run takes no split-K, BF16 narrow tile, "
+                                       "tiled, red4 or bulkred)" : "");
             check_failures++;
         }
         p = end ? end + 1 : NULL;

@@ -22,6 +22,9 @@
  * the grouped tile order (RAMP_MV2_GROUP=4, "g4"). Each also for a BF16
  * layer (RAMP_MV2_BF16, "bf16": m64nNk16 or m64n128k16, its own layouts), a
  * wide one fused and in two launches (down K whole and in 2 parts).
+ * Narrow tiles in two launches (rows 12 and 32 of each width: the up
+ * program, the down program with K whole and in 8 parts, or the most of 4
+ * and 2 that divide h / 128).
  * Split-K over a cluster of two (ramp_config.splitk 2): rows 8 and 32 of
  * each width, FP8 and BF16. Bulk reductions of the output (RAMP_MV2_BULKRED,
  * "bulkred"): rows 2, 12, 24 and 32 of each width, and the refusals (BF16,
@@ -242,6 +245,19 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
+            /* narrow FP8 tiles in two launches too (session 14): the up
+             * program, the down program with K whole and in 8 parts (or 4, 2) */
+            if (!wide && vs[i].cfg.splitk <= 1 && (all || r == 12 || r == 32))
+                for (int m = 1; m <= 3; m++) {
+                    jobs[njobs].v = vs[i];
+                    jobs[njobs].o = ramp_moe_v2_default_opts();
+                    jobs[njobs].o.split = 1;
+                    jobs[njobs].phase = m == 1 ? 1 : 2;
+                    const int hk = vs[i].geom.inter / 128;
+                    jobs[njobs].o.p2k = m < 3 ? 0 : hk % 8 == 0 ? 8 : hk % 4 == 0 ? 4 : 2;
+                    jobs[njobs].model = models[mi];
+                    njobs++;
+                }
             /* the output by bulk reductions: the narrow unsplit FP8 tiles
              * whose staging fits (ramp_moe_v2_bulkred_check) */
             ramp_moe_v2_opts ob = ramp_moe_v2_default_opts();
@@ -285,7 +301,8 @@ int main(void) {
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->o.bulkred) strncat(name, " bulkred", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
-        if (j->o.p2k > 1) strncat(name, " k2", sizeof name - strlen(name) - 1);
+        if (j->o.p2k > 1)
+            snprintf(name + strlen(name), sizeof name - strlen(name), " k%d", j->o.p2k);
         if (j->o.group > 1) strncat(name, " g4", sizeof name - strlen(name) - 1);
         if (j->v.geom.bf16) strncat(name, " bf16", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {

@@ -303,6 +303,31 @@ static void wide_and_split(void) {
         CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk2", &v.cfg));
         CHECK_OK(ramp_moe_v2_check(&v));
         CHECK_ERR(ramp_moe_v1_check(&v), RAMP_ERR_UNSUPPORTED);
+        /* a narrow tile in two launches (session 14): its npad rows per row
+         * tile; 8 K parts where they divide h / 128; FP8 only */
+        v.geom = (ramp_geometry){1, 2, 16384, 6144, 0};
+        CHECK_OK(ramp_config_parse("r12.w128.s4", &v.cfg));
+        v.cfg.two_phase = 8;
+        CHECK_OK(ramp_moe_v2_check(&v));
+        const ramp_moe_v2_ws_layout nw = ramp_moe_v2_ws_layout_rows(3, 12, 16384, 0);
+        CHECK(nw.iscale == 16LL * 16384 && nw.tile == nw.iscale + 16LL * 128 * 4);
+        CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 3) == (size_t)nw.total);
+        CHECK(ramp_moe_v2_ws_layout_rows(3, 100, 16384, 0).total ==
+              ramp_moe_v2_ws_layout_of(3, 16384).total);
+        v.geom.bf16 = 1;
+        CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+        v.geom.bf16 = 0;
+        v.cfg.two_phase = 3;
+        CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+        v.cfg.rows = 128; /* 8 parts: narrow tiles only */
+        v.cfg.two_phase = 8;
+        CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    }
+    /* a narrow tile's phase 2 keeps its fused ring of width 128, every stage */
+    for (int st = 2; st <= 6; st++) {
+        const ramp_moe_v2_layout d = ramp_moe_v2_layout_down(16, st);
+        const ramp_moe_v2_layout f = ramp_moe_v2_layout_of(16, 128, st);
+        CHECK(d.stages == st && d.total == f.total && d.slot_bytes == f.slot_bytes);
     }
     /* the wide consumer's accumulator j (rows 8j + 2t + e of a 128-row W2
      * half) on a red4-permuted W2: blocks j = 2m, 2m+1, 2m+8, 2m+9 of one
@@ -324,7 +349,13 @@ static void wide_and_split(void) {
     ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
     o.split = 1;
     ramp_jit_result *r = NULL;
-    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 1, &r), RAMP_ERR_UNSUPPORTED); /* not wide */
+    o.pipe = 1; /* a narrow split: FP8 without ping-pong (what is built) */
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 1, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "narrow") != NULL);
+    o.pipe = 0;
+    o.p2k = 8; /* h / 128 = 6 */
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_UNSUPPORTED);
+    o.p2k = 0;
     v.cfg.rows = 128;
     v.cfg.stages = 3;
     o.p2k = 3;

@@ -351,17 +351,19 @@ typedef struct {
     int persistent; /* 0 plain grid, 1 persistent grid + tile scheduler */
     int grouped;    /* 1: grouped tile order for L2 reuse */
     int splitk;     /* split of the up projection's K = d: 1, 2, 4 */
-    int two_phase;  /* kernel v2, wide tiles (rows 128) only: 0 one fused launch;
-                       1, 2, 4: two launches, the up projection storing the FP8
+    int two_phase;  /* kernel v2 only: 0 one fused launch; 1, 2, 4 (wide tiles,
+                       rows 128) or 4, 8 (FP8 rows 16, 32, 64, where h >= 8192):
+                       two launches, the up projection storing the FP8
                        intermediate to a workspace, then the down projection
                        over all of h, its K in that many parts (kernels/moe_v2.md,
-                       "The split") */
+                       "The split", session 14) */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"
  * suffixes in that order when set; a two-phase v2 configuration ends in
- * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" (its down projection's K
- * in 2 or 4 parts): "r128.w512.s3.ph2.dk2". */
+ * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" / ".ph2.dk8" (its down
+ * projection's K in 2, 4 or 8 parts): "r128.w512.s3.ph2.dk2",
+ * "r16.w128.s4.ph2.dk4". */
 ramp_status ramp_config_parse(const char *text, ramp_config *out);
 char *ramp_config_name(const ramp_config *c, char *buf, size_t size);
 int ramp_config_equal(const ramp_config *a, const ramp_config *b);

@@ -30,7 +30,11 @@
  * split-K is its own (a cluster of two CTAs per tile, moe_v2.md session 12,
  * for small loads of small experts, where v1's d >= 4096 rule does not
  * apply): rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages, split 2,
- * in place of v1's split-K entries.
+ * in place of v1's split-K entries. Where h is long (h >= 8192: Mixtral-
+ * 8x22B's 16,384, 128 slices of 128 each adding into the same output rows;
+ * moe_v2.md session 14), FP8 layers also get narrow tiles in two launches:
+ * rows {16, 32, 64} x width 128 x 4 stages, the down projection's K in 4 or
+ * 8 parts.
  * ramp_config_resources gives a wide configuration v2's own layout, one
  * block per SM.
  */
@@ -50,6 +54,11 @@ static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts 
 static const int KS_ROWS[] = {4, 8, 16, 24, 32}; /* v2's split-K (cluster of 2) */
 static const int KS_WIDTHS[] = {128, 256};
 #define KS_STAGES 4
+static const int NS_ROWS[] = {16, 32, 64}; /* v2's narrow two-phase tiles */
+static const int NS_PARTS[] = {4, 8};
+#define NS_WIDTH 128
+#define NS_STAGES 4
+#define NS_MIN_INTER 8192
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 void ramp_device_limits_h200(ramp_device_limits *out) {
@@ -131,8 +140,9 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
             p += 3;
             RAMP_CHECK(read_number(&p, &c.two_phase), RAMP_ERR_INVALID_ARGUMENT,
                        "config '%s': %s", text, form);
-            RAMP_CHECK(c.two_phase == 2 || c.two_phase == 4, RAMP_ERR_INVALID_ARGUMENT,
-                       "config '%s': .dk%d: the down projection's K parts must be 2 or 4 "
+            RAMP_CHECK(c.two_phase == 2 || c.two_phase == 4 || c.two_phase == 8,
+                       RAMP_ERR_INVALID_ARGUMENT,
+                       "config '%s': .dk%d: the down projection's K parts must be 2, 4 or 8 "
                        "(one part: no .dk)", text, c.two_phase);
         }
     }
@@ -142,8 +152,10 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
                RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64} or %d (v2's wide tile)",
                text, c.rows, WIDE_ROWS);
-    RAMP_CHECK(!c.two_phase || c.rows == WIDE_ROWS, RAMP_ERR_INVALID_ARGUMENT,
-               "config '%s': .ph2 (two launches) needs the wide tile, rows %d", text, WIDE_ROWS);
+    RAMP_CHECK(!c.two_phase || c.rows == WIDE_ROWS || in_list(c.rows, NS_ROWS, COUNT(NS_ROWS)),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': .ph2 (two launches) needs the wide tile, rows %d, or rows 16, 32 "
+               "or 64", text, WIDE_ROWS);
     RAMP_CHECK(in_list(c.width, WIDTHS, COUNT(WIDTHS)), RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': width %d not in {128,256,512}", text, c.width);
     RAMP_CHECK(in_list(c.stages, STAGES, COUNT(STAGES)), RAMP_ERR_INVALID_ARGUMENT,
@@ -361,7 +373,7 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
     RAMP_TRY(ramp_config_space(g, lim, &list, &total));
     if (k == RAMP_KERNEL_V2) { /* v2's wide tiles and split-K after v1's space */
         const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE) +
-                         COUNT(KS_ROWS) * COUNT(KS_WIDTHS);
+                         COUNT(KS_ROWS) * COUNT(KS_WIDTHS) + COUNT(NS_ROWS) * COUNT(NS_PARTS);
         ramp_config *grown = realloc(list, (size_t)(total + wide) * sizeof *list);
         if (!grown) {
             free(list);
@@ -384,6 +396,12 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
         for (int ri = 0; ri < COUNT(KS_ROWS); ri++)
             for (int wi = 0; wi < COUNT(KS_WIDTHS); wi++) {
                 ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0};
+                ramp_resources r;
+                if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
+            }
+        for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16 && g->inter >= NS_MIN_INTER; ri++)
+            for (int pi = 0; pi < COUNT(NS_PARTS); pi++) {
+                ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi]};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }

@@ -165,6 +165,10 @@ static void test_configs(void) {
     CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk4", &c));
     CHECK(c.two_phase == 4);
     CHECK(strcmp(ramp_config_name(&c, buf, sizeof buf), "r128.w128.s4.ph2.dk4") == 0);
+    CHECK_OK(ramp_config_parse("r16.w128.s4.ph2.dk8", &c)); /* a narrow two-phase tile */
+    CHECK(c.rows == 16 && c.two_phase == 8);
+    CHECK(strcmp(ramp_config_name(&c, buf, sizeof buf), "r16.w128.s4.ph2.dk8") == 0);
+    CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk4", &c));
     {
         ramp_config one, two;
         CHECK_OK(ramp_config_parse("r128.w128.s4.ph2", &one));
@@ -174,7 +178,8 @@ static void test_configs(void) {
     const char *bad[] = {"r16", "r16.w256", "r3.w256.s4", "r16.w200.s4", "r16.w256.s5",
                          "r16.w256.s4.grp", "r16.w256.s4.k3", "r16.w256.s4.foo",
                          "x16.w256.s4", "r16.w256.s4.persist.k", "",
-                         "r96.w256.s3", "r64.w256.s3.ph2", "r128.w256.s3.ph2.dk3",
+                         "r96.w256.s3", "r48.w256.s3.ph2", "r128.w256.s3.ph2.dk3",
+                         "r16.w128.s4.ph2.dk16",
                          "r128.w256.s3.ph2.dk1", "r128.w256.s3.dk2", "r128.w256.s3.ph2.dk",
                          "r128.w256.s3.ph3", "r128.w256.s3.ph2.k2"};
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++)

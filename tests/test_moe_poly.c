@@ -19,7 +19,8 @@
  * stages outside 2..6, a width not dividing h), each naming the entry.
  * A DeepSeek-V3 menu with wide tiles, fused and two-phase: the second
  * kernel (their phase 2) too, with the same checks; the first kernel once
- * spilled here (moe_v2.md, session 7).
+ * spilled here (moe_v2.md, session 7). A Mixtral-8x22B menu with narrow
+ * two-phase entries (session 14) beside fused and wide ones, the same.
  * RAMP_MOE_POLY_CUBIN_DIR=dir writes the v2 kernels' cubins there
  * (poly-v2-<model>[-wide].cubin; tools/gpu-check step layer_v2 disassembles them).
  */
@@ -174,6 +175,11 @@ static const char *const MENU_V2_DSV3[] = {"r4.w128.s4",  "r8.w256.s4",  "r16.w5
 static const char *const MENU_V2_WIDE[] = {"r8.w256.s4",          "r64.w512.s4",
                                            "r128.w512.s3",        "r128.w256.s3.ph2",
                                            "r128.w512.s3.ph2.dk2", "r128.w128.s4.ph2.dk4"};
+/* Narrow tiles in two launches (Mixtral-8x22B, h = 16,384; session 14)
+ * beside fused narrow ones and a wide two-phase one */
+static const char *const MENU_V2_NARROW2[] = {"r16.w128.s4.ph2.dk4", "r24.w128.s4",
+                                              "r32.w128.s4.ph2.dk8", "r64.w128.s4.ph2.dk8",
+                                              "r16.w256.s4",         "r128.w128.s4.ph2.dk4"};
 
 static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     ramp_poly_desc d;
@@ -464,6 +470,7 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_DSV3, 0, 0, "");
     test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1, 0, "");
     test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, 0, "-wide");
+    test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-narrow2");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");
     return check_finish("test_moe_poly");
 }

@@ -3,7 +3,9 @@
  * captured CUDA graph) against what it replaces, on the same loads:
  *
  *   ramp        the layer's graph: selection kernel + polymorphic kernel
- *               (programmatic dependent launch; ramp-serial: without),
+ *               (programmatic dependent launch; ramp-serial: without;
+ *               ramp-pdl1, menus with two-phase entries: the first kernel
+ *               with it, their second kernel after the first ends),
  *               captured for the batch's size (grid sized for it), and
  *               ramp-anysize: one graph for every size (token count read
  *               on device, grid sized for max_tokens); select: a graph of
@@ -603,6 +605,7 @@ int main(int argc, char **argv) {
     ld.kernel = kernel;
     ld.w2_red4 = red4;
     ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
+    ramp_layer *Lq = NULL; /* two-phase entries: PDL for the first kernel only */
     ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     if (l2pf) {
@@ -612,6 +615,13 @@ int main(int argc, char **argv) {
     }
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
+    int two_phase = 0;
+    for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
+    if (two_phase) {
+        ld.serial_launch = 2;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lq));
+        ld.serial_launch = 1;
+    }
     if (with_v1) {
         ld.serial_launch = 0;
         ld.kernel = RAMP_KERNEL_V1;
@@ -790,6 +800,15 @@ int main(int argc, char **argv) {
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
+            if (Lq) {
+                ramp_graph *Gq = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_layer_run(Lq, &iob, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
+                stat3 s_q = time_it(&T, replay, Gq);
+                ROW("ramp-pdl1", chosen, &plan.configs[chosen], s_q);
+                ramp_graph_free(Gq);
+            }
             if (Lp) {
                 ramp_graph *Gp = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -1030,6 +1049,7 @@ int main(int argc, char **argv) {
     ramp_graph_free(G_any);
     ramp_layer_free(L);
     ramp_layer_free(Ls);
+    ramp_layer_free(Lq);
     ramp_layer_free(Lp);
     ramp_policy_free(table);
     ramp_timing_free(ds1);

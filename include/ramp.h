@@ -1817,7 +1817,10 @@ typedef struct {
     int serial_launch;      /* 1: launch the polymorphic kernel after the
                                selection kernel ends (0, the default: with
                                programmatic dependent launch, its blocks
-                               start while the selection runs) */
+                               start while the selection runs, and a
+                               two-phase entry's second kernel while the
+                               first runs); 2: the first kernel with it,
+                               the second after the first ends */
     int kernel;             /* ramp_kernel_version of the polymorphic
                                kernel's entries: RAMP_KERNEL_V1 (0, the
                                default; kernels/moe_v1.cuh, every

@@ -44,6 +44,9 @@ void ramp_layer_free(ramp_layer *L) {
  * (another model, layout or precision) would get wrong. */
 static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     const ramp_geometry *g = &p->geom;
+    RAMP_CHECK(d->serial_launch >= 0 && d->serial_launch <= 2, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: serial_launch = %d (0 PDL, 1 serial, 2 PDL for the first kernel only)",
+               d->serial_launch);
     RAMP_CHECK(d->max_tokens >= 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: max_tokens = %d, must be >= 1", d->max_tokens);
     RAMP_CHECK(d->experts >= 1 && g->topk <= d->experts, RAMP_ERR_INVALID_ARGUMENT,
@@ -237,9 +240,10 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    return L->desc.serial_launch
-               ? ramp_moe_poly_launch(L->poly, &p, choice, L->sched, stream)
-               : ramp_moe_poly_launch_pdl(L->poly, &p, choice, L->sched, stream);
+    /* serial_launch 0: both kernels with PDL; 1: neither; 2: the first only */
+    static const int pdl_of[3] = {3, 0, 1};
+    return ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream,
+                                     pdl_of[L->desc.serial_launch]);
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

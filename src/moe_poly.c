@@ -562,13 +562,13 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     pp.persist_grid = (int)(pg < (long long)grid[0] ? pg : grid[0]);
     pp.sms = k->sms;
     void *args[2] = {&pp, k->maps}; /* v1: one parameter; v2: the maps too */
-    RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args, pdl,
+    RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args, pdl & 1,
                                    k->cluster));
     if (!k->kernel_down) return RAMP_OK;
     /* the two-phase entries' phase 2 (every other choice returns at once) */
     grid[0] = grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);
-    return pdl ? ramp_kernel_launch_pdl(k->kernel_down, grid, block, (int)k->smem_down, stream,
-                                        args)
+    return pdl & 2 ? ramp_kernel_launch_pdl(k->kernel_down, grid, block, (int)k->smem_down,
+                                            stream, args)
                : ramp_kernel_launch(k->kernel_down, grid, block, (int)k->smem_down, stream, args);
 }
 
@@ -580,5 +580,14 @@ ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
 ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_devptr choice, ramp_devptr sched,
                                      ramp_stream stream) {
-    return poly_launch(k, p, choice, sched, stream, 1);
+    return poly_launch(k, p, choice, sched, stream, 3);
+}
+
+ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
+                                      ramp_devptr choice, ramp_devptr sched,
+                                      ramp_stream stream, int pdl) {
+    RAMP_CHECK(pdl >= 0 && pdl <= 3, RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic launch mode %d: not 0..3 (bit 0 the first kernel's PDL, bit 1 the "
+               "second's)", pdl);
+    return poly_launch(k, p, choice, sched, stream, pdl);
 }

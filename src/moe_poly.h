@@ -105,9 +105,16 @@ size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                                  ramp_devptr choice, ramp_devptr sched, ramp_stream stream);
 /* The same with programmatic dependent launch: blocks start while the
- * previous kernel on the stream (the selection kernel) finishes. */
+ * previous kernel on the stream (the selection kernel) finishes; the
+ * two-phase entries' second kernel starts while the first runs. */
 ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_devptr choice, ramp_devptr sched,
                                      ramp_stream stream);
+/* pdl: bit 0 the first kernel with programmatic dependent launch, bit 1 the
+ * second (two-phase entries' phase 2); 0 is ramp_moe_poly_launch, 3
+ * ramp_moe_poly_launch_pdl. */
+ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
+                                      ramp_devptr choice, ramp_devptr sched,
+                                      ramp_stream stream, int pdl);
 
 #endif /* RAMP_MOE_POLY_H */

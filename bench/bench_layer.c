@@ -3,9 +3,10 @@
  * captured CUDA graph) against what it replaces, on the same loads:
  *
  *   ramp        the layer's graph: selection kernel + polymorphic kernel
- *               (programmatic dependent launch; ramp-serial: without;
- *               ramp-pdl1, menus with two-phase entries: the first kernel
- *               with it, their second kernel after the first ends),
+ *               (programmatic dependent launch, ramp_layer_desc's
+ *               automatic mode; ramp-serial: without; menus with two-phase
+ *               entries: ramp-pdl1 the first kernel with it, their second
+ *               kernel after the first ends, ramp-pdl2 both with it),
  *               captured for the batch's size (grid sized for it), and
  *               ramp-anysize: one graph for every size (token count read
  *               on device, grid sized for max_tokens); select: a graph of
@@ -605,7 +606,7 @@ int main(int argc, char **argv) {
     ld.kernel = kernel;
     ld.w2_red4 = red4;
     ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
-    ramp_layer *Lq = NULL; /* two-phase entries: PDL for the first kernel only */
+    ramp_layer *Lq[2] = {NULL, NULL}; /* two-phase entries: PDL for the first kernel, both */
     ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     if (l2pf) {
@@ -617,9 +618,9 @@ int main(int argc, char **argv) {
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
     int two_phase = 0;
     for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
-    if (two_phase) {
-        ld.serial_launch = 2;
-        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lq));
+    for (int q = 0; q < 2 && two_phase; q++) {
+        ld.serial_launch = 2 + q;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lq[q]));
         ld.serial_launch = 1;
     }
     if (with_v1) {
@@ -800,13 +801,13 @@ int main(int argc, char **argv) {
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
-            if (Lq) {
+            for (int q = 0; q < 2 && Lq[q]; q++) {
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
-                TRY(ramp_layer_run(Lq, &iob, T.st));
+                TRY(ramp_layer_run(Lq[q], &iob, T.st));
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
                 stat3 s_q = time_it(&T, replay, Gq);
-                ROW("ramp-pdl1", chosen, &plan.configs[chosen], s_q);
+                ROW(q ? "ramp-pdl2" : "ramp-pdl1", chosen, &plan.configs[chosen], s_q);
                 ramp_graph_free(Gq);
             }
             if (Lp) {
@@ -1049,7 +1050,8 @@ int main(int argc, char **argv) {
     ramp_graph_free(G_any);
     ramp_layer_free(L);
     ramp_layer_free(Ls);
-    ramp_layer_free(Lq);
+    ramp_layer_free(Lq[0]);
+    ramp_layer_free(Lq[1]);
     ramp_layer_free(Lp);
     ramp_policy_free(table);
     ramp_timing_free(ds1);

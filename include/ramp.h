@@ -1814,13 +1814,14 @@ typedef struct {
     int max_tokens;         /* most tokens one call carries (>= 1) */
     int hidden_bf16;        /* FP8 layers: hidden states arrive as BF16 and
                                are quantized inside (0: FP8 with scales) */
-    int serial_launch;      /* 1: launch the polymorphic kernel after the
-                               selection kernel ends (0, the default: with
-                               programmatic dependent launch, its blocks
-                               start while the selection runs, and a
-                               two-phase entry's second kernel while the
-                               first runs); 2: the first kernel with it,
-                               the second after the first ends */
+    int serial_launch;      /* 0 (the default): the polymorphic kernel with
+                               programmatic dependent launch (its blocks
+                               start while the selection runs), and a
+                               two-phase entry's second kernel with it too
+                               unless the menu holds a narrow two-phase
+                               entry (measured 5-7 us slower then); 1: each
+                               kernel after the previous ends; 2: PDL for
+                               the first kernel only; 3: for both */
     int kernel;             /* ramp_kernel_version of the polymorphic
                                kernel's entries: RAMP_KERNEL_V1 (0, the
                                default; kernels/moe_v1.cuh, every

@@ -44,9 +44,9 @@ void ramp_layer_free(ramp_layer *L) {
  * (another model, layout or precision) would get wrong. */
 static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     const ramp_geometry *g = &p->geom;
-    RAMP_CHECK(d->serial_launch >= 0 && d->serial_launch <= 2, RAMP_ERR_INVALID_ARGUMENT,
-               "layer: serial_launch = %d (0 PDL, 1 serial, 2 PDL for the first kernel only)",
-               d->serial_launch);
+    RAMP_CHECK(d->serial_launch >= 0 && d->serial_launch <= 3, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: serial_launch = %d (0 automatic, 1 serial, 2 PDL for the first kernel "
+               "only, 3 PDL for both)", d->serial_launch);
     RAMP_CHECK(d->max_tokens >= 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: max_tokens = %d, must be >= 1", d->max_tokens);
     RAMP_CHECK(d->experts >= 1 && g->topk <= d->experts, RAMP_ERR_INVALID_ARGUMENT,
@@ -240,10 +240,17 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    /* serial_launch 0: both kernels with PDL; 1: neither; 2: the first only */
-    static const int pdl_of[3] = {3, 0, 1};
-    return ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream,
-                                     pdl_of[L->desc.serial_launch]);
+    /* serial_launch (ramp.h): 0 automatic, 1 neither kernel with PDL, 2 the
+     * first only, 3 both. Automatic: the second kernel (two-phase entries'
+     * phase 2) without PDL when the menu holds a narrow two-phase entry (5-7
+     * us faster on Mixtral's small loads, bench/results/s14-run3), else with */
+    int pdl = 3;
+    if (L->desc.serial_launch == 1) pdl = 0;
+    else if (L->desc.serial_launch == 2) pdl = 1;
+    else if (L->desc.serial_launch == 0)
+        for (int i = 0; i < L->plan.count; i++)
+            if (L->plan.configs[i].two_phase && L->plan.configs[i].rows <= 64) pdl = 1;
+    return ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream, pdl);
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

@@ -1,4 +1,4 @@
-# s14-run5: test_gpu_layer (kernel v2) on a menu with narrow two-phase entries, no sanitizer
+# s14-run5: test_gpu_layer (kernel v2) on a menu with narrow two-phase entries, no sanitizer (1000 layer replays: the default)
 tools/gpu-check env deps build > /dev/null 2>&1
 L=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
 M="r16.w128.s4.ph2.dk2,r8.w256.s3,r32.w128.s4.ph2,r64.w128.s3.ph2.dk2,r128.w256.s3.ph2,r16.w128.s4.k2"

@@ -240,17 +240,9 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    /* serial_launch (ramp.h): 0 automatic, 1 neither kernel with PDL, 2 the
-     * first only, 3 both. Automatic: the second kernel (two-phase entries'
-     * phase 2) without PDL when the menu holds a narrow two-phase entry (5-7
-     * us faster on Mixtral's small loads, bench/results/s14-run3), else with */
-    int pdl = 3;
-    if (L->desc.serial_launch == 1) pdl = 0;
-    else if (L->desc.serial_launch == 2) pdl = 1;
-    else if (L->desc.serial_launch == 0)
-        for (int i = 0; i < L->plan.count; i++)
-            if (L->plan.configs[i].two_phase && L->plan.configs[i].rows <= 64) pdl = 1;
-    return ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream, pdl);
+    return ramp_moe_poly_launch_mode(
+        L->poly, &p, choice, L->sched, stream,
+        ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch));
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

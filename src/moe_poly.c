@@ -583,6 +583,15 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
     return poly_launch(k, p, choice, sched, stream, 3);
 }
 
+int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch) {
+    if (serial_launch == 1) return 0;
+    if (serial_launch == 2) return 1;
+    if (serial_launch == 3) return 3;
+    for (int i = 0; cfgs && i < count; i++)
+        if (cfgs[i].two_phase && cfgs[i].rows <= 64) return 1;
+    return 3;
+}
+
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl) {

@@ -116,5 +116,11 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl);
+/* The pdl bits of ramp_moe_poly_launch_mode for a menu of `count` entries
+ * and ramp_layer_desc.serial_launch (1 none, 2 the first kernel, 3 both,
+ * anything else automatic: both, but the second kernel without PDL when the
+ * menu holds a narrow two-phase entry, rows <= 64: measured 2-7 us faster on
+ * Mixtral's small loads, bench/results/s14-run4). */
+int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch);
 
 #endif /* RAMP_MOE_POLY_H */

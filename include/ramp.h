@@ -1819,7 +1819,7 @@ typedef struct {
                                start while the selection runs), and a
                                two-phase entry's second kernel with it too
                                unless the menu holds a narrow two-phase
-                               entry (measured 5-7 us slower then); 1: each
+                               entry (measured 2-7 us slower then); 1: each
                                kernel after the previous ends; 2: PDL for
                                the first kernel only; 3: for both */
     int kernel;             /* ramp_kernel_version of the polymorphic

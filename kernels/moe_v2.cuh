@@ -799,10 +799,11 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
     /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,
      * + 64 for acc1), then thread n adds them with one bulk reduction. Two
      * stagings, alternating over the block's chunks (v2_dn_buf): one is
-     * rewritten only after the reductions of two chunks before have read it. Each issuer commits one bulk group per chunk
-     * (empty where its token is padding), so waiting until at most one is
-     * left reading (wait_group.read 1) covers exactly that chunk; then the
-     * warpgroup's barrier. */
+     * rewritten only after the reductions of two chunks before have read
+     * it. Each issuer commits one bulk group per chunk (empty where its
+     * token is padding), so waiting until at most one is left reading
+     * (wait_group.read 1) covers exactly that chunk; then the warpgroup's
+     * barrier. */
     const int lt = threadIdx.x & 127, t = lane & 3, g = lane >> 2;
     const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) +
                          (2 * buf + c) * V2_N * RAMP_MV2_OSTAGE_STRIDE;

@@ -27,7 +27,8 @@
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
- * [.b<bulkred>][.g<grid cap>] (.b1: the output added by bulk reductions; .c2: the configuration's split-K over a cluster of two
+ * [.b<bulkred>][.m<mcast>][.g<grid cap>] (.b1: the output added by bulk reductions; .m1: wide
+ * tiles in pairs sharing each weight stage by TMA multicast; .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
@@ -112,6 +113,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'c') x->ks = val;
         else if (c == 'l') x->o.cluster = val;
         else if (c == 'b') x->o.bulkred = val;
+        else if (c == 'm') x->o.mcast = val;
         else return 0;
         p += 2 + used;
     }
@@ -122,7 +124,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
                        (x->o.p2k == 8 && x->rows <= 64);
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
-                      x->o.bulkred >= 0 && x->o.bulkred <= 1;
+                      x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&
+                      x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64);
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 

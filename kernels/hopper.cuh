@@ -279,6 +279,19 @@ static __device__ __forceinline__ void hop_tma_load_2d(unsigned dst, const hop_t
         "l"((unsigned long long)tmap), "r"(x), "r"(y), "r"(bar)
         : "memory");
 }
+/* The same box written into every CTA of the cluster whose bit is set in
+ * `mask`, at the same shared::cta offset dst in each, each completing the
+ * box's bytes on its own mbarrier at offset bar: one L2 read feeds them all
+ * (TMA multicast). */
+static __device__ __forceinline__ void hop_tma_load_2d_mc(unsigned dst, const hop_tensormap *tmap,
+                                                          unsigned bar, int x, int y,
+                                                          unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"((unsigned long long)tmap), "r"(x), "r"(y), "r"(bar), "h"(mask)
+        : "memory");
+}
 /* Prefetches the box at (x, y) of `tmap` into L2 (no shared memory, no
  * barrier, nothing to wait for): more bytes in flight than the ring's
  * shared memory holds. */

@@ -211,6 +211,25 @@
 #if V2_KS > 1 && RAMP_HIDDEN % (RAMP_MV2_CHUNK * V2_KS)
 #error "RAMP_MV2_KSPLIT 2 needs d a multiple of 512 (whole down chunks per CTA)"
 #endif
+/* RAMP_MV2_MCAST (ramp_moe_v2_opts.mcast; moe_v2.md, session 15): 0, or 1:
+ * wide tiles in clusters of two CTAs (consecutive blocks 2q, 2q + 1) that
+ * run row tiles 2p and 2p + 1 of one slice together; when both are the same
+ * expert's (or one of them is past the load: a phantom with no tokens), CTA
+ * k loads weight box k of each stage and the TMA unit writes it into both
+ * CTAs' rings (multicast), so a weight byte crosses L2 once per 256 tokens
+ * instead of per 128. Each consumer warp also releases the stage in its
+ * partner (the partner's box lands in this CTA's slot). */
+#ifndef RAMP_MV2_MCAST
+#define RAMP_MV2_MCAST 0
+#endif
+#if RAMP_MV2_MCAST != 0 && RAMP_MV2_MCAST != 1
+#error "RAMP_MV2_MCAST must be 0 or 1"
+#endif
+#if RAMP_MV2_MCAST && (!V2_WIDE || RAMP_MV2_GROUP > 1 || RAMP_MV2_TILED || V2_KS > 1)
+#error "RAMP_MV2_MCAST: wide tiles, row-major tile order, row-major weights, no split-K"
+#endif
+#define V2_MC (RAMP_MV2_MCAST ? 2 : 1)
+#define V2_CL (V2_KS * V2_MC) /* CTAs per cluster */
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 /* slot ids a consumer thread keeps for the down phase: its tokens', and
@@ -319,8 +338,30 @@ static __device__ __forceinline__ int v2_kpart() { return (int)hop_cluster_rank(
 #else
 static __device__ __forceinline__ int v2_kpart() { return 0; }
 #endif
-#define V2_CID ((int)blockIdx.x / V2_KS)
-#define V2_CGRID ((int)gridDim.x / V2_KS)
+#define V2_CID ((int)blockIdx.x / V2_CL)
+#define V2_CGRID ((int)gridDim.x / V2_CL)
+
+/* A consumer thread done with ring slot s's stage (its empty barrier).
+ * Multicast: the partner's producer writes into this CTA's slot too, so
+ * each warp, once all its lanes are done, also arrives on the partner's
+ * barrier (V2_EMPTY_COUNT: 256 threads here + 8 warps there). */
+#define V2_EMPTY_COUNT (256 + (V2_MC > 1 ? 8 : 0))
+static __device__ __forceinline__ void v2_release(unsigned empty_s) {
+    hop_mbar_arrive(empty_s);
+#if V2_MC > 1
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) hop_mbar_arrive_remote(hop_mapa(empty_s, hop_cluster_rank() ^ 1));
+#endif
+}
+/* The producer's wait for slot s to be free: with multicast the partner's
+ * consumers arrive too (cluster scope). */
+static __device__ __forceinline__ void v2_wait_empty(unsigned empty_s, unsigned parity) {
+#if V2_MC > 1
+    hop_mbar_wait_cluster(empty_s, parity);
+#else
+    hop_mbar_wait(empty_s, parity);
+#endif
+}
 
 /* ------------------------------------------------------------- producer */
 
@@ -396,15 +437,25 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
  * bytes announced on full[s] (DIAG 3: a plain arrival instead). */
 static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &maps,
                                                        unsigned char *sm, int st, int e,
-                                                       int slice, int s) {
+                                                       int slice, int s, int mc) {
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars) + 8 * s;
 #if RAMP_MV2_DIAG == 3
-    (void)maps; (void)st; (void)e; (void)slice; (void)slot;
+    (void)maps; (void)st; (void)e; (void)slice; (void)slot; (void)mc;
     hop_mbar_arrive(full);
 #else
     const v2_box b = v2_stage_box(maps, st, e, slice);
     hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
+#if V2_MC > 1
+    if (mc) { /* box k from here into both CTAs' slot; the other from the partner */
+        const unsigned k = hop_cluster_rank();
+        hop_tma_load_2d_mc(slot + k * (RAMP_MV2_A_BYTES / 2), b.map, full, b.x, k ? b.y1 : b.y0,
+                           (unsigned short)3);
+        return;
+    }
+#else
+    (void)mc;
+#endif
     v2_tma_box(slot, b.map, full, b.x, b.y0);
     v2_tma_box(slot + RAMP_MV2_A_BYTES / 2, b.map, full, b.x, b.y1);
 #endif
@@ -522,13 +573,13 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
  * at the tile's start. */
 static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &maps,
                                                         unsigned char *sm, int e, int slice,
-                                                        int it) {
+                                                        int it, int mc) {
     if (threadIdx.x != 0) return;
     const unsigned empty = hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S;
     for (int st = 0; st < V2_HEAD; st++) {
         const int i = it + st, s = i % V2_S;
-        if (i >= V2_S) hop_mbar_wait(empty + 8 * s, (i / V2_S - 1) & 1);
-        v2_load_weights(maps, sm, st, e, slice, s);
+        if (i >= V2_S) v2_wait_empty(empty + 8 * s, (i / V2_S - 1) & 1);
+        v2_load_weights(maps, sm, st, e, slice, s, mc);
     }
 #if RAMP_MV2_PF > 0
     for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice);
@@ -550,13 +601,13 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &
 static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
                                                    const ramp_moe_v2_maps &maps,
                                                    unsigned char *sm, int e, int slice, int r,
-                                                   int &it) {
+                                                   int mc, int &it) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int st = 0; st < V2_NST; it++, st++) {
         const int s = it % V2_S;
         if (st >= V2_HEAD) {
-            hop_mbar_wait(empty + 8 * s, (it / V2_S - 1) & 1);
-            if (threadIdx.x == 0) v2_load_weights(maps, sm, st, e, slice, s);
+            v2_wait_empty(empty + 8 * s, (it / V2_S - 1) & 1);
+            if (threadIdx.x == 0) v2_load_weights(maps, sm, st, e, slice, s, mc);
         }
 #if RAMP_MV2_PF > 0
         if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
@@ -576,7 +627,7 @@ static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &
     for (int st = 0; st < V2_NST; st++, it++) {
         const int s = it % V2_S;
         hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-        hop_mbar_arrive(empty + 8 * s);
+        v2_release(empty + 8 * s);
     }
 }
 
@@ -954,7 +1005,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             HOP_WGMMA_WAIT(0);
             HOP_ACC_FENCE(accg, V2_ACC);
             HOP_ACC_FENCE(accu, V2_ACC);
-            hop_mbar_arrive(empty + 8 * s);
+            v2_release(empty + 8 * s);
         }
 #if V2_KS > 1 && RAMP_MV2_DIAG != 5
         v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
@@ -980,7 +1031,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_WGMMA_WAIT(0);
         HOP_ACC_FENCE(acc0, V2_ACC);
         HOP_ACC_FENCE(acc1, V2_ACC);
-        hop_mbar_arrive(empty + 8 * s);
+        v2_release(empty + 8 * s);
         if (kk == V2_DKB - 1)
             v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), acc0, acc1, slots);
     }
@@ -1051,7 +1102,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_WGMMA_WAIT(0);
         HOP_ACC_FENCE(t0, V2_ACC);
         HOP_ACC_FENCE(t1, V2_ACC);
-        hop_mbar_arrive(empty + 8 * s);
+        v2_release(empty + 8 * s);
 #pragma unroll
         for (int i = 0; i < V2_ACC; i++) {
             acc0[i] += t0[i] * f[V2_TIDX(i)];
@@ -1195,8 +1246,31 @@ static __device__ __forceinline__ int v2_first_slot(const unsigned char *sm) {
 /* Tile tt -> row tile r and slice (RAMP_MV2_GROUP's order; the row tiles
  * are head[0] / V2_TPR), its expert (-1: skip the tile); the block's first
  * tile's expert was loaded at the start (v2_first_tile). */
+#if V2_MC > 1
+/* Multicast: pair tile tt -> this CTA's row tile r = 2p + k (k its cluster
+ * rank) and the partner's 2p + (k ^ 1), of slice tt % V2_TPR; head[2] holds
+ * the launch's row tiles, head[1] and head[3] the first pair's experts. A
+ * row tile past the load is a phantom: its CTA runs the partner's expert
+ * with no tokens (*r = -1), so that both walk the same stages (-1 returned
+ * for both when neither has one). *mc: the two read the same weights. */
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
-                                              int tt, int *r, int *slice) {
+                                              int tt, int *r, int *slice, int *mc) {
+    const int p = tt / V2_TPR, k = (int)hop_cluster_rank(), rt = v2_head(sm, 2);
+    const int r0 = 2 * p + k, r1 = 2 * p + (k ^ 1);
+    *slice = tt % V2_TPR;
+    const int *te = (const int *)prm.tile_expert;
+    int e0 = r0 < rt ? (tt == V2_CID ? v2_head(sm, 1) : te[r0]) : -1;
+    int e1 = r1 < rt ? (tt == V2_CID ? v2_head(sm, 3) : te[r1]) : -1;
+    if (e0 >= RAMP_EXPERTS) e0 = -1;
+    if (e1 >= RAMP_EXPERTS) e1 = -1;
+    *r = e0 >= 0 ? r0 : -1;
+    *mc = e0 < 0 || e1 < 0 || e0 == e1;
+    return e0 >= 0 ? e0 : e1 >= 0 ? e1 : -1;
+}
+#else
+static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
+                                              int tt, int *r, int *slice, int *mc) {
+    *mc = 0;
 #if RAMP_MV2_GROUP > 1
     ramp_mv2_tile_of(tt, v2_head(sm, 0) / V2_TPR, V2_TPR, RAMP_MV2_GROUP, r, slice);
 #else
@@ -1206,6 +1280,7 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
     const int e = tt == V2_CID ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
+#endif
 
 /* Named barrier 2 over the whole block: tile boundaries. */
 #define V2_BLOCK_SYNC() HOP_BAR_SYNC(2, RAMP_MV2_THREADS)
@@ -1242,7 +1317,14 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * count into head[0] (v2_init). Before the block's __syncthreads. */
 static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
                                                      unsigned char *sm, int rtiles) {
-#if RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
+#if V2_MC > 1 /* the first pair's two row tiles (v2_tile) */
+    (void)rtiles;
+    const int r0 = 2 * (V2_CID / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
+    const int in = r0 < prm.max_tiles;
+    if (threadIdx.x == 0)
+        ((volatile int *)(sm + V2_LAYOUT.head))[3] =
+            r1 < prm.max_tiles ? ((const int *)prm.tile_expert)[r1] : -1;
+#elif RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
     const int in = (int)blockIdx.x < rtiles * V2_TPR;
     int r0 = 0, s0 = 0;
     if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
@@ -1267,7 +1349,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
-        hop_mbar_init(empty + 8 * s, 256);    /* every consumer thread */
+        hop_mbar_init(empty + 8 * s, V2_EMPTY_COUNT); /* every consumer thread (v2_release) */
     }
 #if V2_KS > 1
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */
@@ -1290,26 +1372,26 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     int it = 0;
     for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
-        int r, slice;
-        const int e = v2_tile(prm, sm, tt, &r, &slice);
+        int r, slice, mc;
+        const int e = v2_tile(prm, sm, tt, &r, &slice, &mc);
         if (e < 0) continue;
         int sl = -1;
-        if (threadIdx.x < RAMP_ROWS) {
+        if (threadIdx.x < RAMP_ROWS && r >= 0) { /* (r < 0: a phantom, no tokens) */
             sl = tt == V2_CID
                      ? v2_first_slot(sm)
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
-        v2_producer_head(maps, sm, e, slice, it);
+        v2_producer_head(maps, sm, e, slice, it, mc);
         V2_BLOCK_SYNC();
         if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
         V2_BLOCK_SYNC();
-        v2_producer(prm, maps, sm, e, slice, r, it);
+        v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it);
     }
     /* no thread leaves with its copies in flight (their arrivals) */
     asm volatile("cp.async.wait_all;\n" ::: "memory");
-#if V2_KS > 1
-    hop_cluster_sync(); /* the partner is done with this CTA's xbuf and barriers */
+#if V2_CL > 1
+    hop_cluster_sync(); /* the partner is done with this CTA's xbuf, slots and barriers */
 #endif
 }
 
@@ -1320,8 +1402,8 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
     for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
-        int r, slice;
-        if (v2_tile(prm, sm, tt, &r, &slice) < 0) continue;
+        int r, slice, mc;
+        if (v2_tile(prm, sm, tt, &r, &slice, &mc) < 0) continue;
         V2_BLOCK_SYNC();
         V2_BLOCK_SYNC();
         /* the router weights, read first at the end of the first up pass
@@ -1344,7 +1426,7 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
      * and write out) before the block exits */
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
-#if V2_KS > 1
+#if V2_CL > 1
     hop_cluster_sync(); /* as the producer's */
 #endif
 }
@@ -1369,11 +1451,14 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 #if RAMP_MV2_GROUP > 1
     v2_first_tile(prm, sm, rtiles);
 #endif
-    const int total = rtiles * V2_TPR;
+    const int total = (V2_MC > 1 ? (rtiles + 1) / 2 : rtiles) * V2_TPR; /* (pairs: v2_tile) */
     if (V2_CID >= total) return; /* both CTAs of a cluster, or neither */
 
-    if (threadIdx.x == 0) v2_init(sm, maps, total);
-#if V2_KS > 1
+    if (threadIdx.x == 0) {
+        v2_init(sm, maps, total);
+        ((volatile int *)(sm + V2_LAYOUT.head))[2] = rtiles;
+    }
+#if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
 #else
     __syncthreads();

@@ -204,7 +204,7 @@ static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it,
     v2w_promote(acc0, T, w0 * x0, w0 * x1);
     v2w_mma_kblock(T, a, slot + 16384);
     HOP_WGMMA_WAIT(0);
-    hop_mbar_arrive(empty + 8 * s); /* scales read, wgmmas done: refill */
+    v2_release(empty + 8 * s); /* scales read, wgmmas done: refill */
     v2w_promote(acc1, T, w1 * x0, w1 * x1);
 }
 
@@ -246,7 +246,7 @@ static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it,
     HOP_WGMMA_WAIT(0);
     HOP_ACC_FENCE(acc0, V2W_ACC);
     HOP_ACC_FENCE(acc1, V2W_ACC);
-    hop_mbar_arrive(empty + 8 * s);
+    v2_release(empty + 8 * s);
 }
 
 #endif
@@ -258,6 +258,7 @@ static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it,
 static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &prm,
                                                        unsigned char *sm, int c, int r, int slice,
                                                        int p) {
+    if (r < 0) return; /* a multicast phantom (v2_tile): no rows */
     const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_of(0, RAMP_INTER);
     unsigned char *ib = (unsigned char *)prm.ws + (size_t)r * wl.tile;
     const unsigned char *tile = sm + V2_LAYOUT.inter + p * V2_ITILE;
@@ -404,6 +405,7 @@ static __device__ __forceinline__ void v2w_act_bf16(unsigned char *sm, const flo
 static __device__ __forceinline__ void v2w_store_inter_bf16(const ramp_moe_params &prm,
                                                             unsigned char *sm, int c, int r,
                                                             int slice, int p) {
+    if (r < 0) return; /* a multicast phantom (v2_tile): no rows */
     const ramp_moe_v2_ws_layout wl = ramp_moe_v2_ws_layout_bf(0, RAMP_INTER, 1);
     unsigned char *ib = (unsigned char *)prm.ws + (size_t)r * wl.tile;
     const unsigned char *tile = sm + V2_LAYOUT.inter + 2 * p * V2_ITILE;
@@ -528,7 +530,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             }
 #endif
             HOP_WGMMA_WAIT(0);
-            hop_mbar_arrive(empty + 8 * s);
+            v2_release(empty + 8 * s);
             v2w_promote(acc1, T, w1 * i0, w1 * i1);
         }
 #if !V2W_OVERLAP

@@ -27,6 +27,8 @@ struct ramp_moe_v2_kernel {
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
                   (2, 3: phase 1 or 2 alone, for timing) */
     int p2k;   /* phase 2 tiles per (row tile, chunk) */
+    int mc;    /* 2 with multicast (opts.mcast): a tile is a pair of row tiles, ks = 2 */
+    int clusters2; /* phase 2's resident clusters of ks CTAs */
     ramp_moe_v2_layout layout2;
     ramp_module *module2;
     ramp_kernel *kernel2;
@@ -123,7 +125,7 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0};
     return o;
 }
 
@@ -154,7 +156,7 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-    /* 9 always and 8 options at most: 17 <= RAMP_MOE_MAX_DEFINES (the guard
+    /* 9 always and 9 options at most: 18 <= RAMP_MOE_MAX_DEFINES (the guard
      * keeps a future option from writing past the arrays) */
 #define DEF(fmt, val)                           \
     do {                                        \
@@ -183,6 +185,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
+    if (o->mcast) DEF("RAMP_MV2_MCAST=%d", o->mcast);
 #undef DEF
     return n;
 }
@@ -215,6 +218,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-g%d", o.group);
     if (v->cfg.splitk > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-ks%d", v->cfg.splitk);
+    if (o.mcast && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-mc");
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size)
@@ -239,13 +244,18 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
-                   (o.bulkred == 0 || o.bulkred == 1),
+                   (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..5), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
-               "cluster %d (0..2), bulkred %d (0, 1)",
+               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred);
+               o.bulkred, o.mcast);
+    RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 && !o.tiled),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights, the "
+               "row-major tile order and no split-K; not rows %d, split-K %d, group %d, tiled %d",
+               v->cfg.rows, v->cfg.splitk, o.group, o.tiled);
     if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
@@ -327,7 +337,8 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
-    k->ks = v->cfg.splitk > 1 ? v->cfg.splitk : 1;
+    k->mc = eo.mcast ? 2 : 1;
+    k->ks = (v->cfg.splitk > 1 ? v->cfg.splitk : 1) * k->mc;
     /* opts.cluster: an unsplit program launched in clusters too (timing) */
     k->launch_cluster = eo.cluster > k->ks ? eo.cluster : k->ks;
     k->clusters = k->sms / k->launch_cluster;
@@ -343,6 +354,10 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
         if (s == RAMP_OK) s = ramp_module_load(gpu, j2->cubin, j2->cubin_size, &k->module2);
         if (s == RAMP_OK)
             s = ramp_module_kernel(k->module2, "ramp_moe_v2", (int)k->layout2.total, &k->kernel2);
+        k->clusters2 = k->sms / k->ks;
+        if (s == RAMP_OK && k->ks > 1)
+            s = ramp_moe_v2_cluster_cap(k->kernel2, (int)k->layout2.total, k->ks, k->sms,
+                                        &k->clusters2);
         ramp_jit_result_free(j2);
     }
     if (s != RAMP_OK) {
@@ -380,8 +395,10 @@ const ramp_resources *ramp_moe_v2_kernel_resources(const ramp_moe_v2_kernel *k) 
 }
 
 unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
-    /* in tiles, each run by ks CTAs (a cluster when ks = 2) */
-    long long total = (long long)max_tiles * (k->v.geom.inter / k->v.cfg.width);
+    /* in tiles, each run by ks CTAs (a cluster when ks = 2); with multicast
+     * a tile is a pair of row tiles */
+    const long long rt = k->mc > 1 ? ((long long)max_tiles + 1) / 2 : max_tiles;
+    long long total = rt * (k->v.geom.inter / k->v.cfg.width);
     const long long resident = (long long)k->clusters * k->launch_cluster / k->ks;
     if (total > resident && resident > 0) total = resident; /* resident; they stride */
     if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;
@@ -549,7 +566,17 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->layout.total, stream,
                                        args, 0, k->launch_cluster));
     if (!k->split || k->split == 2) return RAMP_OK;
-    /* phase 2: tiles (row tile, 256-row chunk of d, K part) */
+    /* phase 2: tiles (row tile, 256-row chunk of d, K part); with multicast
+     * (pairs of row tiles, two CTAs each) in whole clusters */
+    if (k->mc > 1) {
+        long long t2 = ((long long)p->max_tiles + 1) / 2 *
+                       (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;
+        if (t2 > k->clusters2 && k->clusters2 > 0) t2 = k->clusters2;
+        if (k->max_grid > 0 && t2 > k->max_grid / k->ks) t2 = k->max_grid / k->ks;
+        grid[0] = (unsigned)(t2 < 1 ? k->ks : t2 * k->ks);
+        return ramp_kernel_launch_ex(k->kernel2, grid, block, (int)k->layout2.total, stream,
+                                     args, 0, k->ks);
+    }
     long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;
     if (g2 > k->sms && k->sms > 0) g2 = k->sms;
     if (k->max_grid > 0 && g2 > k->max_grid) g2 = k->max_grid;

@@ -62,6 +62,11 @@ typedef struct {
     int bulkred;  /* 1: the output added by the TMA unit's bulk reductions from a
                      shared-memory staging (RAMP_MV2_BULKRED; narrow FP8 tiles,
                      no red4, no split-K; moe_v2.md, session 13) */
+    int mcast;    /* 1: wide tiles in clusters of two CTAs running row tiles 2p, 2p + 1
+                     of one slice, each stage's weights read from L2 once and written
+                     into both by TMA multicast (RAMP_MV2_MCAST; row-major weights and
+                     tile order, no split-K; both launches of a split; moe_v2.md,
+                     session 15) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

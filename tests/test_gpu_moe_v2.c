@@ -379,6 +379,8 @@ int main(void) {
     const char *bulkred_env = getenv("RAMP_MOE_V2_BULKRED");
     ramp_moe_v2_opts opts = ramp_moe_v2_default_opts();
     opts.bulkred = bulkred_env && atoi(bulkred_env) > 0;
+    const char *mcast_env = getenv("RAMP_MOE_V2_MCAST");
+    opts.mcast = mcast_env && atoi(mcast_env) > 0;
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
     opts.red4 = red4_env && atoi(red4_env) > 0;
     opts.split = split_env && atoi(split_env) > 0;
@@ -411,6 +413,8 @@ int main(void) {
     if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
     if (opts.bulkred)
         printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
+    if (opts.mcast)
+        printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles only\n");
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);
@@ -442,6 +446,7 @@ int main(void) {
                 continue;
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
+            if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
             ramp_moe_v2_opts o = opts;
             if (opts.split) { /* the configuration's two phases, not an option */
                 all[i].cfg.two_phase = opts.p2k > 1 ? opts.p2k : 1;

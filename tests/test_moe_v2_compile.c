@@ -170,6 +170,26 @@ static void refusals(void) {
             }
         }
     }
+    {
+        /* multicast: refused where it is not built, naming why */
+        for (int k = 0; k < 3; k++) {
+            ramp_moe_variant b = mv2_variant(&g, k == 0 ? 64 : MV2_WIDE_ROWS, 128);
+            ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+            o.mcast = 1;
+            o.tiled = k == 1;
+            o.group = k == 2 ? 4 : 1;
+            ramp_jit_result *r = NULL;
+            CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
+            CHECK(r == NULL);
+            CHECK(strstr(ramp_last_error(), "multicast") != NULL);
+        }
+        ramp_moe_variant b = mv2_variant(&g, MV2_WIDE_ROWS, 128);
+        ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+        o.mcast = 2;
+        ramp_jit_result *r = NULL;
+        CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "mcast 2") != NULL);
+    }
     v = mv2_variant(&g, 8, 128);
     v.xbf16 = 1;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
@@ -269,6 +289,20 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 njobs++;
             }
+            /* wide tiles sharing weight stages by TMA multicast (session
+             * 15): fused, the up program, the down program with K in 2
+             * parts; FP8 and BF16 */
+            for (int m = 0; wide && m < 6; m++) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].v.geom.bf16 = m >= 3;
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.mcast = 1;
+                jobs[njobs].o.split = m % 3 > 0;
+                jobs[njobs].phase = m % 3;
+                jobs[njobs].o.p2k = m % 3 == 2 ? 2 : 0;
+                jobs[njobs].model = models[mi];
+                if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
+            }
             /* the same tile for a BF16 layer; a wide one also in two launches
              * (the up program, the down program with K whole and in 2 parts) */
             for (int mode = 0; mode <= (wide ? 3 : 0); mode++) {
@@ -300,6 +334,7 @@ int main(void) {
         if (j->o.tiled) strncat(name, " tiled", sizeof name - strlen(name) - 1);
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->o.bulkred) strncat(name, " bulkred", sizeof name - strlen(name) - 1);
+        if (j->o.mcast) strncat(name, " mcast", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " k%d", j->o.p2k);

@@ -1255,17 +1255,15 @@ static __device__ __forceinline__ int v2_first_slot(const unsigned char *sm) {
  * for both when neither has one). *mc: the two read the same weights. */
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
                                               int tt, int *r, int *slice, int *mc) {
-    const int p = tt / V2_TPR, k = (int)hop_cluster_rank(), rt = v2_head(sm, 2);
-    const int r0 = 2 * p + k, r1 = 2 * p + (k ^ 1);
-    *slice = tt % V2_TPR;
+    const int rt = v2_head(sm, 2);
+    int r0, r1, own_rows;
+    ramp_mv2_pair_of(tt, V2_TPR, (int)hop_cluster_rank(), &r0, &r1, slice);
     const int *te = (const int *)prm.tile_expert;
-    int e0 = r0 < rt ? (tt == V2_CID ? v2_head(sm, 1) : te[r0]) : -1;
-    int e1 = r1 < rt ? (tt == V2_CID ? v2_head(sm, 3) : te[r1]) : -1;
-    if (e0 >= RAMP_EXPERTS) e0 = -1;
-    if (e1 >= RAMP_EXPERTS) e1 = -1;
-    *r = e0 >= 0 ? r0 : -1;
-    *mc = e0 < 0 || e1 < 0 || e0 == e1;
-    return e0 >= 0 ? e0 : e1 >= 0 ? e1 : -1;
+    const int e0 = r0 < rt ? (tt == V2_CID ? v2_head(sm, 1) : te[r0]) : -1;
+    const int e1 = r1 < rt ? (tt == V2_CID ? v2_head(sm, 3) : te[r1]) : -1;
+    const int e = ramp_mv2_pair_expert(e0, e1, RAMP_EXPERTS, &own_rows, mc);
+    *r = own_rows ? r0 : -1;
+    return e;
 }
 #else
 static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const unsigned char *sm,
@@ -1451,7 +1449,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 #if RAMP_MV2_GROUP > 1
     v2_first_tile(prm, sm, rtiles);
 #endif
-    const int total = (V2_MC > 1 ? (rtiles + 1) / 2 : rtiles) * V2_TPR; /* (pairs: v2_tile) */
+    const int total = (V2_MC > 1 ? ramp_mv2_pairs(rtiles) : rtiles) * V2_TPR; /* (v2_tile) */
     if (V2_CID >= total) return; /* both CTAs of a cluster, or neither */
 
     if (threadIdx.x == 0) {

@@ -184,6 +184,33 @@ RAMP_MV2_INLINE void ramp_mv2_tile_of(int tt, int rtiles, int tpr, int group, in
     }
 }
 
+/* Multicast pairs (RAMP_MV2_MCAST, session 15): a launch of rtiles row
+ * tiles has ramp_mv2_pairs(rtiles) * tpr pair tiles; pair tile tt is
+ * slice tt % tpr of row tiles 2p and 2p + 1 (p = tt / tpr), the CTA of
+ * cluster rank k running 2p + k. ramp_mv2_pair_expert decides both CTAs'
+ * tile from the two experts (each -1 when its row tile has none or is past
+ * the load), the same way on both sides: the expert whose weights the CTA
+ * streams (-1: neither has one, both skip), whether its own row tile is
+ * real (*own_rows = 0: a phantom, no tokens, the partner's expert, so
+ * that both walk the same stages) and whether the two share each stage's
+ * weights (*mc: one expert, or a phantom). tests/test_moe_v2_tile.c walks
+ * every CTA of a cluster through a launch and checks it. */
+RAMP_MV2_INLINE int ramp_mv2_pairs(int rtiles) { return (rtiles + 1) / 2; }
+RAMP_MV2_INLINE void ramp_mv2_pair_of(int tt, int tpr, int rank, int *row, int *partner,
+                                      int *slice) {
+    const int p = tt / tpr;
+    *slice = tt - p * tpr;
+    *row = 2 * p + rank;
+    *partner = 2 * p + (rank ^ 1);
+}
+RAMP_MV2_INLINE int ramp_mv2_pair_expert(int own, int other, int experts, int *own_rows, int *mc) {
+    if (own >= experts) own = -1;
+    if (other >= experts) other = -1;
+    *own_rows = own >= 0;
+    *mc = own < 0 || other < 0 || own == other;
+    return own >= 0 ? own : other >= 0 ? other : -1;
+}
+
 /* The workspace of the two-phase wide kernel (ramp_moe_v2_opts.split,
  * RAMP_MV2_PHASE): phase 1 stores row tile r's FP8 intermediate and its
  * per-token scales at prm.ws + r * tile, phase 2 reads them back:

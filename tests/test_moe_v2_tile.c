@@ -32,7 +32,10 @@
  *    amax; an intermediate of 2 bytes per column in 1024-aligned K tiles of
  *    npad x 128 bytes; exactly the configurations said to fit do (and one
  *    more stage does not); phase 2's ring and the workspace without
- *    scales, whose bytes ramp_moe_v2_ws_bytes asks for.
+ *    scales, whose bytes ramp_moe_v2_ws_bytes asks for;
+ * 8. the multicast pairs of wide tiles (RAMP_MV2_MCAST, session 15): both
+ *    CTAs of every cluster walk the same tiles, share only one expert's
+ *    weights, and run every real (row tile, slice) exactly once.
  */
 #include "check.h"
 #include "moe_v2_util.h"
@@ -487,6 +490,90 @@ static void bf16_layouts(void) {
     CHECK(strstr(ramp_last_error(), "227 KB") != NULL);
 }
 
+/* 8. Multicast pairs (RAMP_MV2_MCAST, session 15): both CTAs of every
+ * cluster walked through a launch as moe_v2.cuh's v2_tile walks them, on
+ * random row-tile experts (sorted, as the selection writes them, with
+ * garbage past the load's row tiles and some tiles of no expert), grids
+ * and slice counts. The two must skip the same tiles (else their rings'
+ * phases part and the kernel hangs), agree on sharing, share only the
+ * same expert's weights; every real (row tile, slice) is run exactly once
+ * with its rows, and no CTA has rows of a tile past the load. */
+static void multicast_pairs(ramp_rng *rng) {
+    enum { MAXR = 48, MAXT = 128 };
+    static unsigned char seen[MAXR * MAXT];
+    int te[MAXR + 4];
+    const int tprs[] = {1, 3, 16, 128}, grids[] = {1, 2, 3, 7, 66}, experts[] = {1, 2, 8, 32};
+    int cases = 0, shared = 0, phantoms = 0, apart = 0;
+    for (int iter = 0; iter < 400; iter++) {
+        const int E = experts[ramp_rng_next(rng) % 4];
+        const int tpr = tprs[ramp_rng_next(rng) % 4], Q = grids[ramp_rng_next(rng) % 5];
+        const int max_tiles = (int)(ramp_rng_next(rng) % MAXR) + 1;
+        const int rt = (int)(ramp_rng_next(rng) % (unsigned)(max_tiles + 1));
+        /* experts nondecreasing over the row tiles, a few tiles of none
+         * (-1) or out of range, garbage past rt */
+        int e = (int)(ramp_rng_next(rng) % (unsigned)E);
+        for (int r = 0; r < max_tiles + 4; r++) {
+            if (r > 0 && ramp_rng_next(rng) % 3 == 0 && e + 1 < E) e++;
+            const unsigned u = (unsigned)(ramp_rng_next(rng) % 16);
+            te[r] = r >= rt ? (int)(ramp_rng_next(rng) % (unsigned)E) : u == 0 ? -1 : u == 1 ? E : e;
+        }
+        memset(seen, 0, sizeof seen);
+        int bad = 0;
+        const int total = ramp_mv2_pairs(rt) * tpr;
+        for (int q = 0; q < Q; q++)
+            for (int tt = q; tt < total; tt += Q) {
+                int ex[2], rows[2], mc[2], rr[2];
+                for (int k = 0; k < 2; k++) {
+                    int r0, r1, sl;
+                    ramp_mv2_pair_of(tt, tpr, k, &r0, &r1, &sl);
+                    const int e0 = r0 < rt ? te[r0] : -1, e1 = r1 < rt ? te[r1] : -1;
+                    ex[k] = ramp_mv2_pair_expert(e0, e1, E, &rows[k], &mc[k]);
+                    rr[k] = r0;
+                    if (sl != tt % tpr || r0 / 2 != tt / tpr) bad++;
+                    if (rows[k] && (r0 >= rt || te[r0] < 0 || te[r0] >= E || ex[k] != te[r0])) bad++;
+                    if (rows[k]) {
+                        if (seen[r0 * tpr + sl]++) bad++; /* twice */
+                    }
+                }
+                if ((ex[0] < 0) != (ex[1] < 0)) bad++; /* one skips, one runs: a hang */
+                if (ex[0] < 0) continue;
+                if (mc[0] != mc[1] || (mc[0] && ex[0] != ex[1])) bad++;
+                if (ex[0] < 0 || ex[0] >= E) bad++;
+                shared += mc[0];
+                phantoms += !rows[0] + !rows[1];
+                apart += !mc[0];
+                (void)rr;
+            }
+        /* every real tile run with its rows */
+        for (int r = 0; r < rt; r++)
+            for (int sl = 0; sl < tpr; sl++)
+                if ((te[r] >= 0 && te[r] < E) != (seen[r * tpr + sl] == 1)) bad++;
+        if (bad)
+            fprintf(stderr, "multicast pairs: E %d, tpr %d, grid %d clusters, %d of %d row tiles: %d "
+                            "bad\n", E, tpr, Q, rt, max_tiles, bad);
+        CHECK(bad == 0);
+        cases++;
+    }
+    /* the walk met every kind of pair */
+    CHECK(shared > 0 && phantoms > 0 && apart > 0);
+    printf("multicast pairs: %d launches, %d shared pair tiles, %d phantoms, %d pairs of two "
+           "experts\n", cases, shared, phantoms, apart);
+    /* the option: named in the program; refused outside 0, 1 */
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
+    ramp_moe_variant v = mv2_variant(&g, 128, 128);
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    CHECK_EQ_INT(o.mcast, 0);
+    o.mcast = 1;
+    char name[128];
+    ramp_moe_v2_program_name_opts(&v, &o, name, sizeof name);
+    CHECK(strstr(name, "-mc") != NULL);
+    o.mcast = -1;
+    ramp_jit_result *r = NULL;
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(r == NULL);
+}
+
 int main(void) {
     ramp_rng rng;
     unsigned long long seed = check_seed();
@@ -498,5 +585,6 @@ int main(void) {
     wide_and_split();
     tile_order();
     bf16_layouts();
+    multicast_pairs(&rng);
     return check_finish("test_moe_v2_tile");
 }

@@ -357,6 +357,10 @@ typedef struct {
                        intermediate to a workspace, then the down projection
                        over all of h, its K in that many parts (kernels/moe_v2.md,
                        "The split", session 14) */
+    int mcast;      /* kernel v2 wide tiles only: 1 = clusters of two CTAs running two
+                       row tiles of a slice, each weight stage read from L2 once and
+                       written into both by TMA multicast (".mc"; kernels/moe_v2.md,
+                       session 15); not in the spaces until measured */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"

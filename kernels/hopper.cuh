@@ -360,15 +360,15 @@ static __device__ __forceinline__ void hop_fence_proxy_async() {
 
 /* This CTA's rank in its cluster (0 without a cluster launch). */
 static __device__ __forceinline__ unsigned hop_cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    unsigned r; /* not volatile: a constant of the CTA, computed once where used often */
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
 /* The shared::cluster address of CTA `rank`'s shared memory at the
  * shared::cta offset `addr` (distributed shared memory). */
 static __device__ __forceinline__ unsigned hop_mapa(unsigned addr, unsigned rank) {
     unsigned d;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(addr), "r"(rank));
+    asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(addr), "r"(rank)); /* pure */
     return d;
 }
 /* Every thread of every CTA of the cluster: a barrier whose release /

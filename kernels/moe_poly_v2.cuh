@@ -146,15 +146,16 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
 /* The entry's tiles; for a block that has one, its first tile's expert and
  * slots (in bounds: blockIdx.x / ks < total <= max_tiles * slices) and the
  * entry's barriers. A split-K entry (ks = 2) runs each tile on the two CTAs
- * of a cluster: a menu holding one is launched with cluster dimension 2,
- * which entries with ks = 1 ignore. */
+ * of a cluster, a multicast entry (.mc, ks = 2) each pair of row tiles: a
+ * menu holding one is launched with cluster dimension 2 (both kernels, when
+ * the entry is two-phase), which entries with ks = 1 ignore. */
 #define RAMP_POLY_V2_SETUP(index, ns)                                         \
         case index:                                                           \
-            total = rtiles * ns::v2_slices;                                   \
+            total = ns::v2_total(rtiles);                                     \
             ks = ns::v2_ks;                                                   \
             if ((int)blockIdx.x / ks < total) {                               \
                 ns::v2_first_tile(pp.moe, sm, rtiles);                        \
-                if (threadIdx.x == 0) ns::v2_init(sm, maps, total);           \
+                if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
             }                                                                 \
             break;
 

@@ -461,15 +461,24 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
 #endif
 }
 
-/* Thread 0: stage st's weights into L2 ahead of their ring slot. */
+/* Thread 0: stage st's weights into L2 ahead of their ring slot (with
+ * multicast, mc, only this CTA's box: the partner asks for the other). */
 static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps, int st, int e,
-                                                   int slice) {
+                                                   int slice, int mc) {
 #if RAMP_MV2_DIAG != 3
     const v2_box b = v2_stage_box(maps, st, e, slice);
+#if V2_MC > 1
+    if (mc) {
+        v2_tma_prefetch_box(b.map, b.x, hop_cluster_rank() ? b.y1 : b.y0);
+        return;
+    }
+#else
+    (void)mc;
+#endif
     v2_tma_prefetch_box(b.map, b.x, b.y0);
     v2_tma_prefetch_box(b.map, b.x, b.y1);
 #else
-    (void)maps; (void)st; (void)e; (void)slice;
+    (void)maps; (void)st; (void)e; (void)slice; (void)mc;
 #endif
 }
 
@@ -582,7 +591,7 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &
         v2_load_weights(maps, sm, st, e, slice, s, mc);
     }
 #if RAMP_MV2_PF > 0
-    for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice);
+    for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice, mc);
 #endif
 }
 
@@ -611,7 +620,7 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
         }
 #if RAMP_MV2_PF > 0
         if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
-            v2_prefetch(maps, st + RAMP_MV2_PF, e, slice);
+            v2_prefetch(maps, st + RAMP_MV2_PF, e, slice, mc);
 #endif
         v2_gather(prm, sm, st, e, slice, s, r);
         hop_cp_arrive_noinc(full + 8 * s);
@@ -779,7 +788,7 @@ static __device__ __forceinline__ void v2_up_finish(unsigned char *sm, int it, f
                                                     float wu, float *accg, float *accu) {
     HOP_ACC_FENCE(tg, V2_ACC);
     HOP_ACC_FENCE(tu, V2_ACC);
-    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+    v2_release(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         const float x = xsc[V2_TIDX(i)];
@@ -931,7 +940,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
                                                     const int *slots) {
     HOP_ACC_FENCE(t0, V2_ACC);
     HOP_ACC_FENCE(t1, V2_ACC);
-    hop_mbar_arrive(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+    v2_release(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         acc0[i] += t0[i] * f[V2_TIDX(i)];
@@ -1339,11 +1348,12 @@ static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
         ((volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x] =
             ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
 }
-/* Thread 0: the block's tile count (head[0]), the ring's barriers and the
- * maps' prefetch. */
+/* Thread 0: the block's tile count (head[0]), the launch's row tiles
+ * (head[2]), the ring's barriers and the maps' prefetch. */
 static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps,
-                                               int total) {
+                                               int total, int rtiles) {
     ((volatile int *)(sm + V2_LAYOUT.head))[0] = total;
+    ((volatile int *)(sm + V2_LAYOUT.head))[2] = rtiles; /* (multicast's v2_tile) */
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
@@ -1429,6 +1439,12 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
 #endif
 }
 
+/* Work tiles of a launch of rtiles row tiles, each run by V2_CL CTAs:
+ * (row tile, slice), or with multicast (pair of row tiles, slice). */
+static __device__ __forceinline__ int v2_total(int rtiles) {
+    return (V2_MC > 1 ? ramp_mv2_pairs(rtiles) : rtiles) * V2_TPR;
+}
+
 #if !RAMP_V2_BODY_ONLY
 extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)
 ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps maps) {
@@ -1449,13 +1465,10 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 #if RAMP_MV2_GROUP > 1
     v2_first_tile(prm, sm, rtiles);
 #endif
-    const int total = (V2_MC > 1 ? ramp_mv2_pairs(rtiles) : rtiles) * V2_TPR; /* (v2_tile) */
+    const int total = v2_total(rtiles);
     if (V2_CID >= total) return; /* both CTAs of a cluster, or neither */
 
-    if (threadIdx.x == 0) {
-        v2_init(sm, maps, total);
-        ((volatile int *)(sm + V2_LAYOUT.head))[2] = rtiles;
-    }
+    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles);
 #if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
 #else
@@ -1475,9 +1488,12 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 /* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
  * roles above; the macros are undefined so that the next entry (its own
  * namespace) can define its own. */
-enum { v2_slices = V2_TPR, v2_ks = V2_KS }; /* work tiles per row tile; CTAs per tile */
+enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per tile */
 #undef V2_N
 #undef V2_WIDE
+#undef V2_MC
+#undef V2_CL
+#undef V2_EMPTY_COUNT
 #undef V2_ACC
 #undef V2_TPT
 #undef V2_MMA

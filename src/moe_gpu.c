@@ -35,6 +35,9 @@ ramp_status ramp_moe_v1_check(const ramp_moe_variant *v) {
                "config %s: split-K %d not 1, 2 or 4", name, c->splitk);
     RAMP_CHECK(c->two_phase == 0, RAMP_ERR_UNSUPPORTED,
                "config %s: two launches (.ph2) are kernel v2's wide tiles, not v1's", name);
+    RAMP_CHECK(c->mcast == 0, RAMP_ERR_UNSUPPORTED,
+               "config %s: weights by TMA multicast (.mc) are kernel v2's wide tiles, not v1's",
+               name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts,
                g->topk, g->inter, g->hidden);

@@ -27,8 +27,9 @@ struct ramp_moe_poly {
     int threads;
     long long smem;
     int sms;
-    int cluster;  /* v2 with a split-K entry: 2 CTAs per cluster (else 1) */
+    int cluster;  /* v2 with a split-K or multicast entry: 2 CTAs per cluster (else 1) */
     int clusters; /* resident clusters of that many CTAs: the grid's cap / cluster */
+    int cluster_down, clusters_down; /* the same of the second kernel (two-phase .mc) */
     unsigned grid_override, full_grid;
     int64_t tiles[RAMP_MENU_MAX]; /* row-tile bound per entry */
 };
@@ -54,9 +55,21 @@ static int has_two_phase(const ramp_poly_desc *d) {
  * polymorphic kernel is launched with the largest (entries of 1 ignore it) */
 static int cluster_of(const ramp_poly_desc *d) {
     int c = 1;
-    for (int i = 0; i < d->count; i++)
+    for (int i = 0; i < d->count; i++) {
         if (d->kernel == RAMP_KERNEL_V2 && d->cfgs[i].splitk > c) c = d->cfgs[i].splitk;
+        if (d->kernel == RAMP_KERNEL_V2 && d->cfgs[i].mcast && c < 2) c = 2; /* (pairs) */
+    }
     return c;
+}
+/* The second kernel's: a two-phase multicast entry runs phase 2 in pairs too */
+static int cluster_down_of(const ramp_poly_desc *d) {
+    for (int i = 0; i < d->count; i++)
+        if (d->cfgs[i].two_phase && d->cfgs[i].mcast) return 2;
+    return 1;
+}
+/* Row tiles an entry's launch covers: a multicast entry's in whole pairs */
+static long long covered_tiles(const ramp_config *c, long long tiles) {
+    return c->mcast ? (tiles + 1) / 2 * 2 : tiles;
 }
 /* v2 wide tiles add float4s into out (moe_v2_wide.cuh) */
 static int has_wide(const ramp_poly_desc *d) {
@@ -169,7 +182,8 @@ static const char *const ENTRY_MACROS[] = {"RAMP_ROWS",       "RAMP_WIDTH",
  * are the kernel's. */
 static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS",      "RAMP_WIDTH",
                                               "RAMP_STAGES",    "RAMP_MV2_PHASE",
-                                              "RAMP_MV2_P2K",   "RAMP_MV2_KSPLIT"};
+                                              "RAMP_MV2_P2K",   "RAMP_MV2_KSPLIT",
+                                              "RAMP_MV2_MCAST"};
 #define N_ENTRY_V2 (sizeof ENTRY_MACROS_V2 / sizeof *ENTRY_MACROS_V2)
 
 /* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries). */
@@ -183,6 +197,7 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
     if (phase) put(b, "#define RAMP_MV2_PHASE %d\n", phase);
     if (phase == 2) put(b, "#define RAMP_MV2_P2K %d\n", c->two_phase);
     if (c->splitk > 1) put(b, "#define RAMP_MV2_KSPLIT %d\n", c->splitk);
+    if (c->mcast) put(b, "#define RAMP_MV2_MCAST 1\n"); /* both phases */
     put(b, "namespace ramp_poly_%c%d {\n#include \"moe_v2.cuh\"\n}\n", phase == 2 ? 'd' : 'e', i);
     for (size_t m = 0; m < N_ENTRY_V2; m++) put(b, "#undef %s\n", ENTRY_MACROS_V2[m]);
 }
@@ -374,7 +389,8 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     for (int i = 0; i < d->count; i++) {
         const ramp_config *c = &d->cfgs[i];
         k->tiles[i] = entry_tiles(c, max_pairs, d->geom.experts);
-        long long g = k->tiles[i] * (long long)(d->geom.inter / c->width) * c->splitk;
+        long long g = covered_tiles(c, k->tiles[i]) * (long long)(d->geom.inter / c->width) *
+                      c->splitk;
         if (g > grid) grid = g;
     }
     RAMP_CHECK(grid <= 0x7FFFFFFFLL, RAMP_ERR_UNSUPPORTED,
@@ -410,6 +426,11 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     k->clusters = k->sms / k->cluster;
     if (s == RAMP_OK && k->cluster > 1)
         s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->smem, k->cluster, k->sms, &k->clusters);
+    k->cluster_down = cluster_down_of(d);
+    k->clusters_down = k->sms / k->cluster_down;
+    if (s == RAMP_OK && two && k->cluster_down > 1)
+        s = ramp_moe_v2_cluster_cap(k->kernel_down, (int)k->smem_down, k->cluster_down, k->sms,
+                                    &k->clusters_down);
     ramp_jit_result_free(jit);
     if (s != RAMP_OK) {
         ramp_moe_poly_free(k);
@@ -443,7 +464,7 @@ static unsigned grid_for(const ramp_moe_poly *k, int64_t pairs) {
     long long need = 1;
     for (int i = 0; i < k->d.count; i++) {
         const ramp_config *c = &k->d.cfgs[i];
-        long long g = entry_tiles(c, pairs, k->d.geom.experts) *
+        long long g = covered_tiles(c, entry_tiles(c, pairs, k->d.geom.experts)) *
                       (long long)(k->d.geom.inter / c->width) * c->splitk;
         if (g > need) need = g;
     }
@@ -469,11 +490,16 @@ static unsigned grid_down_for(const ramp_moe_poly *k, int64_t pairs) {
     for (int i = 0; i < k->d.count; i++) {
         const ramp_config *c = &k->d.cfgs[i];
         if (!c->two_phase) continue;
-        long long g = entry_tiles(c, pairs, k->d.geom.experts) * down_tiles_per_row_tile(&k->d, c);
+        long long g = covered_tiles(c, entry_tiles(c, pairs, k->d.geom.experts)) *
+                      down_tiles_per_row_tile(&k->d, c);
         if (g > need) need = g;
     }
-    long long cap = k->grid_override ? (long long)k->grid_override : (long long)k->sms;
-    return (unsigned)(need < cap ? need : cap);
+    const long long cl = k->cluster_down;
+    long long cap = k->grid_override ? (long long)k->grid_override
+                                     : cl > 1 ? (long long)k->clusters_down * cl : (long long)k->sms;
+    if (need > cap) need = cap;
+    need = need / cl * cl; /* whole clusters */
+    return (unsigned)(need < cl ? cl : need);
 }
 
 unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k) { return k->full_grid; }
@@ -567,9 +593,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     if (!k->kernel_down) return RAMP_OK;
     /* the two-phase entries' phase 2 (every other choice returns at once) */
     grid[0] = grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);
-    return pdl & 2 ? ramp_kernel_launch_pdl(k->kernel_down, grid, block, (int)k->smem_down,
-                                            stream, args)
-               : ramp_kernel_launch(k->kernel_down, grid, block, (int)k->smem_down, stream, args);
+    return ramp_kernel_launch_ex(k->kernel_down, grid, block, (int)k->smem_down, stream, args,
+                                 (pdl >> 1) & 1, k->cluster_down);
 }
 
 ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,

@@ -81,6 +81,11 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(c->two_phase <= 1 || (g->inter / 128) % c->two_phase == 0,
                RAMP_ERR_UNSUPPORTED, "v2 config %s: %d K parts do not divide h / 128 = %d",
                name, c->two_phase, g->inter / 128);
+    RAMP_CHECK(!c->mcast || (c->mcast == 1 && c->rows > 64 && c->splitk == 1),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: multicast %d with rows %d, split-K %d (.mc: the weights of two "
+               "wide tiles, 65..128 rows, by TMA multicast; no split-K)", name, c->mcast,
+               c->rows, c->splitk);
     RAMP_CHECK(!v->xbf16, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: BF16 hidden states into an FP8 layer (quantized in the kernel) "
                "are v1's only so far", name);
@@ -142,6 +147,7 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
         if (!e.split) e.split = 1;
         if (!e.p2k) e.p2k = v->cfg.two_phase;
     }
+    if (v->cfg.mcast) e.mcast = 1; /* (".mc") */
     return e;
 }
 
@@ -156,7 +162,7 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-    /* 9 always and 9 options at most: 18 <= RAMP_MOE_MAX_DEFINES (the guard
+    /* 9 always and 10 options at most: 19 <= RAMP_MOE_MAX_DEFINES (the guard
      * keeps a future option from writing past the arrays) */
 #define DEF(fmt, val)                           \
     do {                                        \

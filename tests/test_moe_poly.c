@@ -181,6 +181,13 @@ static const char *const MENU_V2_NARROW2[] = {"r16.w128.s4.ph2.dk4", "r24.w128.s
                                               "r32.w128.s4.ph2.dk8", "r64.w128.s4.ph2.dk8",
                                               "r16.w256.s4",         "r128.w128.s4.ph2.dk4"};
 
+/* Wide tiles whose weights go to pairs of row tiles by TMA multicast
+ * (session 15), fused and two-phase, beside plain ones: both kernels are
+ * launched in clusters of two */
+static const char *const MENU_V2_MCAST[] = {"r16.w128.s4.ph2.dk4",    "r8.w256.s4",
+                                            "r128.w128.s4.mc",        "r128.w256.s3.ph2.dk2.mc",
+                                            "r128.w512.s3.ph2.dk2",   "r64.w128.s4.ph2.dk8"};
+
 static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     ramp_poly_desc d;
     memset(&d, 0, sizeof d);
@@ -261,6 +268,26 @@ static void test_v2_source_and_shape(void) {
         CHECK((strstr(down, cs) != NULL) == (d.cfgs[i].two_phase > 0));
         snprintf(cs, sizeof cs, "RAMP_POLY_V2_SETUP(%d, ramp_poly_e%d)", i, i);
         CHECK(strstr(down, cs) == NULL);
+    }
+    free(src);
+
+    /* multicast entries: RAMP_MV2_MCAST inside their namespaces, in both
+     * kernels of the two-phase one (entry 3), undefined after every entry */
+    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST);
+    src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_MCAST 1\n"), 3);
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_MCAST"), d.count + 4);
+    {
+        /* the first define is entry 2's (after entry 1's namespace, before
+         * its own); the last is entry 3's phase 2 (after entry 0's) */
+        const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
+        const char *d0 = strstr(src, "namespace ramp_poly_d0 {"), *d3 = strstr(src, "namespace ramp_poly_d3 {");
+        const char *m_first = strstr(src, "#define RAMP_MV2_MCAST 1"), *last = m_first;
+        for (const char *q = m_first; q; q = strstr(q + 1, "#define RAMP_MV2_MCAST 1")) last = q;
+        CHECK(e1 && e2 && d0 && d3 && m_first && m_first > e1 && m_first < e2);
+        CHECK(last && last > d0 && last < d3);
     }
     free(src);
 
@@ -490,6 +517,7 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_DSV3, 1, 0, "");
     test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, 0, "-wide");
     test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-narrow2");
+    test_v2_compile("mixtral-8x22b", MENU_V2_MCAST, 0, 0, "-mc"); /* (sass-check: multicast) */
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");
     return check_finish("test_moe_poly");
 }

@@ -145,8 +145,8 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
-#if RAMP_MV2_BF16 && (RAMP_MV2_TILED || RAMP_MV2_RED4 || RAMP_MV2_PIPE)
-#error "RAMP_MV2_BF16: row-major weights, no W2 permutation, no ping-pong (for now)"
+#if RAMP_MV2_BF16 && (RAMP_MV2_TILED || RAMP_MV2_RED4 || (RAMP_MV2_PIPE && !V2_WIDE))
+#error "RAMP_MV2_BF16: row-major weights, no W2 permutation, ping-pong in wide tiles only"
 #endif
 #if RAMP_MV2_BULKRED && (RAMP_MV2_BF16 || RAMP_MV2_RED4 || V2_WIDE || \
                          (defined(RAMP_MV2_KSPLIT) && RAMP_MV2_KSPLIT > 1))

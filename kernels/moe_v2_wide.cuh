@@ -249,6 +249,54 @@ static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it,
     v2_release(empty + 8 * s);
 }
 
+/* n consecutive stages (n constant) into acc0 and acc1, the first
+ * overwriting; A rows at a in each slot (a_in_slot) or at the shared-memory
+ * address a + k a_step for stage k. RAMP_MV2_PIPE (ramp_moe_v2_opts.pipe, BF16
+ * wide tiles; session 15): with no promotion between K blocks, stage k+1's
+ * wgmmas are issued before stage k's are waited for (wait_group 2: each
+ * stage commits two groups), so the tensor cores work while a stage is
+ * released and the next one's barrier is waited for; in unrolled groups of
+ * V2W_PG(n) stages, nothing in flight across a loop's back edge (C7514). */
+#define V2W_PG(n) ((n) % 8 == 0 ? 8 : (n) % 4 == 0 ? 4 : (n) % 2 == 0 ? 2 : 1)
+#if RAMP_MV2_PIPE
+static __device__ __forceinline__ void v2w_issue_bf16(unsigned char *sm, int it, unsigned a,
+                                                      int a_in_slot, int zero, float *acc0,
+                                                      float *acc1) {
+    const int s = it % V2_S;
+    hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
+    if (a_in_slot) hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
+    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
+    const unsigned sa = a_in_slot ? slot + a : a;
+    v2w_mma_acc(acc0, sa, slot, zero);
+    v2w_mma_acc(acc1, sa, slot + 16384, zero);
+}
+#define V2W_RUN_BF16(sm, it, n, a, a_in_slot, a_step, acc0, acc1)                          \
+    do {                                                                                    \
+        const unsigned v2w_empty_ = hop_smem((sm) + V2_LAYOUT.bars) + 8 * V2_S;             \
+        for (int k0_ = 0; k0_ < (n); k0_ += V2W_PG(n)) {                                    \
+            _Pragma("unroll") for (int j_ = 0; j_ < V2W_PG(n); j_++) {                      \
+                v2w_issue_bf16(sm, (it) + k0_ + j_, (a) + (k0_ + j_) * (a_step), a_in_slot, \
+                               k0_ + j_ == 0, acc0, acc1);                                  \
+                if (j_ > 0) {                                                               \
+                    HOP_WGMMA_WAIT(2);                                                      \
+                    v2_release(v2w_empty_ + 8 * (((it) + k0_ + j_ - 1) % V2_S));            \
+                }                                                                           \
+            }                                                                               \
+            HOP_WGMMA_WAIT(0);                                                              \
+            v2_release(v2w_empty_ + 8 * (((it) + k0_ + V2W_PG(n) - 1) % V2_S));             \
+        }                                                                                   \
+        HOP_ACC_FENCE(acc0, V2W_ACC);                                                       \
+        HOP_ACC_FENCE(acc1, V2W_ACC);                                                       \
+        (it) += (n);                                                                        \
+    } while (0)
+#else
+#define V2W_RUN_BF16(sm, it, n, a, a_in_slot, a_step, acc0, acc1)                          \
+    do {                                                                                    \
+        _Pragma("unroll 1") for (int k_ = 0; k_ < (n); k_++, (it)++)                        \
+            v2w_stage_bf16(sm, it, (a) + k_ * (a_step), a_in_slot, k_ == 0, acc0, acc1);     \
+    } while (0)
+#endif
+
 #endif
 
 #if RAMP_MV2_PHASE == 1
@@ -350,9 +398,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     float acc0[V2W_ACC], acc1[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) acc0[i] = acc1[i] = 0.f;
-#pragma unroll 1
-    for (int kb = 0; kb < V2_P2NK; kb++, it++)
-        v2w_stage_bf16(sm, it, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, kb == 0, acc0, acc1);
+    V2W_RUN_BF16(sm, it, V2_P2NK, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, 0u, acc0, acc1);
 #else
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2);
@@ -441,8 +487,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
     /* up projection, one 128-column pass at a time */
     for (int p = 0; p < V2_PASSES; p++) {
-        for (int kb = 0; kb < V2_KBLK; kb++, it++)
-            v2w_stage_bf16(sm, it, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, kb == 0, accg, accu);
+        V2W_RUN_BF16(sm, it, V2_KBLK, (unsigned)V2_LAYOUT.slot_b + c * 8192, 1, 0u, accg, accu);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_bf16(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1
@@ -459,10 +504,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     float *acc0 = accg, *acc1 = accu;
 #pragma unroll 1
     for (int ch = 0; ch < V2_CHUNKS; ch++) {
-#pragma unroll 1
-        for (int kk = 0; kk < V2_DKB; kk++, it++)
-            v2w_stage_bf16(sm, it, hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE + c * 8192, 0,
-                           kk == 0, acc0, acc1);
+        V2W_RUN_BF16(sm, it, V2_DKB, hop_smem(sm + V2_LAYOUT.inter) + c * 8192, 0,
+                     (unsigned)V2_ITILE, acc0, acc1);
         v2w_output(prm, acc0, ch * RAMP_MV2_CHUNK, slots);
         v2w_output(prm, acc1, ch * RAMP_MV2_CHUNK + 128, slots);
     }
@@ -546,5 +589,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #endif /* RAMP_MV2_PHASE == 2, BF16, FP8 */
 
 #undef V2W_MMA
+#undef V2W_PG
+#undef V2W_RUN_BF16
 #undef V2W_OVERLAP
 #undef V2W_ACC

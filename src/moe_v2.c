@@ -280,9 +280,11 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
                "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
-    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && !o.pipe), RAMP_ERR_UNSUPPORTED,
-               "v2 BF16: row-major weights, W2 unpermuted and no ping-pong so far (tiled %d, "
-               "red4 %d, pipe %d)", o.tiled, o.red4, o.pipe);
+    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && (!o.pipe || v->cfg.rows > 64)),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 BF16: row-major weights, W2 unpermuted, and ping-pong (one stage's wgmmas in "
+               "flight) in wide tiles only (tiled %d, red4 %d, pipe %d, rows %d)", o.tiled, o.red4,
+               o.pipe, v->cfg.rows);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];

@@ -37,7 +37,9 @@ typedef struct {
 typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
     int diag;     /* timing diagnostic 0..5 (RAMP_MV2_DIAG); results are wrong if > 0 */
-    int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48 */
+    int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48;
+                     wide FP8 tiles: output reductions during the second half; wide BF16
+                     tiles (1 or 2): one stage's wgmmas kept in flight (session 15) */
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
                      red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */

@@ -60,7 +60,10 @@
  * poison is a bf16 NaN), not with TILED or RED4), RAMP_MOE_V2_BULKRED=1 (v2
  * compiled to add its output by bulk reductions, RAMP_MV2_BULKRED: only the
  * configurations ramp_moe_v2_bulkred_check accepts; the same reference and
- * comparisons). Prints
+ * comparisons), RAMP_MOE_V2_MCAST=1 (session 15: wide tiles only, in clusters
+ * of two sharing each weight stage by TMA multicast, RAMP_MV2_MCAST),
+ * RAMP_MOE_V2_PIPE=N (ramp_moe_v2_opts.pipe; with BF16 the wide tiles only,
+ * one stage's wgmmas kept in flight). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -381,6 +384,8 @@ int main(void) {
     opts.bulkred = bulkred_env && atoi(bulkred_env) > 0;
     const char *mcast_env = getenv("RAMP_MOE_V2_MCAST");
     opts.mcast = mcast_env && atoi(mcast_env) > 0;
+    const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
+    if (pipe_env) opts.pipe = atoi(pipe_env);
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
     opts.red4 = red4_env && atoi(red4_env) > 0;
     opts.split = split_env && atoi(split_env) > 0;
@@ -415,6 +420,8 @@ int main(void) {
         printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
     if (opts.mcast)
         printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles only\n");
+    if (opts.pipe) printf("consumer ping-pong RAMP_MOE_V2_PIPE=%d%s\n", opts.pipe,
+                          bf16 ? " (BF16: wide tiles only)" : "");
     if (info.cc_major != 9 || info.cc_minor != 0) {
         printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
                info.cc_major, info.cc_minor);
@@ -447,6 +454,8 @@ int main(void) {
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
+            /* BF16 ping-pong: wide tiles (session 15) */
+            if (bf16 && opts.pipe && all[i].cfg.rows <= 64) continue;
             ramp_moe_v2_opts o = opts;
             if (opts.split) { /* the configuration's two phases, not an option */
                 all[i].cfg.two_phase = opts.p2k > 1 ? opts.p2k : 1;

@@ -291,15 +291,30 @@ int main(void) {
             }
             /* wide tiles sharing weight stages by TMA multicast (session
              * 15): fused, the up program, the down program with K in 2
-             * parts; FP8 and BF16 */
-            for (int m = 0; wide && m < 6; m++) {
+             * parts; FP8 and BF16; 6: BF16 fused with ping-pong too */
+            for (int m = 0; wide && m < 7; m++) {
                 jobs[njobs].v = vs[i];
                 jobs[njobs].v.geom.bf16 = m >= 3;
                 jobs[njobs].o = ramp_moe_v2_default_opts();
                 jobs[njobs].o.mcast = 1;
-                jobs[njobs].o.split = m % 3 > 0;
-                jobs[njobs].phase = m % 3;
-                jobs[njobs].o.p2k = m % 3 == 2 ? 2 : 0;
+                jobs[njobs].o.pipe = m == 6;
+                jobs[njobs].o.split = m % 3 > 0 && m < 6;
+                jobs[njobs].phase = m < 6 ? m % 3 : 0;
+                jobs[njobs].o.p2k = m % 3 == 2 && m < 6 ? 2 : 0;
+                jobs[njobs].model = models[mi];
+                if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
+            }
+            /* a wide BF16 tile with one stage's wgmmas in flight (pipe 1,
+             * session 15): fused, the up program, the down program with K
+             * whole and in 2 parts; ptxas must not serialise them (C7514) */
+            for (int m = 0; wide && m < 4; m++) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].v.geom.bf16 = 1;
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.pipe = 1;
+                jobs[njobs].o.split = m > 0;
+                jobs[njobs].phase = m == 0 ? 0 : m == 1 ? 1 : 2;
+                jobs[njobs].o.p2k = m == 3 ? 2 : 0;
                 jobs[njobs].model = models[mi];
                 if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
             }
@@ -335,6 +350,7 @@ int main(void) {
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->o.bulkred) strncat(name, " bulkred", sizeof name - strlen(name) - 1);
         if (j->o.mcast) strncat(name, " mcast", sizeof name - strlen(name) - 1);
+        if (j->o.pipe) strncat(name, " pipe", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " k%d", j->o.p2k);

@@ -367,7 +367,8 @@ typedef struct {
  * suffixes in that order when set; a two-phase v2 configuration ends in
  * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" / ".ph2.dk8" (its down
  * projection's K in 2, 4 or 8 parts): "r128.w512.s3.ph2.dk2",
- * "r16.w128.s4.ph2.dk4". */
+ * "r16.w128.s4.ph2.dk4"; a multicast one ends in ".mc" after those:
+ * "r128.w256.s3.ph2.dk2.mc". */
 ramp_status ramp_config_parse(const char *text, ramp_config *out);
 char *ramp_config_name(const ramp_config *c, char *buf, size_t size);
 int ramp_config_equal(const ramp_config *a, const ramp_config *b);

@@ -227,38 +227,11 @@ static __device__ __forceinline__ void v2w_mma_acc(float *acc, unsigned sa, unsi
     hop_wgmma_commit();
 }
 
-/* One stage: waits for slot it, then box 0 (the slot's first 128 weight
- * rows) . this consumer's 64 A rows into acc0 and box 1 into acc1, then
- * releases the slot. The A rows are at `a` within the slot (up stages: the
- * producer's token rows, fenced for the async proxy) or, when a_in_slot is
- * 0, at the shared-memory address `a` (down stages: the intermediate). */
-static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it, unsigned a,
-                                                      int a_in_slot, int zero, float *acc0,
-                                                      float *acc1) {
-    const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    const int s = it % V2_S;
-    hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-    if (a_in_slot) hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
-    const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
-    const unsigned sa = a_in_slot ? slot + a : a;
-    v2w_mma_acc(acc0, sa, slot, zero);
-    v2w_mma_acc(acc1, sa, slot + 16384, zero);
-    HOP_WGMMA_WAIT(0);
-    HOP_ACC_FENCE(acc0, V2W_ACC);
-    HOP_ACC_FENCE(acc1, V2W_ACC);
-    v2_release(empty + 8 * s);
-}
-
-/* n consecutive stages (n constant) into acc0 and acc1, the first
- * overwriting; A rows at a in each slot (a_in_slot) or at the shared-memory
- * address a + k a_step for stage k. RAMP_MV2_PIPE (ramp_moe_v2_opts.pipe, BF16
- * wide tiles; session 15): with no promotion between K blocks, stage k+1's
- * wgmmas are issued before stage k's are waited for (wait_group 2: each
- * stage commits two groups), so the tensor cores work while a stage is
- * released and the next one's barrier is waited for; in unrolled groups of
- * V2W_PG(n) stages, nothing in flight across a loop's back edge (C7514). */
-#define V2W_PG(n) ((n) % 8 == 0 ? 8 : (n) % 4 == 0 ? 4 : (n) % 2 == 0 ? 2 : 1)
-#if RAMP_MV2_PIPE
+/* One stage issued: waits for slot it, then box 0 (the slot's first 128
+ * weight rows) . this consumer's 64 A rows into acc0 and box 1 into acc1
+ * (two committed groups). The A rows are at `a` within the slot (up stages:
+ * the producer's token rows, fenced for the async proxy) or, when a_in_slot
+ * is 0, at the shared-memory address `a` (down stages: the intermediate). */
 static __device__ __forceinline__ void v2w_issue_bf16(unsigned char *sm, int it, unsigned a,
                                                       int a_in_slot, int zero, float *acc0,
                                                       float *acc1) {
@@ -270,21 +243,44 @@ static __device__ __forceinline__ void v2w_issue_bf16(unsigned char *sm, int it,
     v2w_mma_acc(acc0, sa, slot, zero);
     v2w_mma_acc(acc1, sa, slot + 16384, zero);
 }
+/* ... and completed, the slot released. */
+static __device__ __forceinline__ void v2w_stage_bf16(unsigned char *sm, int it, unsigned a,
+                                                      int a_in_slot, int zero, float *acc0,
+                                                      float *acc1) {
+    v2w_issue_bf16(sm, it, a, a_in_slot, zero, acc0, acc1);
+    HOP_WGMMA_WAIT(0);
+    HOP_ACC_FENCE(acc0, V2W_ACC);
+    HOP_ACC_FENCE(acc1, V2W_ACC);
+    v2_release(hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S + 8 * (it % V2_S));
+}
+
+/* n consecutive stages into acc0 and acc1, the first overwriting; A rows
+ * at a in each slot (a_in_slot) or at the shared-memory address
+ * a + k a_step for stage k. RAMP_MV2_PIPE (ramp_moe_v2_opts.pipe, BF16 wide
+ * tiles; session 15): with no promotion between K blocks, stage k+1's
+ * wgmmas are issued before stage k's are waited for (wait_group 2: each
+ * stage commits two groups), so the tensor cores work while a stage is
+ * released and the next one's barrier is waited for. One accumulator set
+ * in flight around a rolled loop, fenced for the compiler at the issue and
+ * after the wait (as CUTLASS's mainloops): ptxas keeps the registers and
+ * does not serialise (no C7514; the SASS waits DEPBAR 0x2 in the loop).
+ * The narrow tiles' ping-pong, two temporaries alternating, needs unrolled
+ * groups instead (moe_v2.cuh). */
+#if RAMP_MV2_PIPE
 #define V2W_RUN_BF16(sm, it, n, a, a_in_slot, a_step, acc0, acc1)                          \
     do {                                                                                    \
         const unsigned v2w_empty_ = hop_smem((sm) + V2_LAYOUT.bars) + 8 * V2_S;             \
-        for (int k0_ = 0; k0_ < (n); k0_ += V2W_PG(n)) {                                    \
-            _Pragma("unroll") for (int j_ = 0; j_ < V2W_PG(n); j_++) {                      \
-                v2w_issue_bf16(sm, (it) + k0_ + j_, (a) + (k0_ + j_) * (a_step), a_in_slot, \
-                               k0_ + j_ == 0, acc0, acc1);                                  \
-                if (j_ > 0) {                                                               \
-                    HOP_WGMMA_WAIT(2);                                                      \
-                    v2_release(v2w_empty_ + 8 * (((it) + k0_ + j_ - 1) % V2_S));            \
-                }                                                                           \
-            }                                                                               \
-            HOP_WGMMA_WAIT(0);                                                              \
-            v2_release(v2w_empty_ + 8 * (((it) + k0_ + V2W_PG(n) - 1) % V2_S));             \
+        _Pragma("unroll 1") for (int k_ = 0; k_ < (n); k_++) {                              \
+            HOP_ACC_FENCE(acc0, V2W_ACC);                                                   \
+            HOP_ACC_FENCE(acc1, V2W_ACC);                                                   \
+            v2w_issue_bf16(sm, (it) + k_, (a) + k_ * (a_step), a_in_slot, k_ == 0, acc0, acc1); \
+            HOP_WGMMA_WAIT(2);                                                              \
+            HOP_ACC_FENCE(acc0, V2W_ACC);                                                   \
+            HOP_ACC_FENCE(acc1, V2W_ACC);                                                   \
+            if (k_ > 0) v2_release(v2w_empty_ + 8 * (((it) + k_ - 1) % V2_S));              \
         }                                                                                   \
+        HOP_WGMMA_WAIT(0);                                                                  \
+        v2_release(v2w_empty_ + 8 * (((it) + (n) - 1) % V2_S));                             \
         HOP_ACC_FENCE(acc0, V2W_ACC);                                                       \
         HOP_ACC_FENCE(acc1, V2W_ACC);                                                       \
         (it) += (n);                                                                        \
@@ -589,7 +585,6 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #endif /* RAMP_MV2_PHASE == 2, BF16, FP8 */
 
 #undef V2W_MMA
-#undef V2W_PG
 #undef V2W_RUN_BF16
 #undef V2W_OVERLAP
 #undef V2W_ACC

@@ -82,7 +82,7 @@ static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
-    "                   [--flush write|read]\n"
+    "                   [--bf16-pipe 0|1] [--flush write|read]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -102,6 +102,8 @@ static const char *USAGE =
     "--l2pf MB (with --kernel v2): also the layer with ramp_layer_desc.l2_prefetch_mb\n"
     "= MB (the weights' first MB prefetched into L2 under the selection), timed\n"
     "beside it in the same graph kind (impl ramp-l2pf).\n"
+    "--bf16-pipe 1 (with --kernel v2 --bf16 1): also the layer whose wide entries\n"
+    "keep one stage's wgmmas in flight (ramp_layer_desc.bf16_pipe; impl ramp-pipe).\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -327,7 +329,7 @@ int main(int argc, char **argv) {
     int reps = 30;
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
-    int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0;
+    int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0, bf16_pipe = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -336,7 +338,8 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
-                                            "--red4", "--bf16", "--l2pf", "--flush"};
+                                            "--red4", "--bf16", "--l2pf", "--flush",
+                                            "--bf16-pipe"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -378,6 +381,13 @@ int main(int argc, char **argv) {
             }
             l2pf = (int)mb;
         }
+        else if (!strcmp(a, "--bf16-pipe")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --bf16-pipe %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            bf16_pipe = v[0] == '1';
+        }
         else if (!strcmp(a, "--bf16")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
                 fprintf(stderr, "bench_layer: --bf16 %s: 0 or 1\n%s", v, USAGE);
@@ -397,6 +407,10 @@ int main(int argc, char **argv) {
     }
     if (red4 && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --red4 1 needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (bf16_pipe && (kernel != RAMP_KERNEL_V2 || !bf16)) {
+        fprintf(stderr, "bench_layer: --bf16-pipe 1 needs --kernel v2 --bf16 1\n%s", USAGE);
         return 2;
     }
     if (l2pf && kernel != RAMP_KERNEL_V2) {
@@ -608,11 +622,17 @@ int main(int argc, char **argv) {
     ramp_layer *L = NULL, *Ls = NULL, *L1 = NULL; /* PDL (default), serial, v1 (--kernel v2) */
     ramp_layer *Lq[2] = {NULL, NULL}; /* two-phase entries: PDL for the first kernel, both */
     ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
+    ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     if (l2pf) {
         ld.l2_prefetch_mb = l2pf;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lp));
         ld.l2_prefetch_mb = 0;
+    }
+    if (bf16_pipe) {
+        ld.bf16_pipe = 1;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lpipe));
+        ld.bf16_pipe = 0;
     }
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
@@ -731,10 +751,11 @@ int main(int argc, char **argv) {
              is2 ? "-v2" : "", red4 ? "-red4" : "", plan.geom.bf16 ? "-bf16" : "");
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
-    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d flush=%s gpu=\"%s\" "
-                 "sms=%d driver=%d date=%s\n",
+    fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
+                 "flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            flush_read ? "read" : "write", gi.limits.name, gi.limits.sms, gi.driver_version, date);
+            bf16_pipe, flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
+            gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
     if (loads_json) {
@@ -818,6 +839,15 @@ int main(int argc, char **argv) {
                 stat3 s_l2pf = time_it(&T, replay, Gp);
                 ROW("ramp-l2pf", chosen, &plan.configs[chosen], s_l2pf);
                 ramp_graph_free(Gp);
+            }
+            if (Lpipe) {
+                ramp_graph *Gq = NULL;
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_layer_run(Lpipe, &iob, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
+                stat3 s_pipe = time_it(&T, replay, Gq);
+                ROW("ramp-pipe", chosen, &plan.configs[chosen], s_pipe);
+                ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
@@ -1053,6 +1083,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lq[0]);
     ramp_layer_free(Lq[1]);
     ramp_layer_free(Lp);
+    ramp_layer_free(Lpipe);
     ramp_policy_free(table);
     ramp_timing_free(ds1);
     ramp_timing_free(ds);

@@ -102,6 +102,11 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: l2_prefetch_mb = %d: the L2 prefetch under the selection is a kernel v2 "
                "option (0, or 1..%d with kernel = RAMP_KERNEL_V2)", d->l2_prefetch_mb,
                RAMP_L2PF_MAX_MB);
+    RAMP_CHECK(d->bf16_pipe == 0 || (d->bf16_pipe == 1 && d->kernel == RAMP_KERNEL_V2 && d->bf16),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: bf16_pipe = %d: one stage's wgmmas in flight is a kernel v2 option for "
+               "BF16 layers (0, or 1 with kernel = RAMP_KERNEL_V2 and bf16 = 1; here kernel %d, "
+               "bf16 %d)", d->bf16_pipe, d->kernel, d->bf16);
     return RAMP_OK;
 }
 
@@ -138,6 +143,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.kernel = d->kernel;
     pd.red4 = d->w2_red4;
     pd.l2pf_mb = d->l2_prefetch_mb;
+    pd.bf16_pipe = d->bf16_pipe;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 

@@ -92,6 +92,10 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: l2pf_mb = %d (the L2 prefetch under the selection is a kernel "
                "v2 option: 0, or 1..%d MB with v2)", d->l2pf_mb, RAMP_L2PF_MAX_MB);
+    RAMP_CHECK(d->bf16_pipe == 0 || (d->bf16_pipe == 1 && is_v2(d) && d->geom.bf16),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic kernel: bf16_pipe = %d (one stage's wgmmas in flight is a kernel v2 "
+               "option for BF16 layers: 0, or 1 with v2 and bf16)", d->bf16_pipe);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");
@@ -186,8 +190,10 @@ static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS",      "RAMP_WIDTH",
                                               "RAMP_MV2_MCAST"};
 #define N_ENTRY_V2 (sizeof ENTRY_MACROS_V2 / sizeof *ENTRY_MACROS_V2)
 
-/* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries). */
-static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
+/* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries).
+ * pipe: a BF16 wide entry with one stage's wgmmas in flight (bf16_pipe):
+ * RAMP_MV2_PIPE, the kernel's -D option, redefined for it alone. */
+static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, int pipe) {
     char name[64];
     ramp_config_name(c, name, sizeof name);
     put(b, "\n/* entry %d: %s%s */\n", i, name,
@@ -198,8 +204,11 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase) {
     if (phase == 2) put(b, "#define RAMP_MV2_P2K %d\n", c->two_phase);
     if (c->splitk > 1) put(b, "#define RAMP_MV2_KSPLIT %d\n", c->splitk);
     if (c->mcast) put(b, "#define RAMP_MV2_MCAST 1\n"); /* both phases */
+    pipe = pipe && c->rows > 64;
+    if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE 1\n");
     put(b, "namespace ramp_poly_%c%d {\n#include \"moe_v2.cuh\"\n}\n", phase == 2 ? 'd' : 'e', i);
     for (size_t m = 0; m < N_ENTRY_V2; m++) put(b, "#undef %s\n", ENTRY_MACROS_V2[m]);
+    if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE %d\n", RAMP_MV2_PIPE_DEFAULT);
 }
 
 /* A kernel's three switches over every entry, or (phase2) over the
@@ -227,7 +236,7 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
     if (d->l2pf_mb) put(&b, "#define RAMP_POLY_L2PF_BYTES %lldull\n", (long long)d->l2pf_mb << 20);
     put(&b, "#include \"moe_poly_v2.cuh\"\n");
     for (int i = 0; i < d->count; i++)
-        put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0);
+        put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0, d->bf16_pipe);
     const int two = has_two_phase(d);
     /* with a second kernel, the first lets it start at once (moe_poly_v2.cuh) */
     const char *trigger = "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")";
@@ -236,7 +245,7 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
     if (two) {
         put(&b, "\n/* the two-phase entries' phase 2 */\n");
         for (int i = 0; i < d->count; i++)
-            if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2);
+            if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
         put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", ";");
     }
     if (b.failed) {

@@ -28,6 +28,7 @@ typedef struct {
     int kernel;
     int red4; /* v2: float4 output, W2 rows permuted (RAMP_MV2_RED4) */
     int l2pf_mb; /* v2: MB of the weights prefetched into L2 under the selection (0: none) */
+    int bf16_pipe; /* v2, BF16 layer: 1 = wide entries with one stage's wgmmas in flight */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:

@@ -32,6 +32,9 @@ expect 2 "bench_layer: --l2pf 0: MB, 1..1024" -- "$bin/bench_layer" --l2pf 0 --k
 expect 2 "bench_layer: --l2pf 8x: MB, 1..1024" -- "$bin/bench_layer" --l2pf 8x --kernel v2
 expect 2 "bench_layer: --l2pf needs --kernel v2" -- "$bin/bench_layer" --l2pf 8
 expect 0 "--l2pf MB \(with --kernel v2\)" -- "$bin/bench_layer" --help
+expect 2 "bench_layer: --bf16-pipe 2: 0 or 1" -- "$bin/bench_layer" --bf16-pipe 2
+expect 2 "bench_layer: --bf16-pipe 1 needs --kernel v2 --bf16 1" -- "$bin/bench_layer" --bf16-pipe 1 --kernel v2
+expect 0 "--bf16-pipe 1 \(with --kernel v2 --bf16 1\)" -- "$bin/bench_layer" --help
 # BF16 variants: v2 reads BF16 weights row-major and unpermuted (refused before a GPU is looked for)
 for x in q:r8.w128.s4.v1 q:r8.w128.s4.t1; do
   expect 2 "variant $x: v2 runs BF16 layers on row-major, unpermuted weights" -- \

@@ -46,6 +46,8 @@
  * RAMP_LAYER_L2PF=MB (with v2): the polymorphic kernel prefetches the
  * weights' first MB into L2 before its griddepcontrol.wait
  * (ramp_layer_desc.l2_prefetch_mb); a hint, so every check holds unchanged.
+ * RAMP_LAYER_BF16_PIPE=1 (with v2): the BF16 kind's wide entries keep one
+ * stage's wgmmas in flight (ramp_layer_desc.bf16_pipe); every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -80,6 +82,7 @@ static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
 static int g_nentries = NMENU;
 static int g_red4; /* RAMP_LAYER_RED4 */
 static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection (v2) */
+static int g_bf16_pipe; /* RAMP_LAYER_BF16_PIPE: BF16 wide entries pipelined (v2, BF16 kinds) */
 static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
 static const char *g_menu[NMENU];
 
@@ -252,6 +255,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.kernel = g_kernel;
     pd.red4 = g_red4;
     pd.l2pf_mb = g_l2pf;
+    pd.bf16_pipe = bf16 ? g_bf16_pipe : 0;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
@@ -432,6 +436,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.kernel = g_kernel;
     d.w2_red4 = g_red4;
     d.l2_prefetch_mb = g_l2pf;
+    d.bf16_pipe = d.bf16 ? g_bf16_pipe : 0;
     return d;
 }
 
@@ -598,6 +603,15 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "l2_prefetch_mb") != NULL);
     }
+    /* BF16 ping-pong: kernel v2 and a BF16 layer only (this one is FP8) */
+    for (int i = 0; i < 3; i++) {
+        d = layer_desc(&W, 64);
+        d.w2_red4 = 0;
+        d.kernel = i == 0 ? RAMP_KERNEL_V1 : RAMP_KERNEL_V2;
+        d.bf16_pipe = i == 2 ? 2 : 1;
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
+    }
     ramp_plan bad = plan;
     bad.theta[2][1] = -1;
     d = layer_desc(&W, 64);
@@ -754,6 +768,14 @@ int main(void) {
                 l2pf_env, RAMP_L2PF_MAX_MB);
         return 2;
     }
+    const char *pipe_env = getenv("RAMP_LAYER_BF16_PIPE");
+    g_bf16_pipe = pipe_env && atoi(pipe_env) > 0;
+    if (g_bf16_pipe && g_kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_BF16_PIPE=1 needs RAMP_LAYER_KERNEL=v2\n");
+        return 2;
+    }
+    if (g_bf16_pipe) printf("test_gpu_layer: BF16 wide entries with one stage's wgmmas in flight "
+                            "(RAMP_LAYER_BF16_PIPE=1)\n");
     printf("test_gpu_layer: polymorphic kernel %s%s%s\n",
            ramp_kernel_version_name((ramp_kernel_version)g_kernel),
            g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "",

@@ -188,6 +188,11 @@ static const char *const MENU_V2_MCAST[] = {"r16.w128.s4.ph2.dk4",    "r8.w256.s
                                             "r128.w128.s4.mc",        "r128.w256.s3.ph2.dk2.mc",
                                             "r128.w512.s3.ph2.dk2",   "r64.w128.s4.ph2.dk8"};
 
+/* A BF16 layer's menu with wide entries, fused and two-phase (bf16_pipe) */
+static const char *const MENU_V2_BF16W[] = {"r8.w256.s4",           "r32.w256.s3",
+                                            "r128.w256.s3",         "r128.w128.s4.ph2.dk2",
+                                            "r128.w256.s3.ph2",     "r16.w512.s3"};
+
 static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     ramp_poly_desc d;
     memset(&d, 0, sizeof d);
@@ -271,26 +276,6 @@ static void test_v2_source_and_shape(void) {
     }
     free(src);
 
-    /* multicast entries: RAMP_MV2_MCAST inside their namespaces, in both
-     * kernels of the two-phase one (entry 3), undefined after every entry */
-    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST);
-    src = NULL;
-    CHECK_OK(ramp_moe_poly_source(&d, &src));
-    if (!src) return;
-    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_MCAST 1\n"), 3);
-    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_MCAST"), d.count + 4);
-    {
-        /* the first define is entry 2's (after entry 1's namespace, before
-         * its own); the last is entry 3's phase 2 (after entry 0's) */
-        const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
-        const char *d0 = strstr(src, "namespace ramp_poly_d0 {"), *d3 = strstr(src, "namespace ramp_poly_d3 {");
-        const char *m_first = strstr(src, "#define RAMP_MV2_MCAST 1"), *last = m_first;
-        for (const char *q = m_first; q; q = strstr(q + 1, "#define RAMP_MV2_MCAST 1")) last = q;
-        CHECK(e1 && e2 && d0 && d3 && m_first && m_first > e1 && m_first < e2);
-        CHECK(last && last > d0 && last < d3);
-    }
-    free(src);
-
     /* the L2 prefetch under the selection: its size before the prelude, in
      * the first kernel only (the second's blocks start after the first's) */
     d.l2pf_mb = 24;
@@ -303,6 +288,46 @@ static void test_v2_source_and_shape(void) {
     CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)") != NULL);
     CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_L2PF"), 1);
     free(src);
+}
+
+/* Multicast entries: RAMP_MV2_MCAST inside their namespaces, in both
+ * kernels of the two-phase one (entry 3), undefined after every entry. */
+static void test_v2_mcast_source(void) {
+    char *src = NULL;
+    const ramp_poly_desc dm = v2_menu("mixtral-8x22b", MENU_V2_MCAST);
+    CHECK_OK(ramp_moe_poly_source(&dm, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_MCAST 1\n"), 3);
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_MCAST"), dm.count + 4);
+    /* the first define is entry 2's (after entry 1's namespace, before its
+     * own); the last is entry 3's phase 2 (after entry 0's) */
+    const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
+    const char *d0 = strstr(src, "namespace ramp_poly_d0 {"), *d3 = strstr(src, "namespace ramp_poly_d3 {");
+    const char *first = strstr(src, "#define RAMP_MV2_MCAST 1"), *last = first;
+    for (const char *q = first; q; q = strstr(q + 1, "#define RAMP_MV2_MCAST 1")) last = q;
+    CHECK(e1 && e2 && d0 && d3 && first && first > e1 && first < e2);
+    CHECK(last && last > d0 && last < d3);
+    free(src);
+}
+
+/* A BF16 layer with bf16_pipe: RAMP_MV2_PIPE 1 around each wide entry's
+ * namespaces (first and second kernel), the kernel's default after. */
+static void test_v2_bf16_pipe_source(void) {
+    char *src = NULL;
+    ramp_poly_desc db = v2_menu("deepseek-v3", MENU_V2_BF16W);
+    db.geom.bf16 = db.bf16_pipe = 1;
+    CHECK_OK(ramp_moe_poly_check(&db));
+    CHECK_OK(ramp_moe_poly_source(&db, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_PIPE 1\n"), 3 + 2); /* 3 wide, 2 two-phase */
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_PIPE 0\n"), 3 + 2);
+    const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
+    const char *p1 = strstr(src, "#define RAMP_MV2_PIPE 1");
+    CHECK(e1 && e2 && p1 && p1 > e1 && p1 < e2); /* entry 2 is the first wide one */
+    free(src);
+    db.geom.bf16 = 0; /* an FP8 layer: refused */
+    CHECK_ERR(ramp_moe_poly_check(&db), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
 }
 
 /* Entry 3 changed to c (or the layer's kind: every entry) must be refused
@@ -403,11 +428,14 @@ static void test_v2_refusals(void) {
 
 /* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
  * each entry's; prints Table 12 for it. */
+static int g_v2_bf16_pipe; /* the next test_v2_compile: a BF16 layer, bf16_pipe 1 */
 static int test_v2_compile(const char *model, const char *const *menu, int red4, int l2pf_mb,
                            const char *tag) {
     ramp_poly_desc d = v2_menu(model, menu);
     d.red4 = red4; /* float4 output: one more define, the same budget */
     d.l2pf_mb = l2pf_mb; /* the L2 prefetch: the same budget too */
+    d.geom.bf16 = d.bf16_pipe = g_v2_bf16_pipe;
+    g_v2_bf16_pipe = 0;
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -421,8 +449,9 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s%s): entry, registers, shared memory (B)\n", model,
-           red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "");
+    printf("Table 12 (v2, %s EP8%s%s%s): entry, registers, shared memory (B)\n", model,
+           red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
+           d.bf16_pipe ? ", BF16, wide entries pipelined" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -504,6 +533,8 @@ int main(void) {
     test_source_and_shape();
     test_bad_menus();
     test_v2_source_and_shape();
+    test_v2_mcast_source();
+    test_v2_bf16_pipe_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
     if (rc == 77) {
@@ -518,6 +549,8 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, 0, "-wide");
     test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-narrow2");
     test_v2_compile("mixtral-8x22b", MENU_V2_MCAST, 0, 0, "-mc"); /* (sass-check: multicast) */
+    g_v2_bf16_pipe = 1;
+    test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");
     return check_finish("test_moe_poly");
 }

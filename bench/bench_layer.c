@@ -822,31 +822,18 @@ int main(int argc, char **argv) {
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
-            for (int q = 0; q < 2 && Lq[q]; q++) {
+            /* the layer's variants, each captured and timed as the layer */
+            ramp_layer *const variant[4] = {Lq[0], Lq[1], Lp, Lpipe};
+            static const char *const variant_row[4] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
+                                                       "ramp-pipe"};
+            for (int q = 0; q < 4; q++) {
+                if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
-                TRY(ramp_layer_run(Lq[q], &iob, T.st));
+                TRY(ramp_layer_run(variant[q], &iob, T.st));
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
                 stat3 s_q = time_it(&T, replay, Gq);
-                ROW(q ? "ramp-pdl2" : "ramp-pdl1", chosen, &plan.configs[chosen], s_q);
-                ramp_graph_free(Gq);
-            }
-            if (Lp) {
-                ramp_graph *Gp = NULL;
-                TRY(ramp_graph_capture_begin(T.gpu, T.st));
-                TRY(ramp_layer_run(Lp, &iob, T.st));
-                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gp));
-                stat3 s_l2pf = time_it(&T, replay, Gp);
-                ROW("ramp-l2pf", chosen, &plan.configs[chosen], s_l2pf);
-                ramp_graph_free(Gp);
-            }
-            if (Lpipe) {
-                ramp_graph *Gq = NULL;
-                TRY(ramp_graph_capture_begin(T.gpu, T.st));
-                TRY(ramp_layer_run(Lpipe, &iob, T.st));
-                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
-                stat3 s_pipe = time_it(&T, replay, Gq);
-                ROW("ramp-pipe", chosen, &plan.configs[chosen], s_pipe);
+                ROW(variant_row[q], chosen, &plan.configs[chosen], s_q);
                 ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);

@@ -28,7 +28,11 @@
  * Split-K over a cluster of two (ramp_config.splitk 2): rows 8 and 32 of
  * each width, FP8 and BF16. Bulk reductions of the output (RAMP_MV2_BULKRED,
  * "bulkred"): rows 2, 12, 24 and 32 of each width, and the refusals (BF16,
- * red4, split-K, a staging past 227 KB).
+ * red4, split-K, a staging past 227 KB). Each wide tile with its weights by
+ * TMA multicast (RAMP_MV2_MCAST, "mcast": fused, up, down in 2 parts; FP8
+ * and BF16, and BF16 fused with ping-pong) and, in BF16, with one stage's
+ * wgmmas in flight ("pipe": fused, up, down whole and in 2 parts); the
+ * multicast refusals (narrow, pre-tiled, grouped, mcast 2).
  * RAMP_MOE_V2_COMPILE_ALL=1: all, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step

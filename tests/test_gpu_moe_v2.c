@@ -350,6 +350,9 @@ static int wanted(const char *list, const ramp_config *c) {
 }
 
 int main(void) {
+    /* line by line into a log file too, so that a run killed by its timeout
+     * still shows how far it got */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     /* a misspelt model fails here, on any machine, before the GPU check */
     const char *models_env = getenv("RAMP_MOE_V2_MODELS");
     {

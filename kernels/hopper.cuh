@@ -396,6 +396,18 @@ static __device__ __forceinline__ void hop_mbar_arrive_remote(unsigned bar) {
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
                  : "memory");
 }
+/* An arrival on another CTA's mbarrier that orders nothing but itself
+ * (relaxed): for a "done reading this slot" signal whose reads were
+ * wgmma's, already complete (wgmma.wait_group), so there is no write of
+ * this thread's for the other side to see. The release form above costs a
+ * MEMBAR.ALL.GPU before the arrival (it waits for every outstanding global
+ * write of the thread: the output's reductions), the cluster-scope acquire
+ * a CCTL.IVALL after the wait; s16-run1 measured multicast 20-26% slower
+ * with them in every stage. */
+static __device__ __forceinline__ void hop_mbar_arrive_remote_relaxed(unsigned bar) {
+    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
+                 : "memory");
+}
 /* hop_mbar_wait with cluster-scope acquire: for phases completed by other
  * CTAs' arrivals. */
 static __device__ __forceinline__ void hop_mbar_wait_cluster(unsigned bar, unsigned parity) {

@@ -350,17 +350,16 @@ static __device__ __forceinline__ void v2_release(unsigned empty_s) {
     hop_mbar_arrive(empty_s);
 #if V2_MC > 1
     __syncwarp();
-    if ((threadIdx.x & 31) == 0) hop_mbar_arrive_remote(hop_mapa(empty_s, hop_cluster_rank() ^ 1));
+    if ((threadIdx.x & 31) == 0)
+        hop_mbar_arrive_remote_relaxed(hop_mapa(empty_s, hop_cluster_rank() ^ 1));
 #endif
 }
-/* The producer's wait for slot s to be free: with multicast the partner's
- * consumers arrive too (cluster scope). */
+/* The producer's wait for slot s to be free. With multicast the partner's
+ * consumers arrive too, relaxed: what they read was the weights, by wgmma,
+ * and the TMA write that follows is ordered by the barrier alone, so no
+ * cluster-scope acquire (a CCTL.IVALL per wait, s16-run1). */
 static __device__ __forceinline__ void v2_wait_empty(unsigned empty_s, unsigned parity) {
-#if V2_MC > 1
-    hop_mbar_wait_cluster(empty_s, parity);
-#else
     hop_mbar_wait(empty_s, parity);
-#endif
 }
 
 /* ------------------------------------------------------------- producer */

@@ -2,7 +2,8 @@
 # The compiled kernels' measured resources and SASS: `ramp configs --ptxas`
 # and tools/sass-check. First the checker's rules against a stand-in
 # disassembler (canned SASS, no CUDA needed): QGMMA / HGMMA required, LDL
-# and STL refused, --expect, --table, every usage error. Then, where NVRTC
+# and STL refused, multicast programs' TMA multicast and no GPU-scope fence
+# outside a cluster barrier, --expect, --table, every usage error. Then, where NVRTC
 # and a disassembler are installed, every configuration of kernel v2's
 # space for Qwen3-30B EP8 compiled as the GPU path compiles it: none may
 # spill, keep a stack frame or draw a warning, each cubin must hold QGMMA
@@ -27,26 +28,35 @@ printf '  HMMA.16816.F32.BF16 R4, R8, R12, R4\n' > "$tmp/d.cubin"
 # kernel v2's multicast programs ("-mc" in the name) must multicast
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n' > "$tmp/m-fp8-mc.cubin"
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UTMALDG.2D [UR8], [UR12] ;\n' > "$tmp/n-fp8-mc-ph1.cubin"
+# ... and fence at GPU scope only inside a cluster barrier: a release.cluster
+# arrival in the ring (s16-run1) is refused, the cluster barrier's kept
+printf '  MEMBAR.ALL.GPU ;\n  ERRBAR;\n  CGAERRBAR ;\n  UCGABAR_ARV ;\n  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n' > "$tmp/b-fp8-mc.cubin"
+printf '  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  @!P0 MEMBAR.ALL.GPU ;\n  @!P0 ERRBAR;\n  @!P0 CGAERRBAR ;\n  @!P0 SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R9+URZ], RZ ;\n  BRA 0x1c00 ;\n  EXIT ;\n' > "$tmp/f-fp8-mc.cubin"
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  MEMBAR.ALL.GPU ;\n' > "$tmp/g-fp8-mc-k2-ph2.cubin"
 fake() { PATH="$tmp/fake:$PATH" "$check" "$@"; }
 
-expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0$" -- fake "$tmp/c/fp8-good.cubin"
-expect 0 "m-fp8-mc: .*multicast 1$" -- fake "$tmp/m-fp8-mc.cubin"
-expect 1 "n-fp8-mc-ph1: .*multicast 0   BAD: .*a multicast TMA load" -- fake "$tmp/n-fp8-mc-ph1.cubin"
+expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0, GPU fences 0$" -- fake "$tmp/c/fp8-good.cubin"
+expect 0 "m-fp8-mc: .*multicast 1, GPU fences 0$" -- fake "$tmp/m-fp8-mc.cubin"
+expect 1 "n-fp8-mc-ph1: .*multicast 0, GPU fences 0   BAD: .*a multicast TMA load" -- fake "$tmp/n-fp8-mc-ph1.cubin"
+expect 0 "b-fp8-mc: .*multicast 1, GPU fences 0$" -- fake "$tmp/b-fp8-mc.cubin"
+expect 1 "f-fp8-mc: .*multicast 1, GPU fences 1   BAD: .*no GPU-scope fence outside a cluster barrier" -- \
+  fake "$tmp/f-fp8-mc.cubin"
+expect 1 "g-fp8-mc-k2-ph2: .*GPU fences 1   BAD" -- fake "$tmp/g-fp8-mc-k2-ph2.cubin"
 expect 0 "2 cubins, 0 breaking" -- fake "$tmp/c/fp8-good.cubin" "$tmp/c/x-bf16.cubin"
 expect 1 "fp8-spill: QGMMA 1, HGMMA 0, LDL/STL 1.*BAD" -- fake "$tmp/c/fp8-spill.cubin"
 expect 1 "mma-local: .*LDL/STL 1.*BAD: want none" -- fake --expect none "$tmp/c/mma-local.cubin"
 expect 0 "d: QGMMA 0, HGMMA 0, LDL/STL 0" -- fake --expect none "$tmp/d.cubin"
 expect 1 "d: QGMMA 0.*BAD: want QGMMA" -- fake "$tmp/d.cubin"
 expect 1 "d: .*BAD: want HGMMA" -- fake --expect HGMMA "$tmp/d.cubin"
-expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0., multicast 0$" -- fake "$tmp/c/x-bf16.cubin"
+expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0., multicast 0, GPU fences 0$" -- fake "$tmp/c/x-bf16.cubin"
 # a folder: all four, two of them breaking a rule; the table says which
 expect 1 "4 cubins, 2 breaking the rules" -- fake --table "$tmp/t.csv" "$tmp/c"
-[ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,multicast,ok" ] ||
+[ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,multicast,gpu_fence,ok" ] ||
   fail "table header: $(head -1 "$tmp/t.csv")"
 [ "$(grep -c ',1$' "$tmp/t.csv")" = 2 ] && [ "$(grep -c ',0$' "$tmp/t.csv")" = 2 ] ||
   fail "table rows: $(cat "$tmp/t.csv")"
-grep -q '^x-bf16,HGMMA,0,1,0,0,0,0,1$' "$tmp/t.csv" || fail "bf16 row: $(cat "$tmp/t.csv")"
-grep -q '^fp8-spill,QGMMA,1,0,1,0,0,0,0$' "$tmp/t.csv" || fail "spill row: $(cat "$tmp/t.csv")"
+grep -q '^x-bf16,HGMMA,0,1,0,0,0,0,0,1$' "$tmp/t.csv" || fail "bf16 row: $(cat "$tmp/t.csv")"
+grep -q '^fp8-spill,QGMMA,1,0,1,0,0,0,0,0$' "$tmp/t.csv" || fail "spill row: $(cat "$tmp/t.csv")"
 expect 2 "--expect XGMMA: expected auto, QGMMA, HGMMA or none" -- fake --expect XGMMA "$tmp/d.cubin"
 expect 2 "no cubin or folder given" -- fake
 expect 2 "$tmp/nope: no such file or folder" -- fake "$tmp/nope"

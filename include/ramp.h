@@ -1857,11 +1857,12 @@ typedef struct {
                                whose local weights fit in L2 (small experts
                                on many GPUs). 0 (the default): none; at most
                                RAMP_L2PF_MAX_MB. */
-    int bf16_pipe;          /* kernel v2 with a BF16 layer only, an experiment
-                               (session 15, not yet measured): 1 = the menu's
-                               wide entries keep one stage's wgmmas in flight
-                               (ramp_moe_v2_opts.pipe; kernels/moe_v2.md).
-                               0 (the default): they wait for each stage. */
+    int bf16_pipe;          /* kernel v2 with a BF16 layer only, an experiment:
+                               1 = the menu's wide entries keep one stage's
+                               wgmmas in flight (ramp_moe_v2_opts.pipe;
+                               kernels/moe_v2.md). Measured 1-23% slower on
+                               the H200 (bench/results/s16-run1). 0 (the
+                               default): they wait for each stage. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

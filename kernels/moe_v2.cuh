@@ -89,13 +89,20 @@
  * token gather, no scales), 3 as 2 without the weights (the ring's
  * synchronisation and the launch alone), 4 everything but the output
  * reductions (the accumulators kept live by a test that never holds), 5
- * split-K without its exchange (each CTA quantizes its own partial sums). */
+ * split-K without its exchange (each CTA quantizes its own partial sums), 6
+ * the consumers' whole work on whatever the slots hold, the producer
+ * arriving without loading (the math alone, beside 1's loads alone), 7 as
+ * 6 with the weights loaded (no token gather), 8 as 6 with the tokens
+ * gathered (no weights). */
 #ifndef RAMP_MV2_PF
 #define RAMP_MV2_PF 0
 #endif
 #ifndef RAMP_MV2_DIAG
 #define RAMP_MV2_DIAG 0
 #endif
+#define V2_DIAG_NO_LOADS (RAMP_MV2_DIAG == 3 || RAMP_MV2_DIAG == 6 || RAMP_MV2_DIAG == 8)
+#define V2_DIAG_NO_GATHER \
+    (RAMP_MV2_DIAG == 2 || RAMP_MV2_DIAG == 3 || RAMP_MV2_DIAG == 6 || RAMP_MV2_DIAG == 7)
 #ifndef RAMP_MV2_PIPE
 #define RAMP_MV2_PIPE RAMP_MV2_PIPE_DEFAULT
 #endif
@@ -341,15 +348,26 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
-/* A consumer thread done with ring slot s's stage (its empty barrier).
- * Multicast: the partner's producer writes into this CTA's slot too, so
- * each warp, once all its lanes are done, also arrives on the partner's
- * barrier (V2_EMPTY_COUNT: 256 threads here + 8 warps there). */
-#define V2_EMPTY_COUNT (256 + (V2_MC > 1 ? 8 : 0))
+/* A consumer warp done with ring slot s's stage (its empty barrier): once
+ * all its lanes are (__syncwarp orders their reads of the slot before lane
+ * 0's release), one arrival, 8 per stage (RAMP_MV2_THREAD_RELEASE = 1:
+ * every thread arrives, 256 per stage, the scheme of sessions 1-16, kept
+ * to time against; moe_v2.md, session 17). Multicast: the partner's
+ * producer writes into this CTA's slot too, so each warp also arrives on
+ * the partner's barrier (8 more). Every lane of the warp must call it. */
+#ifndef RAMP_MV2_THREAD_RELEASE
+#define RAMP_MV2_THREAD_RELEASE 0
+#endif
+#define V2_EMPTY_COUNT ((RAMP_MV2_THREAD_RELEASE ? 256 : 8) + (V2_MC > 1 ? 8 : 0))
 static __device__ __forceinline__ void v2_release(unsigned empty_s) {
+#if RAMP_MV2_THREAD_RELEASE
     hop_mbar_arrive(empty_s);
-#if V2_MC > 1
     __syncwarp();
+#else
+    __syncwarp();
+    hop_mbar_arrive_lane0(empty_s);
+#endif
+#if V2_MC > 1
     if ((threadIdx.x & 31) == 0)
         hop_mbar_arrive_remote_relaxed(hop_mapa(empty_s, hop_cluster_rank() ^ 1));
 #endif
@@ -433,13 +451,13 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
 }
 
 /* Thread 0: the weights of tile-local stage st into ring slot s, their
- * bytes announced on full[s] (DIAG 3: a plain arrival instead). */
+ * bytes announced on full[s] (DIAG 3, 6, 8: a plain arrival instead). */
 static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &maps,
                                                        unsigned char *sm, int st, int e,
                                                        int slice, int s, int mc) {
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars) + 8 * s;
-#if RAMP_MV2_DIAG == 3
+#if V2_DIAG_NO_LOADS
     (void)maps; (void)st; (void)e; (void)slice; (void)slot; (void)mc;
     hop_mbar_arrive(full);
 #else
@@ -464,7 +482,7 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
  * multicast, mc, only this CTA's box: the partner asks for the other). */
 static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps, int st, int e,
                                                    int slice, int mc) {
-#if RAMP_MV2_DIAG != 3
+#if !V2_DIAG_NO_LOADS
     const v2_box b = v2_stage_box(maps, st, e, slice);
 #if V2_MC > 1
     if (mc) {
@@ -487,7 +505,7 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
  * two consumers' W2 block scales. */
 static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, unsigned char *sm,
                                                  int st, int e, int slice, int s, int r) {
-#if RAMP_MV2_DIAG == 2 || RAMP_MV2_DIAG == 3
+#if V2_DIAG_NO_GATHER
     (void)prm; (void)sm; (void)st; (void)e; (void)slice; (void)s; (void)r;
 #else
     const int t = threadIdx.x;
@@ -1356,7 +1374,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
-        hop_mbar_init(empty + 8 * s, V2_EMPTY_COUNT); /* every consumer thread (v2_release) */
+        hop_mbar_init(empty + 8 * s, V2_EMPTY_COUNT); /* consumer warps (v2_release) */
     }
 #if V2_KS > 1
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */

@@ -36,7 +36,7 @@ typedef struct {
  * issue #5; moe_v2.md). */
 typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
-    int diag;     /* timing diagnostic 0..5 (RAMP_MV2_DIAG); results are wrong if > 0 */
+    int diag;     /* timing diagnostic 0..8 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48;
                      wide FP8 tiles: output reductions during the second half; wide BF16
                      tiles (1 or 2): one stage's wgmmas kept in flight (session 15) */
@@ -69,6 +69,9 @@ typedef struct {
                      into both by TMA multicast (RAMP_MV2_MCAST; row-major weights and
                      tile order, no split-K; both launches of a split; moe_v2.md,
                      session 15) */
+    int thread_release; /* 1: every consumer thread arrives on a slot's empty barrier
+                     (RAMP_MV2_THREAD_RELEASE; sessions 1-16's scheme, kept to time
+                     against); 0: one arrival per consumer warp (session 17) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

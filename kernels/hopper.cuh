@@ -239,13 +239,6 @@ static __device__ __forceinline__ void hop_mbar_init_fence() {
 static __device__ __forceinline__ void hop_mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-/* One arrival, by lane 0 of the warp: a predicated instruction on %laneid,
- * not a branch on threadIdx (that made a polymorphic kernel spill) */
-static __device__ __forceinline__ void hop_mbar_arrive_lane0(unsigned bar) {
-    asm volatile("{\n.reg .pred p;\n.reg .u32 l;\nmov.u32 l, %%laneid;\nsetp.eq.u32 p, l, 0;\n"
-                 "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar)
-                 : "memory");
-}
 /* One arrival that also announces `bytes` transaction bytes (the TMA loads
  * of this phase): the phase cannot complete before they land. */
 static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {

@@ -348,26 +348,18 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
-/* A consumer warp done with ring slot s's stage (its empty barrier): once
- * all its lanes are (__syncwarp orders their reads of the slot before lane
- * 0's release), one arrival, 8 per stage (RAMP_MV2_THREAD_RELEASE = 1:
- * every thread arrives, 256 per stage, the scheme of sessions 1-16, kept
- * to time against; moe_v2.md, session 17). Multicast: the partner's
- * producer writes into this CTA's slot too, so each warp also arrives on
- * the partner's barrier (8 more). Every lane of the warp must call it. */
-#ifndef RAMP_MV2_THREAD_RELEASE
-#define RAMP_MV2_THREAD_RELEASE 0
-#endif
-#define V2_EMPTY_COUNT ((RAMP_MV2_THREAD_RELEASE ? 256 : 8) + (V2_MC > 1 ? 8 : 0))
+/* A consumer thread done with ring slot s's stage (its empty barrier).
+ * Multicast: the partner's producer writes into this CTA's slot too, so
+ * each warp, once all its lanes are done, also arrives on the partner's
+ * barrier (V2_EMPTY_COUNT: 256 threads here + 8 warps there). One arrival
+ * per warp here too (after __syncwarp) measured 1% faster, within noise,
+ * and racecheck does not see __syncwarp order the other lanes' reads of
+ * the slot before lane 0's arrival (moe_v2.md, session 17): not kept. */
+#define V2_EMPTY_COUNT (256 + (V2_MC > 1 ? 8 : 0))
 static __device__ __forceinline__ void v2_release(unsigned empty_s) {
-#if RAMP_MV2_THREAD_RELEASE
     hop_mbar_arrive(empty_s);
-    __syncwarp();
-#else
-    __syncwarp();
-    hop_mbar_arrive_lane0(empty_s);
-#endif
 #if V2_MC > 1
+    __syncwarp();
     if ((threadIdx.x & 31) == 0)
         hop_mbar_arrive_remote_relaxed(hop_mapa(empty_s, hop_cluster_rank() ^ 1));
 #endif
@@ -1374,7 +1366,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
         hop_mbar_init(full + 8 * s, 1 + 128); /* expect_tx arrival + 128 producers */
-        hop_mbar_init(empty + 8 * s, V2_EMPTY_COUNT); /* consumer warps (v2_release) */
+        hop_mbar_init(empty + 8 * s, V2_EMPTY_COUNT); /* every consumer thread (v2_release) */
     }
 #if V2_KS > 1
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */

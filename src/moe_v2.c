@@ -130,7 +130,7 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0};
     return o;
 }
 
@@ -162,7 +162,7 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-    /* 9 always and 11 options at most: 20 <= RAMP_MOE_MAX_DEFINES (the guard
+    /* 9 always and 10 options at most: 19 <= RAMP_MOE_MAX_DEFINES (the guard
      * keeps a future option from writing past the arrays) */
 #define DEF(fmt, val)                           \
     do {                                        \
@@ -192,7 +192,6 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
     if (o->mcast) DEF("RAMP_MV2_MCAST=%d", o->mcast);
-    if (o->thread_release) DEF("RAMP_MV2_THREAD_RELEASE=%d", o->thread_release);
 #undef DEF
     return n;
 }
@@ -227,8 +226,6 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-ks%d", v->cfg.splitk);
     if (o.mcast && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-mc");
-    if (o.thread_release && n > 0 && (size_t)n < size)
-        n += snprintf(buf + n, size - (size_t)n, "-trel");
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size)
@@ -253,14 +250,13 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
-                   (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
-                   (o.thread_release == 0 || o.thread_release == 1),
+                   (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..8), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
-               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), thread_release %d (0, 1)",
+               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.thread_release);
+               o.bulkred, o.mcast);
     RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 && !o.tiled),
                RAMP_ERR_UNSUPPORTED,
                "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights, the "

@@ -69,9 +69,6 @@ typedef struct {
                      into both by TMA multicast (RAMP_MV2_MCAST; row-major weights and
                      tile order, no split-K; both launches of a split; moe_v2.md,
                      session 15) */
-    int thread_release; /* 1: every consumer thread arrives on a slot's empty barrier
-                     (RAMP_MV2_THREAD_RELEASE; sessions 1-16's scheme, kept to time
-                     against); 0: one arrival per consumer warp (session 17) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

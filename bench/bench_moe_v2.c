@@ -27,8 +27,9 @@
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
- * [.b<bulkred>][.m<mcast>][.g<grid cap>] (.b1: the output added by bulk reductions; .m1: wide
- * tiles in pairs sharing each weight stage by TMA multicast; .c2: the configuration's split-K over a cluster of two
+ * [.b<bulkred>][.m<mcast>][.y<tma_x>][.g<grid cap>] (.b1: the output added by bulk
+ * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
+ * tiles' token rows by TMA; .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
@@ -114,6 +115,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'l') x->o.cluster = val;
         else if (c == 'b') x->o.bulkred = val;
         else if (c == 'm') x->o.mcast = val;
+        else if (c == 'y') x->o.tma_x = val;
         else return 0;
         p += 2 + used;
     }
@@ -125,7 +127,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&
-                      x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64);
+                      x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64) &&
+                      x->o.tma_x >= 0 && x->o.tma_x <= 1 && (!x->o.tma_x || x->rows > 64);
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
@@ -281,7 +284,7 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
                        "row tiles (slice-major inside a group); .b1 output by the TMA unit's bulk "
                        "reductions from shared memory; .m1 weights by TMA multicast to pairs of "
-                       "tiles; .gN grid capped at N blocks\n");
+                       "tiles; .y1 wide tiles' token rows by TMA; .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
@@ -318,7 +321,7 @@ static const char USAGE[] =
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
     "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
     "[.x<pipe>][.t<tiled>][.v<float4 output>][.u<two-phase>][.k<down K parts>][.o<tile order group>]\n"
-    "[.c<split-K>][.l<cluster>][.b<bulk reductions>][.m<multicast>][.g<grid cap>]\n"
+    "[.c<split-K>][.l<cluster>][.b<bulk reductions>][.m<multicast>][.y<token rows by TMA>][.g<grid cap>]\n"
     "(ramp_moe_v2_opts),\n"
     "RAMP_MV2_BENCH_LOADS (e.g. 64b,512s,4096b,m1024), RAMP_MV2_BENCH_NAME; see the\n"
     "file's comment. Needs a GPU (exit 77 without one).\n";

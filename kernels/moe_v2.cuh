@@ -101,6 +101,17 @@
 #define RAMP_MV2_DIAG 0
 #endif
 #define V2_DIAG_NO_LOADS (RAMP_MV2_DIAG == 3 || RAMP_MV2_DIAG == 6 || RAMP_MV2_DIAG == 8)
+/* RAMP_MV2_TMA_X (ramp_moe_v2_opts.tma_x; session 17): a wide tile's up
+ * stages take their token rows by TMA, one box of 128 bytes x 1 row of
+ * maps.x per row, written into the slot at row n's address, where the TMA
+ * unit's 128-byte swizzle (a function of the shared-memory address)
+ * places the chunks as hop_swz128 does; their bytes join the weights' on
+ * full[s], and the rows arrive through the async proxy, so the consumers
+ * need no proxy fence for them. Padding rows load token 0 (finite values in
+ * rows nothing reads: their router weight is 0 and they are not stored). */
+#ifndef RAMP_MV2_TMA_X
+#define RAMP_MV2_TMA_X 0
+#endif
 #define V2_DIAG_NO_GATHER \
     (RAMP_MV2_DIAG == 2 || RAMP_MV2_DIAG == 3 || RAMP_MV2_DIAG == 6 || RAMP_MV2_DIAG == 7)
 #ifndef RAMP_MV2_PIPE
@@ -442,8 +453,18 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
 #endif
 }
 
+/* Bytes the TMA unit writes into a slot for stage st beside the weights:
+ * with RAMP_MV2_TMA_X the up stages' token rows (phases 0 and 1). */
+#if RAMP_MV2_TMA_X && V2_WIDE && RAMP_MV2_PHASE != 2 && !V2_DIAG_NO_GATHER
+#define V2_TMA_X_ON 1
+#define V2_TOK_TX(st) ((st) < V2_PASSES * V2_KBL ? (unsigned)(V2_N * RAMP_MV2_KB) : 0u)
+#else
+#define V2_TMA_X_ON 0
+#define V2_TOK_TX(st) 0u
+#endif
+
 /* Thread 0: the weights of tile-local stage st into ring slot s, their
- * bytes announced on full[s] (DIAG 3, 6, 8: a plain arrival instead). */
+ * bytes (and V2_TOK_TX's) announced on full[s] (DIAG 3, 6, 8: no weights). */
 static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &maps,
                                                        unsigned char *sm, int st, int e,
                                                        int slice, int s, int mc) {
@@ -451,10 +472,11 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars) + 8 * s;
 #if V2_DIAG_NO_LOADS
     (void)maps; (void)st; (void)e; (void)slice; (void)slot; (void)mc;
-    hop_mbar_arrive(full);
+    if (V2_TOK_TX(st)) hop_mbar_arrive_expect_tx(full, V2_TOK_TX(st));
+    else hop_mbar_arrive(full);
 #else
     const v2_box b = v2_stage_box(maps, st, e, slice);
-    hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES);
+    hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES + V2_TOK_TX(st));
 #if V2_MC > 1
     if (mc) { /* box k from here into both CTAs' slot; the other from the partner */
         const unsigned k = hop_cluster_rank();
@@ -495,8 +517,10 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
  * stages the N token rows' K block into the SW128 B tile (padding rows:
  * zero fill), their x_scale, the gate and up block scales; down stages the
  * two consumers' W2 block scales. */
-static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, unsigned char *sm,
+static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
+                                                 const ramp_moe_v2_maps &maps, unsigned char *sm,
                                                  int st, int e, int slice, int s, int r) {
+    (void)maps;
 #if V2_DIAG_NO_GATHER
     (void)prm; (void)sm; (void)st; (void)e; (void)slice; (void)s; (void)r;
 #else
@@ -543,6 +567,11 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
         const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
+#if V2_TMA_X_ON /* one row per thread (V2_N = 128), into full[s] */
+        (void)x;
+        hop_tma_load_2d(sb + t * HOP_ROW_BYTES, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
+                        kb * (RAMP_MV2_KB / V2_EB), tok[t] >= 0 ? tok[t] / RAMP_TOPK : 0);
+#else
 #pragma unroll
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7, sl = tok[n];
@@ -552,6 +581,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm, uns
                         : x;
             hop_cp16(sb + hop_swz128(n, ch), src, sl >= 0 ? 16 : 0);
         }
+#endif
 #if RAMP_MV2_BF16 /* no scales */
         (void)e; (void)col;
 #else
@@ -631,7 +661,7 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
         if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
             v2_prefetch(maps, st + RAMP_MV2_PF, e, slice, mc);
 #endif
-        v2_gather(prm, sm, st, e, slice, s, r);
+        v2_gather(prm, maps, sm, st, e, slice, s, r);
         hop_cp_arrive_noinc(full + 8 * s);
     }
 }
@@ -1503,6 +1533,8 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_MC
 #undef V2_CL
 #undef V2_EMPTY_COUNT
+#undef V2_TMA_X_ON
+#undef V2_TOK_TX
 #undef V2_ACC
 #undef V2_TPT
 #undef V2_MMA

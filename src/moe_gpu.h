@@ -20,7 +20,7 @@ typedef struct {
     int xbf16;          /* FP8 layers: hidden states arrive as BF16 */
 } ramp_moe_variant;
 
-#define RAMP_MOE_MAX_DEFINES 20 /* v2: 9 always + 10 options at most (moe_v2.c) */
+#define RAMP_MOE_MAX_DEFINES 21 /* v2: 9 always + 11 options at most (moe_v2.c) */
 
 /* Checks that the kernel supports the variant: RAMP_ERR_UNSUPPORTED saying
  * why (w does not divide h, d not a multiple of 128 * split-K, ...). */

@@ -33,9 +33,12 @@ struct ramp_moe_v2_kernel {
     ramp_module *module2;
     ramp_kernel *kernel2;
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
+    int tma_x;                    /* opts.tma_x: maps.x read by the program */
+    ramp_moe_u64 map_x;           /* x and M maps.x was built for (0: none) */
+    int map_m;
 };
 
-_Static_assert(sizeof(ramp_moe_v2_maps) == 256, "ramp_moe_v2_maps: two 128-byte maps");
+_Static_assert(sizeof(ramp_moe_v2_maps) == 384, "ramp_moe_v2_maps: three 128-byte maps");
 
 ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(v, RAMP_ERR_INVALID_ARGUMENT, "NULL variant");
@@ -130,7 +133,7 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0};
     return o;
 }
 
@@ -162,7 +165,7 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-    /* 9 always and 10 options at most: 19 <= RAMP_MOE_MAX_DEFINES (the guard
+    /* 9 always and 11 options at most: 20 <= RAMP_MOE_MAX_DEFINES (the guard
      * keeps a future option from writing past the arrays) */
 #define DEF(fmt, val)                           \
     do {                                        \
@@ -192,6 +195,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
     if (o->mcast) DEF("RAMP_MV2_MCAST=%d", o->mcast);
+    if (o->tma_x) DEF("RAMP_MV2_TMA_X=%d", o->tma_x);
 #undef DEF
     return n;
 }
@@ -226,6 +230,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-ks%d", v->cfg.splitk);
     if (o.mcast && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-mc");
+    if (o.tma_x && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-tx");
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && n > 0 && (size_t)n < size)
@@ -250,13 +256,17 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
-                   (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1),
+                   (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
+                   (o.tma_x == 0 || o.tma_x == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..8), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
-               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1)",
+               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast);
+               o.bulkred, o.mcast, o.tma_x);
+    RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
+               "v2 token rows by TMA (tma_x 1) are built for wide tiles (rows 65..128), not "
+               "rows %d", v->cfg.rows);
     RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 && !o.tiled),
                RAMP_ERR_UNSUPPORTED,
                "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights, the "
@@ -334,6 +344,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for_opts(v, &eo);
     k->sms = info.limits.sms;
     k->tiled = eo.tiled;
+    k->tma_x = eo.tma_x;
     k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
@@ -566,6 +577,22 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
+    if (k->tma_x && p->num_tokens > 0 && (p->x != k->map_x || p->num_tokens != k->map_m)) {
+        /* one 128-byte row of K per box: the tile's token rows, gathered */
+        ramp_tmap_2d t;
+        memset(&t, 0, sizeof t);
+        t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
+        t.box_rows = 1;
+        t.box_cols = RAMP_MV2_KB / t.elem_bytes;
+        t.base = p->x;
+        t.rows = (uint64_t)p->num_tokens;
+        t.cols = (uint64_t)k->v.geom.hidden;
+        t.row_stride = (uint64_t)k->v.geom.hidden * t.elem_bytes;
+        k->map_x = 0;
+        RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.x));
+        k->map_x = p->x;
+        k->map_m = p->num_tokens;
+    }
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     ramp_moe_params copy = *p;

@@ -30,6 +30,8 @@
 typedef struct {
     CUtensorMap w13; /* [E * 2h][d] e4m3, box 128 B x 128 rows, 128-byte swizzle */
     CUtensorMap w2;  /* [E * d][h] */
+    CUtensorMap x;   /* [M][d] hidden states, box 128 B x 1 row: opts.tma_x programs only
+                        (made at each launch whose x or M differs from the last) */
 } ramp_moe_v2_maps;
 
 /* Compile-time options of a v2 program beside the variant (experiments of
@@ -69,6 +71,10 @@ typedef struct {
                      into both by TMA multicast (RAMP_MV2_MCAST; row-major weights and
                      tile order, no split-K; both launches of a split; moe_v2.md,
                      session 15) */
+    int tma_x;    /* 1: wide tiles' token rows by TMA (one 128-byte box per row, the
+                     128-byte swizzle applied by the TMA unit from the slot address)
+                     instead of cp.async, so no per-stage proxy fence for them
+                     (RAMP_MV2_TMA_X; moe_v2.md, session 17) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

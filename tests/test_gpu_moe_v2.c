@@ -63,7 +63,8 @@
  * comparisons), RAMP_MOE_V2_MCAST=1 (session 15: wide tiles only, in clusters
  * of two sharing each weight stage by TMA multicast, RAMP_MV2_MCAST),
  * RAMP_MOE_V2_PIPE=N (ramp_moe_v2_opts.pipe; with BF16 the wide tiles only,
- * one stage's wgmmas kept in flight). Prints
+ * one stage's wgmmas kept in flight), RAMP_MOE_V2_TMA_X=1 (session 17: wide
+ * tiles only, their token rows by TMA, RAMP_MV2_TMA_X). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -387,6 +388,8 @@ int main(void) {
     opts.bulkred = bulkred_env && atoi(bulkred_env) > 0;
     const char *mcast_env = getenv("RAMP_MOE_V2_MCAST");
     opts.mcast = mcast_env && atoi(mcast_env) > 0;
+    const char *tma_x_env = getenv("RAMP_MOE_V2_TMA_X");
+    opts.tma_x = tma_x_env && atoi(tma_x_env) > 0;
     const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
     if (pipe_env) opts.pipe = atoi(pipe_env);
     opts.tiled = tiled_env && atoi(tiled_env) > 0;
@@ -457,6 +460,7 @@ int main(void) {
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
+            if (opts.tma_x && all[i].cfg.rows <= 64) continue; /* token rows by TMA: wide */
             /* BF16 ping-pong: wide tiles (session 15) */
             if (bf16 && opts.pipe && all[i].cfg.rows <= 64) continue;
             ramp_moe_v2_opts o = opts;

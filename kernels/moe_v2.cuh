@@ -93,7 +93,9 @@
  * the consumers' whole work on whatever the slots hold, the producer
  * arriving without loading (the math alone, beside 1's loads alone), 7 as
  * 6 with the weights loaded (no token gather), 8 as 6 with the tokens
- * gathered (no weights). */
+ * gathered (no weights), 9 with RAMP_MV2_TMA_X: each up stage's token tile
+ * as one TMA box of 128 rows (rows 0..127 of x, whatever the tile's tokens:
+ * the bound of a tile-ordered copy of x). */
 #ifndef RAMP_MV2_PF
 #define RAMP_MV2_PF 0
 #endif
@@ -567,7 +569,11 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
         const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
-#if V2_TMA_X_ON /* one row per thread (V2_N = 128), into full[s] */
+#if V2_TMA_X_ON && RAMP_MV2_DIAG == 9 /* maps.x's box: 128 rows */
+        (void)x;
+        if (t == 0) hop_tma_load_2d(sb, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
+                                    kb * (RAMP_MV2_KB / V2_EB), 0);
+#elif V2_TMA_X_ON /* one row per thread (V2_N = 128), into full[s] */
         (void)x;
         hop_tma_load_2d(sb + t * HOP_ROW_BYTES, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
                         kb * (RAMP_MV2_KB / V2_EB), tok[t] >= 0 ? tok[t] / RAMP_TOPK : 0);

@@ -33,7 +33,8 @@ struct ramp_moe_v2_kernel {
     ramp_module *module2;
     ramp_kernel *kernel2;
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
-    int tma_x;                    /* opts.tma_x: maps.x read by the program */
+    int tma_x;                    /* opts.tma_x: maps.x read by the program (2: boxes of
+                                     128 rows, timing diagnostic 9) */
     ramp_moe_u64 map_x;           /* x and M maps.x was built for (0: none) */
     int map_m;
 };
@@ -251,7 +252,7 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = effective_opts(v, opts);
-    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 8 &&
+    RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 9 &&
                    o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
@@ -259,11 +260,13 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
                    (o.tma_x == 0 || o.tma_x == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..8), pipe %d (0..2), tiled %d (0, 1), "
+               "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred, o.mcast, o.tma_x);
+    RAMP_CHECK(o.diag != 9 || o.tma_x, RAMP_ERR_UNSUPPORTED,
+               "v2 timing diagnostic 9 (the token tile as one TMA box) needs tma_x 1");
     RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 token rows by TMA (tma_x 1) are built for wide tiles (rows 65..128), not "
                "rows %d", v->cfg.rows);
@@ -344,7 +347,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for_opts(v, &eo);
     k->sms = info.limits.sms;
     k->tiled = eo.tiled;
-    k->tma_x = eo.tma_x;
+    k->tma_x = eo.tma_x ? (eo.diag == 9 ? 2 : 1) : 0;
     k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
@@ -582,7 +585,7 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         ramp_tmap_2d t;
         memset(&t, 0, sizeof t);
         t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
-        t.box_rows = 1;
+        t.box_rows = k->tma_x == 2 ? 128 : 1;
         t.box_cols = RAMP_MV2_KB / t.elem_bytes;
         t.base = p->x;
         t.rows = (uint64_t)p->num_tokens;

@@ -29,7 +29,8 @@
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
  * [.b<bulkred>][.m<mcast>][.y<tma_x>][.g<grid cap>] (.b1: the output added by bulk
  * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
- * tiles' token rows by TMA; .c2: the configuration's split-K over a cluster of two
+ * tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
+ * per row, from x); .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile
  * order) as ramp_moe_v2_opts, by default
@@ -128,7 +129,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&
                       x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64) &&
-                      x->o.tma_x >= 0 && x->o.tma_x <= 1 && (!x->o.tma_x || x->rows > 64);
+                      x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64);
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
@@ -284,7 +285,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
                        "row tiles (slice-major inside a group); .b1 output by the TMA unit's bulk "
                        "reductions from shared memory; .m1 weights by TMA multicast to pairs of "
-                       "tiles; .y1 wide tiles' token rows by TMA; .gN grid capped at N blocks\n");
+                       "tiles; .y1 wide tiles' token rows by TMA from a copy of x in tile order "
+                       "(.y2: a box per row from x); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");

@@ -104,13 +104,15 @@
 #endif
 #define V2_DIAG_NO_LOADS (RAMP_MV2_DIAG == 3 || RAMP_MV2_DIAG == 6 || RAMP_MV2_DIAG == 8)
 /* RAMP_MV2_TMA_X (ramp_moe_v2_opts.tma_x; session 17): a wide tile's up
- * stages take their token rows by TMA, one box of 128 bytes x 1 row of
- * maps.x per row, written into the slot at row n's address, where the TMA
- * unit's 128-byte swizzle (a function of the shared-memory address)
- * places the chunks as hop_swz128 does; their bytes join the weights' on
- * full[s], and the rows arrive through the async proxy, so the consumers
- * need no proxy fence for them. Padding rows load token 0 (finite values in
- * rows nothing reads: their router weight is 0 and they are not stored). */
+ * stages take their token rows by TMA, so the consumers need no proxy fence
+ * for them, and their bytes join the weights' on full[s]. 1: one box of 128
+ * rows of maps.x, which then maps the copy of x in tile order that
+ * moe_v2_xtile.cuh writes before the launch (row tile r at rows 128 r..).
+ * 2: one box of 128 bytes x 1 row of x per token row, at row n's slot
+ * address, where the TMA unit's 128-byte swizzle (a function of the
+ * shared-memory address) places the chunks as hop_swz128 does; padding
+ * rows load token 0 (finite values in rows nothing reads). Correct, and 20%
+ * slower than cp.async (128 boxes a stage; s17-run4). */
 #ifndef RAMP_MV2_TMA_X
 #define RAMP_MV2_TMA_X 0
 #endif
@@ -573,6 +575,10 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
         (void)x;
         if (t == 0) hop_tma_load_2d(sb, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
                                     kb * (RAMP_MV2_KB / V2_EB), 0);
+#elif V2_TMA_X_ON && RAMP_MV2_TMA_X == 1 /* the tile's rows of the copy in tile order */
+        (void)x;
+        if (t == 0) hop_tma_load_2d(sb, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
+                                    kb * (RAMP_MV2_KB / V2_EB), r * 128);
 #elif V2_TMA_X_ON /* one row per thread (V2_N = 128), into full[s] */
         (void)x;
         hop_tma_load_2d(sb + t * HOP_ROW_BYTES, &maps.x, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,

@@ -57,6 +57,7 @@
 #define RAMP_MV2_ALIGN 1024        /* SW128 tiles start on 1024-byte atoms */
 #define RAMP_MV2_PF_DEFAULT 0      /* L2 prefetch distance in stages: off, it cost 10-40% (moe_v2.md) */
 #define RAMP_MV2_PIPE_DEFAULT 0    /* consumer ping-pong: off, 3% slower on Qwen3 at 4 stages (moe_v2.md) */
+#define RAMP_MV2_XT_THREADS 256    /* moe_v2_xtile.cuh's block: a warp per row */
 
 typedef struct {
     int npad, stages, passes;

@@ -33,10 +33,16 @@ struct ramp_moe_v2_kernel {
     ramp_module *module2;
     ramp_kernel *kernel2;
     ramp_moe_u64 map_w13, map_w2; /* addresses the maps were built for (0: none) */
-    int tma_x;                    /* opts.tma_x: maps.x read by the program (2: boxes of
-                                     128 rows, timing diagnostic 9) */
-    ramp_moe_u64 map_x;           /* x and M maps.x was built for (0: none) */
+    int tma_x;                    /* maps.x read by the program: 0 none; 1 over xt, the
+                                     copy of x in tile order the xtile kernel writes; 2 over
+                                     x, one row per box; 3 over x, 128 rows per box
+                                     (timing diagnostic 9) */
+    ramp_moe_u64 map_x;           /* base and rows maps.x was built for (0: none) */
     int map_m;
+    ramp_module *xt_module;       /* tma_x 1: moe_v2_xtile.cuh */
+    ramp_kernel *xt_kernel;
+    ramp_devptr xt;               /* tma_x 1: max_tiles * 128 rows of d elements */
+    size_t xt_bytes;
 };
 
 _Static_assert(sizeof(ramp_moe_v2_maps) == 384, "ramp_moe_v2_maps: three 128-byte maps");
@@ -258,15 +264,15 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
-                   (o.tma_x == 0 || o.tma_x == 1),
+                   o.tma_x >= 0 && o.tma_x <= 2,
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
-               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0, 1)",
+               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred, o.mcast, o.tma_x);
-    RAMP_CHECK(o.diag != 9 || o.tma_x, RAMP_ERR_UNSUPPORTED,
-               "v2 timing diagnostic 9 (the token tile as one TMA box) needs tma_x 1");
+    RAMP_CHECK(o.diag != 9 || o.tma_x == 1, RAMP_ERR_UNSUPPORTED,
+               "v2 timing diagnostic 9 (the token tile as one TMA box of x) needs tma_x 1");
     RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 token rows by TMA (tma_x 1) are built for wide tiles (rows 65..128), not "
                "rows %d", v->cfg.rows);
@@ -347,7 +353,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for_opts(v, &eo);
     k->sms = info.limits.sms;
     k->tiled = eo.tiled;
-    k->tma_x = eo.tma_x ? (eo.diag == 9 ? 2 : 1) : 0;
+    k->tma_x = eo.tma_x == 1 && eo.diag == 9 ? 3 : eo.tma_x;
     k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
@@ -382,6 +388,27 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
                                         &k->clusters2);
         ramp_jit_result_free(j2);
     }
+    if (s == RAMP_OK && k->tma_x == 1) { /* the copy of x in tile order */
+        char name[96], st[3][48];
+        const char *defs[3];
+        snprintf(name, sizeof name, "moe2-xtile-r%d-d%dk%d-%s", v->cfg.rows, v->geom.hidden,
+                 v->geom.topk, v->geom.bf16 ? "bf16" : "fp8");
+        snprintf(st[0], 48, "RAMP_ROWS=%d", v->cfg.rows);
+        snprintf(st[1], 48, "RAMP_TOPK=%d", v->geom.topk);
+        snprintf(st[2], 48, "RAMP_ROW_BYTES=%d", v->geom.hidden * (v->geom.bf16 ? 2 : 1));
+        for (int i = 0; i < 3; i++) defs[i] = st[i];
+        ramp_jit_request rq;
+        memset(&rq, 0, sizeof rq);
+        rq.name = name;
+        rq.source = "#include \"moe_v2_xtile.cuh\"\n";
+        rq.defines = defs;
+        rq.ndefines = 3;
+        ramp_jit_result *jx = NULL;
+        s = ramp_jit_compile(&rq, &jx);
+        if (s == RAMP_OK) s = ramp_module_load(gpu, jx->cubin, jx->cubin_size, &k->xt_module);
+        if (s == RAMP_OK) s = ramp_module_kernel(k->xt_module, "ramp_moe_v2_xtile", 0, &k->xt_kernel);
+        ramp_jit_result_free(jx);
+    }
     if (s != RAMP_OK) {
         ramp_moe_v2_free(k);
         return s;
@@ -407,6 +434,8 @@ ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
 
 void ramp_moe_v2_free(ramp_moe_v2_kernel *k) {
     if (!k) return;
+    if (k->xt) ramp_gpu_free(k->gpu, k->xt);
+    ramp_module_free(k->xt_module);
     ramp_module_free(k->module);
     ramp_module_free(k->module2);
     free(k);
@@ -559,6 +588,30 @@ ramp_status ramp_moe_v2_permute_w2(const ramp_geometry *g, const uint8_t *w2, ui
     return RAMP_OK;
 }
 
+/* tma_x 1: the copy of x in tile order (moe_v2_xtile.cuh) into k->xt, grown
+ * to p->max_tiles row tiles when smaller (an allocation: make the first
+ * launch outside a stream capture), queued before the MoE kernel. */
+static ramp_status xtile_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
+                                ramp_stream stream) {
+    const size_t row_bytes = (size_t)k->v.geom.hidden * (k->v.geom.bf16 ? 2 : 1);
+    const size_t need = (size_t)p->max_tiles * 128 * row_bytes;
+    if (need > k->xt_bytes) {
+        RAMP_TRY(ramp_gpu_free(k->gpu, k->xt));
+        k->xt = 0;
+        k->xt_bytes = 0;
+        k->map_x = 0;
+        RAMP_TRY(ramp_gpu_alloc(k->gpu, need, &k->xt));
+        k->xt_bytes = need;
+    }
+    if (p->max_tiles == 0) return RAMP_OK;
+    ramp_moe_params copy = *p;
+    ramp_devptr xt = k->xt;
+    void *args[2] = {&copy, &xt};
+    const unsigned grid[3] = {(unsigned)(p->max_tiles * 128 / (RAMP_MV2_XT_THREADS / 32)), 1, 1};
+    const unsigned block[3] = {RAMP_MV2_XT_THREADS, 1, 1};
+    return ramp_kernel_launch(k->xt_kernel, grid, block, 0, stream, args);
+}
+
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                                ramp_stream stream) {
     RAMP_CHECK(k && p, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
@@ -580,21 +633,23 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
-    if (k->tma_x && p->num_tokens > 0 && (p->x != k->map_x || p->num_tokens != k->map_m)) {
-        /* one 128-byte row of K per box: the tile's token rows, gathered */
+    if (k->tma_x == 1) RAMP_TRY(xtile_launch(k, p, stream));
+    const ramp_moe_u64 xbase = k->tma_x == 1 ? k->xt : p->x;
+    const int xrows = k->tma_x == 1 ? p->max_tiles * 128 : p->num_tokens;
+    if (k->tma_x && xrows > 0 && (xbase != k->map_x || xrows != k->map_m)) {
         ramp_tmap_2d t;
         memset(&t, 0, sizeof t);
         t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
-        t.box_rows = k->tma_x == 2 ? 128 : 1;
+        t.box_rows = k->tma_x == 2 ? 1 : 128; /* a row, or a tile's */
         t.box_cols = RAMP_MV2_KB / t.elem_bytes;
-        t.base = p->x;
-        t.rows = (uint64_t)p->num_tokens;
+        t.base = xbase;
+        t.rows = (uint64_t)xrows;
         t.cols = (uint64_t)k->v.geom.hidden;
         t.row_stride = (uint64_t)k->v.geom.hidden * t.elem_bytes;
         k->map_x = 0;
         RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.x));
-        k->map_x = p->x;
-        k->map_m = p->num_tokens;
+        k->map_x = xbase;
+        k->map_m = xrows;
     }
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};

@@ -30,8 +30,9 @@
 typedef struct {
     CUtensorMap w13; /* [E * 2h][d] e4m3, box 128 B x 128 rows, 128-byte swizzle */
     CUtensorMap w2;  /* [E * d][h] */
-    CUtensorMap x;   /* [M][d] hidden states, box 128 B x 1 row: opts.tma_x programs only
-                        (made at each launch whose x or M differs from the last) */
+    CUtensorMap x;   /* opts.tma_x programs only: the copy of x in tile order (box 128 B x
+                        128 rows) or x itself (box 128 B x 1 row), made at a launch
+                        whose addresses or sizes differ from the last */
 } ramp_moe_v2_maps;
 
 /* Compile-time options of a v2 program beside the variant (experiments of
@@ -71,10 +72,12 @@ typedef struct {
                      into both by TMA multicast (RAMP_MV2_MCAST; row-major weights and
                      tile order, no split-K; both launches of a split; moe_v2.md,
                      session 15) */
-    int tma_x;    /* 1: wide tiles' token rows by TMA (one 128-byte box per row, the
-                     128-byte swizzle applied by the TMA unit from the slot address)
-                     instead of cp.async, so no per-stage proxy fence for them
-                     (RAMP_MV2_TMA_X; moe_v2.md, session 17) */
+    int tma_x;    /* wide tiles' token rows by TMA instead of cp.async, so no per-stage
+                     proxy fence for them (RAMP_MV2_TMA_X; moe_v2.md, session 17):
+                     1 one 128-row box per stage from a copy of x in tile order that
+                     a kernel of its own (moe_v2_xtile.cuh) writes before each launch
+                     into memory the kernel object holds; 2 one 128-byte box per token
+                     row, straight from x (correct, 20% slower) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

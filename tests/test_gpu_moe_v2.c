@@ -63,8 +63,9 @@
  * comparisons), RAMP_MOE_V2_MCAST=1 (session 15: wide tiles only, in clusters
  * of two sharing each weight stage by TMA multicast, RAMP_MV2_MCAST),
  * RAMP_MOE_V2_PIPE=N (ramp_moe_v2_opts.pipe; with BF16 the wide tiles only,
- * one stage's wgmmas kept in flight), RAMP_MOE_V2_TMA_X=1 (session 17: wide
- * tiles only, their token rows by TMA, RAMP_MV2_TMA_X). Prints
+ * one stage's wgmmas kept in flight), RAMP_MOE_V2_TMA_X=1 or 2 (session 17:
+ * wide tiles only, their token rows by TMA, from a copy of x in tile order or
+ * a box per row, RAMP_MV2_TMA_X). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -389,7 +390,7 @@ int main(void) {
     const char *mcast_env = getenv("RAMP_MOE_V2_MCAST");
     opts.mcast = mcast_env && atoi(mcast_env) > 0;
     const char *tma_x_env = getenv("RAMP_MOE_V2_TMA_X");
-    opts.tma_x = tma_x_env && atoi(tma_x_env) > 0;
+    opts.tma_x = tma_x_env ? atoi(tma_x_env) : 0;
     const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
     if (pipe_env) opts.pipe = atoi(pipe_env);
     opts.tiled = tiled_env && atoi(tiled_env) > 0;

@@ -302,6 +302,15 @@ static __device__ __forceinline__ void hop_tma_prefetch_l2_2d(const hop_tensorma
                  "r"(x), "r"(y)
                  : "memory");
 }
+/* The 3-D form: a box of one plane (coordinates c0 innermost .. c2). */
+static __device__ __forceinline__ void hop_tma_load_3d(unsigned dst, const hop_tensormap *tmap,
+                                                       unsigned bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+        "l"((unsigned long long)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
 /* The 4-D forms, for weights stored pre-tiled (moe_v2.md, "Pre-tiled
  * weights"): coordinates c0 (innermost) .. c3 of the box's first element. */
 static __device__ __forceinline__ void hop_tma_load_4d(unsigned dst, const hop_tensormap *tmap,

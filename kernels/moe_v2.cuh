@@ -461,9 +461,17 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
  * with RAMP_MV2_TMA_X the up stages' token rows (phases 0 and 1). */
 #if RAMP_MV2_TMA_X && V2_WIDE && RAMP_MV2_PHASE != 2 && !V2_DIAG_NO_GATHER
 #define V2_TMA_X_ON 1
+#define V2_TMA_H_ON 0
 #define V2_TOK_TX(st) ((st) < V2_PASSES * V2_KBL ? (unsigned)(V2_N * RAMP_MV2_KB) : 0u)
+#elif RAMP_MV2_TMA_X == 1 && V2_WIDE && RAMP_MV2_PHASE == 2 && !V2_DIAG_NO_GATHER
+/* phase 2: the intermediate rows, already in tile order in prm.ws, as one
+ * box of maps.h per stage */
+#define V2_TMA_X_ON 0
+#define V2_TMA_H_ON 1
+#define V2_TOK_TX(st) ((unsigned)(V2_N * RAMP_MV2_KB))
 #else
 #define V2_TMA_X_ON 0
+#define V2_TMA_H_ON 0
 #define V2_TOK_TX(st) 0u
 #endif
 
@@ -540,6 +548,10 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
         const float *is = (const float *)(ib + wl.iscale);
         const int kb = V2_P2_KB(slice, st);
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
+#if V2_TMA_H_ON /* all 128 rows (padding rows: phase 1's zeros) */
+        if (t == 0) hop_tma_load_3d(sb, &maps.h, hop_smem(sm + V2_LAYOUT.bars) + 8 * s,
+                                    kb * (RAMP_MV2_KB / V2_EB), 0, r);
+#else
 #pragma unroll
         for (int i = t; i < V2_N * 8; i += 128) {
             const int n = i >> 3, ch = i & 7;
@@ -548,6 +560,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
                 ok ? ib + (size_t)n * (RAMP_INTER * V2_EB) + kb * RAMP_MV2_KB + ch * 16 : ib;
             hop_cp16(sb + hop_swz128(n, ch), src, ok ? 16 : 0);
         }
+#endif
 #if RAMP_MV2_BF16 /* no scales */
         (void)is; (void)e;
 #else
@@ -1546,6 +1559,7 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_CL
 #undef V2_EMPTY_COUNT
 #undef V2_TMA_X_ON
+#undef V2_TMA_H_ON
 #undef V2_TOK_TX
 #undef V2_ACC
 #undef V2_TPT

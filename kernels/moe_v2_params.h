@@ -7,8 +7,8 @@
  * same input contract) unchanged as its first parameter and the two weight
  * tensor maps as a second, `const __grid_constant__` one (ramp_moe_v2_maps:
  * hop_tensormap on the device, CUtensorMap in src/moe_v2.h on the host; two
- * 128-byte maps, and a third for the hidden states that only RAMP_MV2_TMA_X
- * programs read: 384 bytes). Growing ramp_moe_params cost v1 registers, so
+ * 128-byte maps, and two that only RAMP_MV2_TMA_X programs read, the token
+ * rows and the workspace's intermediate: 512 bytes). Growing ramp_moe_params cost v1 registers, so
  * the maps stay out of it.
  *
  * Block: 384 threads = producer warpgroup (TMA + cp.async) and two consumer
@@ -254,7 +254,8 @@ RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, in
 typedef struct {
     hop_tensormap w13; /* [E * 2h][d], box 128 B x 128 rows (RAMP_MV2_TILED: 4-D, moe_v2.cuh) */
     hop_tensormap w2;  /* [E * d][h], box 128 B x 128 rows */
-    hop_tensormap x;   /* [M][d] hidden states, box 128 B x 1 row (RAMP_MV2_TMA_X only) */
+    hop_tensormap x;   /* RAMP_MV2_TMA_X only: the token rows (moe_v2.cuh) */
+    hop_tensormap h;   /* RAMP_MV2_TMA_X, phase 2: the workspace's intermediate, 3-D */
 } ramp_moe_v2_maps;
 #endif
 

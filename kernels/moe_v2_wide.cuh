@@ -192,7 +192,7 @@ static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it,
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     const int s = it % V2_S;
     hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-#if !V2_TMA_X_ON /* (token rows by TMA: already the async proxy's) */
+#if !V2_TMA_X_ON && !V2_TMA_H_ON /* (rows by TMA: already the async proxy's) */
     hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
 #endif
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
@@ -239,7 +239,7 @@ static __device__ __forceinline__ void v2w_issue_bf16(unsigned char *sm, int it,
                                                       float *acc1) {
     const int s = it % V2_S;
     hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
-    if (a_in_slot && !V2_TMA_X_ON)
+    if (a_in_slot && !V2_TMA_X_ON && !V2_TMA_H_ON)
         hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned sa = a_in_slot ? slot + a : a;

@@ -39,13 +39,15 @@ struct ramp_moe_v2_kernel {
                                      (timing diagnostic 9) */
     ramp_moe_u64 map_x;           /* base and rows maps.x was built for (0: none) */
     int map_m;
+    ramp_moe_u64 map_h;           /* tma_x 1, split: ws and tiles maps.h was built for */
+    int map_h_tiles;
     ramp_module *xt_module;       /* tma_x 1: moe_v2_xtile.cuh */
     ramp_kernel *xt_kernel;
     ramp_devptr xt;               /* tma_x 1: max_tiles * 128 rows of d elements */
     size_t xt_bytes;
 };
 
-_Static_assert(sizeof(ramp_moe_v2_maps) == 384, "ramp_moe_v2_maps: three 128-byte maps");
+_Static_assert(sizeof(ramp_moe_v2_maps) == 512, "ramp_moe_v2_maps: four 128-byte maps");
 
 ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(v, RAMP_ERR_INVALID_ARGUMENT, "NULL variant");
@@ -634,6 +636,26 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
     if (k->tma_x == 1) RAMP_TRY(xtile_launch(k, p, stream));
+    if (k->tma_x == 1 && k->split && p->max_tiles > 0 &&
+        (p->ws != k->map_h || p->max_tiles != k->map_h_tiles)) {
+        /* phase 2's intermediate rows: row tile r's 128 rows are plane r */
+        ramp_tmap_2d t;
+        memset(&t, 0, sizeof t);
+        t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
+        t.box_rows = 128;
+        t.box_cols = RAMP_MV2_KB / t.elem_bytes;
+        t.base = p->ws;
+        t.rows = 128;
+        t.cols = (uint64_t)k->v.geom.inter;
+        t.row_stride = (uint64_t)k->v.geom.inter * t.elem_bytes;
+        t.planes = (uint64_t)p->max_tiles;
+        t.plane_stride = (uint64_t)ramp_moe_v2_ws_layout_rows(0, k->v.cfg.rows, k->v.geom.inter,
+                                                              k->v.geom.bf16).tile;
+        k->map_h = 0;
+        RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.h));
+        k->map_h = p->ws;
+        k->map_h_tiles = p->max_tiles;
+    }
     const ramp_moe_u64 xbase = k->tma_x == 1 ? k->xt : p->x;
     const int xrows = k->tma_x == 1 ? p->max_tiles * 128 : p->num_tokens;
     if (k->tma_x && xrows > 0 && (xbase != k->map_x || xrows != k->map_m)) {

@@ -33,6 +33,8 @@ typedef struct {
     CUtensorMap x;   /* opts.tma_x programs only: the copy of x in tile order (box 128 B x
                         128 rows) or x itself (box 128 B x 1 row), made at a launch
                         whose addresses or sizes differ from the last */
+    CUtensorMap h;   /* opts.tma_x 1, phase 2: the intermediate in prm.ws, [max_tiles]
+                        [128 rows][h], box 128 B x 128 rows of one row tile */
 } ramp_moe_v2_maps;
 
 /* Compile-time options of a v2 program beside the variant (experiments of

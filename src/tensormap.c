@@ -47,6 +47,17 @@ ramp_status ramp_tmap_2d_check(const ramp_tmap_2d *t) {
                "tensor map: inner box %u x %d B = %u B exceeds the %d-byte swizzle span "
                "(128-byte swizzle: at most %d elements)",
                t->box_cols, t->elem_bytes, box_bytes, SWIZZLE_SPAN, SWIZZLE_SPAN / t->elem_bytes);
+    if (t->planes == 0) return RAMP_OK;
+    RAMP_CHECK(t->planes <= (1ull << 32), RAMP_ERR_INVALID_ARGUMENT,
+               "tensor map: %llu planes; the third dimension must be 1 .. 2^32",
+               (unsigned long long)t->planes);
+    RAMP_CHECK(t->plane_stride % 16 == 0 && t->plane_stride < (1ull << 40), RAMP_ERR_INVALID_ARGUMENT,
+               "tensor map: plane stride %llu B is not a multiple of 16 B below 2^40",
+               (unsigned long long)t->plane_stride);
+    RAMP_CHECK(t->plane_stride >= t->rows * t->row_stride, RAMP_ERR_INVALID_ARGUMENT,
+               "tensor map: plane stride %llu B is shorter than a plane (%llu rows x %llu B)",
+               (unsigned long long)t->plane_stride, (unsigned long long)t->rows,
+               (unsigned long long)t->row_stride);
     return RAMP_OK;
 }
 
@@ -68,16 +79,16 @@ ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out) {
     RAMP_TRY(ramp_tmap_2d_check(t));
     RAMP_TRY(encoder_ready(out, "tensor map", &cu));
     /* Dimension 0 is the contiguous one (columns). */
-    const uint64_t dims[2] = {t->cols, t->rows};
-    const uint64_t strides[1] = {t->row_stride};
-    const uint32_t box[2] = {t->box_cols, t->box_rows};
-    const uint32_t elem_strides[2] = {1, 1};
+    const uint64_t dims[3] = {t->cols, t->rows, t->planes};
+    const uint64_t strides[2] = {t->row_stride, t->plane_stride};
+    const uint32_t box[3] = {t->box_cols, t->box_rows, 1};
+    const uint32_t elem_strides[3] = {1, 1, 1};
     memset(out, 0, sizeof *out);
     CUresult r = cu->TensorMapEncodeTiled(
         out,
         t->elem_bytes == 1 ? RAMP_CU_TENSOR_MAP_DATA_TYPE_UINT8
                            : RAMP_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        2, (void *)(uintptr_t)t->base, dims, strides, box, elem_strides,
+        t->planes ? 3 : 2, (void *)(uintptr_t)t->base, dims, strides, box, elem_strides,
         RAMP_CU_TENSOR_MAP_INTERLEAVE_NONE, RAMP_CU_TENSOR_MAP_SWIZZLE_128B,
         RAMP_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, RAMP_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != RAMP_CUDA_SUCCESS) {

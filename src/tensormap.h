@@ -26,6 +26,11 @@ typedef struct {
     uint32_t box_rows;    /* rows per load: 1..256 */
     uint32_t box_cols;    /* elements per row per load: box_cols * elem_bytes
                              a multiple of 16 and <= 128 (the swizzle span) */
+    uint64_t planes;      /* 0: 2-D. Else a third, outermost dimension of that
+                             many [rows][cols] planes, 1 .. 2^32, plane_stride
+                             bytes apart (a multiple of 16, >= rows *
+                             row_stride, < 2^40); a box is one plane's */
+    uint64_t plane_stride;
 } ramp_tmap_2d;
 
 /* The rules of cuTensorMapEncodeTiled (CUDA 13 driver API documentation)

@@ -75,6 +75,20 @@ static void tensormap_checks(void) {
     t = good_map();
     t.row_stride = 2048 + 16;
     CHECK_OK(ramp_tmap_2d_check(&t));
+    /* a third dimension (kernel v2's workspace: row tiles of 128 rows, each
+     * followed by its scales): planes at least a plane apart, 16-aligned */
+    t = good_map();
+    t.rows = 128;
+    t.planes = 24;
+    t.plane_stride = 128 * 2048 + 256;
+    CHECK_OK(ramp_tmap_2d_check(&t));
+    t.plane_stride = 128 * 2048 - 16;
+    REFUSED(t, "shorter than a plane");
+    t.plane_stride = 128 * 2048 + 8;
+    REFUSED(t, "plane stride");
+    t.plane_stride = 128 * 2048;
+    t.planes = (1ull << 32) + 1;
+    REFUSED(t, "third dimension must be 1 .. 2^32");
 
     CHECK_ERR(ramp_tmap_2d_check(NULL), RAMP_ERR_INVALID_ARGUMENT);
     t = good_map();

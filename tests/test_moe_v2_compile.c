@@ -32,7 +32,10 @@
  * TMA multicast (RAMP_MV2_MCAST, "mcast": fused, up, down in 2 parts; FP8
  * and BF16, and BF16 fused with ping-pong) and, in BF16, with one stage's
  * wgmmas in flight ("pipe": fused, up, down whole and in 2 parts); the
- * multicast refusals (narrow, pre-tiled, grouped, mcast 2).
+ * multicast refusals (narrow, pre-tiled, grouped, mcast 2). The 256-wide
+ * tile with its token and intermediate rows by TMA (RAMP_MV2_TMA_X=1,
+ * "tmax": fused, up, down in 2 parts; FP8 and BF16), and its refusals
+ * (narrow, tma_x 3, diagnostic 9 without it).
  * RAMP_MOE_V2_COMPILE_ALL=1: all, each also tiled and red4. RAMP_MOE_CONFIGS = a
  * comma list of configuration names (e.g. r2.w128.s4) keeps only those.
  * RAMP_MOE_V2_CUBIN_DIR=dir writes each cubin there (tools/gpu-check step
@@ -194,6 +197,23 @@ static void refusals(void) {
         CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "mcast 2") != NULL);
     }
+    {
+        /* token rows by TMA: wide tiles only, tma_x 0..2, diagnostic 9 with 1 */
+        ramp_moe_variant b = mv2_variant(&g, 64, 128);
+        ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+        o.tma_x = 1;
+        ramp_jit_result *r = NULL;
+        CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
+        CHECK(r == NULL && strstr(ramp_last_error(), "TMA") && strstr(ramp_last_error(), "rows 64"));
+        b = mv2_variant(&g, MV2_WIDE_ROWS, 128);
+        o.tma_x = 3;
+        CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(r == NULL && strstr(ramp_last_error(), "tma_x 3") != NULL);
+        o.tma_x = 2;
+        o.diag = 9;
+        CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
+        CHECK(r == NULL && strstr(ramp_last_error(), "diagnostic 9") != NULL);
+    }
     v = mv2_variant(&g, 8, 128);
     v.xbf16 = 1;
     CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
@@ -308,6 +328,19 @@ int main(void) {
                 jobs[njobs].model = models[mi];
                 if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
             }
+            /* the 256-wide tile's rows by TMA (tma_x 1, session 17): fused,
+             * the up program, the down program with K in 2 parts; FP8, BF16 */
+            for (int m = 0; wide && vs[i].cfg.width == 256 && m < 6; m++) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].v.geom.bf16 = m >= 3;
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.tma_x = 1;
+                jobs[njobs].o.split = m % 3 > 0;
+                jobs[njobs].phase = m % 3;
+                jobs[njobs].o.p2k = m % 3 == 2 ? 2 : 0;
+                jobs[njobs].model = models[mi];
+                if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
+            }
             /* a wide BF16 tile with one stage's wgmmas in flight (pipe 1,
              * session 15): fused, the up program, the down program with K
              * whole and in 2 parts; ptxas must not serialise them (C7514) */
@@ -354,6 +387,7 @@ int main(void) {
         if (j->o.red4) strncat(name, " red4", sizeof name - strlen(name) - 1);
         if (j->o.bulkred) strncat(name, " bulkred", sizeof name - strlen(name) - 1);
         if (j->o.mcast) strncat(name, " mcast", sizeof name - strlen(name) - 1);
+        if (j->o.tma_x) strncat(name, " tmax", sizeof name - strlen(name) - 1);
         if (j->o.pipe) strncat(name, " pipe", sizeof name - strlen(name) - 1);
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1)

@@ -82,7 +82,7 @@ static const char *USAGE =
     "usage: bench_layer --plan PLAN.json --dataset TIMES.safetensors --out-dir DIR\n"
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
-    "                   [--bf16-pipe 0|1] [--flush write|read]\n"
+    "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -104,6 +104,10 @@ static const char *USAGE =
     "beside it in the same graph kind (impl ramp-l2pf).\n"
     "--bf16-pipe 1 (with --kernel v2 --bf16 1): also the layer whose wide entries\n"
     "keep one stage's wgmmas in flight (ramp_layer_desc.bf16_pipe; impl ramp-pipe).\n"
+    "--wide LIST (with --kernel v2): also the layer whose wide entries (rows 128,\n"
+    "no split-K) take token rows by TMA (tx: \".tx\", impl ramp-tx), weights by\n"
+    "TMA multicast (mc: \".mc\", ramp-mc) or both (mctx: ramp-mctx); same plan,\n"
+    "same choices, so each row is an A/B of one option on the same entry.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -330,6 +334,7 @@ int main(int argc, char **argv) {
     unsigned long long seed = 1;
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0, bf16_pipe = 0;
+    int wide_mask = 0; /* --wide: bit 0 tx, 1 mc, 2 mctx */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -339,7 +344,7 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
-                                            "--bf16-pipe"};
+                                            "--bf16-pipe", "--wide"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -381,6 +386,22 @@ int main(int argc, char **argv) {
             }
             l2pf = (int)mb;
         }
+        else if (!strcmp(a, "--wide")) {
+            static const char *const names[3] = {"tx", "mc", "mctx"};
+            for (const char *q = v; *q;) {
+                size_t len = strcspn(q, ",");
+                int hit = -1;
+                for (int j = 0; j < 3; j++)
+                    if (len == strlen(names[j]) && !strncmp(q, names[j], len)) hit = j;
+                if (hit < 0) {
+                    fprintf(stderr, "bench_layer: --wide %s: a comma list of tx, mc, mctx\n%s", v,
+                            USAGE);
+                    return 2;
+                }
+                wide_mask |= 1 << hit;
+                q += len + (q[len] == ',');
+            }
+        }
         else if (!strcmp(a, "--bf16-pipe")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
                 fprintf(stderr, "bench_layer: --bf16-pipe %s: 0 or 1\n%s", v, USAGE);
@@ -411,6 +432,10 @@ int main(int argc, char **argv) {
     }
     if (bf16_pipe && (kernel != RAMP_KERNEL_V2 || !bf16)) {
         fprintf(stderr, "bench_layer: --bf16-pipe 1 needs --kernel v2 --bf16 1\n%s", USAGE);
+        return 2;
+    }
+    if (wide_mask && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --wide needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (l2pf && kernel != RAMP_KERNEL_V2) {
@@ -623,7 +648,23 @@ int main(int argc, char **argv) {
     ramp_layer *Lq[2] = {NULL, NULL}; /* two-phase entries: PDL for the first kernel, both */
     ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
     ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
+    ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
+    for (int q = 0; q < 3; q++) {
+        if (!(wide_mask >> q & 1)) continue;
+        ramp_plan pw = plan; /* the same menu with the option on its wide entries */
+        int any = 0;
+        for (int i = 0; i < pw.count; i++) {
+            ramp_config *c = &pw.configs[i];
+            if (c->rows <= 64 || c->splitk > 1) continue;
+            if (q != 1) c->tma_x = 1;
+            if (q != 0) c->mcast = 1;
+            any = 1;
+        }
+        if (any) TRY(ramp_layer_create(T.gpu, &pw, &ld, &Lwide[q]));
+        else printf("--wide: the plan has no wide entry; no ramp-%s rows\n",
+                    q == 0 ? "tx" : q == 1 ? "mc" : "mctx");
+    }
     if (l2pf) {
         ld.l2_prefetch_mb = l2pf;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lp));
@@ -752,9 +793,10 @@ int main(int argc, char **argv) {
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
-                 "flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
+                 "wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            bf16_pipe, flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
+            bf16_pipe, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
+            wide_mask & 4 ? "mctx" : "", flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
             gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     FILE *lj = NULL;
@@ -823,10 +865,11 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            ramp_layer *const variant[4] = {Lq[0], Lq[1], Lp, Lpipe};
-            static const char *const variant_row[4] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
-                                                       "ramp-pipe"};
-            for (int q = 0; q < 4; q++) {
+            ramp_layer *const variant[7] = {Lq[0], Lq[1], Lp, Lpipe, Lwide[0], Lwide[1], Lwide[2]};
+            static const char *const variant_row[7] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
+                                                       "ramp-pipe", "ramp-tx", "ramp-mc",
+                                                       "ramp-mctx"};
+            for (int q = 0; q < 7; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -1071,6 +1114,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lq[1]);
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
+    for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);
     ramp_timing_free(ds1);
     ramp_timing_free(ds);

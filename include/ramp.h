@@ -361,6 +361,11 @@ typedef struct {
                        row tiles of a slice, each weight stage read from L2 once and
                        written into both by TMA multicast (".mc"; kernels/moe_v2.md,
                        session 15); not in the spaces until measured */
+    int tma_x;      /* kernel v2 wide tiles only: 1 = the up stages' 128 token rows as one
+                       TMA box of a copy of x in tile order, which a small kernel writes
+                       before the launch, and a two-phase entry's intermediate rows as
+                       one box ("tx"; kernels/moe_v2.md, sessions 17-18); not in the
+                       spaces until measured */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"
@@ -368,7 +373,8 @@ typedef struct {
  * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" / ".ph2.dk8" (its down
  * projection's K in 2, 4 or 8 parts): "r128.w512.s3.ph2.dk2",
  * "r16.w128.s4.ph2.dk4"; a multicast one ends in ".mc" after those:
- * "r128.w256.s3.ph2.dk2.mc". */
+ * "r128.w256.s3.ph2.dk2.mc"; one with token rows by TMA in ".tx" after
+ * everything: "r128.w256.s3.ph2.dk2.mc.tx". */
 ramp_status ramp_config_parse(const char *text, ramp_config *out);
 char *ramp_config_name(const ramp_config *c, char *buf, size_t size);
 int ramp_config_equal(const ramp_config *a, const ramp_config *b);

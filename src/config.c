@@ -83,7 +83,9 @@ char *ramp_config_name(const ramp_config *c, char *buf, size_t size) {
     if (c->two_phase > 1 && n >= 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ".dk%d", c->two_phase);
     if (c->mcast && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, ".mc");
+        n += snprintf(buf + n, size - (size_t)n, ".mc");
+    if (c->tma_x && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ".tx");
     return buf;
 }
 
@@ -95,7 +97,7 @@ int ramp_config_equal(const ramp_config *a, const ramp_config *b) {
     return a->rows == b->rows && a->width == b->width &&
            a->stages == b->stages && a->persistent == b->persistent &&
            a->grouped == b->grouped && a->splitk == b->splitk &&
-           a->two_phase == b->two_phase && a->mcast == b->mcast;
+           a->two_phase == b->two_phase && a->mcast == b->mcast && a->tma_x == b->tma_x;
 }
 
 static int in_list(int v, const int *list, int n) {
@@ -117,10 +119,10 @@ static int read_number(const char **p, int *value) {
 
 ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "config name is NULL");
-    ramp_config c = {0, 0, 0, 0, 0, 1, 0, 0};
+    ramp_config c = {0, 0, 0, 0, 0, 1, 0, 0, 0};
     const char *p = text;
     const char *form = "expected r<rows>.w<width>.s<stages>[.persist][.grp][.k<split>]"
-                       "[.ph2[.dk<parts>]][.mc], e.g. r16.w256.s4.persist or "
+                       "[.ph2[.dk<parts>]][.mc][.tx], e.g. r16.w256.s4.persist or "
                        "r128.w512.s3.ph2.dk2";
     RAMP_CHECK(*p == 'r' && (p++, read_number(&p, &c.rows)) && *p == '.',
                RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
@@ -149,8 +151,12 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
                        "(one part: no .dk)", text, c.two_phase);
         }
     }
-    if (strcmp(p, ".mc") == 0) {
+    if (strncmp(p, ".mc", 3) == 0) {
         c.mcast = 1;
+        p += 3;
+    }
+    if (strncmp(p, ".tx", 3) == 0) {
+        c.tma_x = 1;
         p += 3;
     }
     RAMP_CHECK(*p == '\0', RAMP_ERR_INVALID_ARGUMENT,
@@ -158,6 +164,9 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     RAMP_CHECK(!c.mcast || (c.rows == WIDE_ROWS && c.splitk == 1), RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': .mc (weights by TMA multicast to two CTAs) needs the wide tile, "
                "rows %d, without split-K", text, WIDE_ROWS);
+    RAMP_CHECK(!c.tma_x || (c.rows == WIDE_ROWS && c.splitk == 1), RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': .tx (token rows by TMA from a copy in tile order) needs the wide "
+               "tile, rows %d, without split-K", text, WIDE_ROWS);
     RAMP_CHECK(in_list(c.rows, ROWS, COUNT(ROWS)) || c.rows == WIDE_ROWS,
                RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64} or %d (v2's wide tile)",
@@ -288,7 +297,7 @@ ramp_status ramp_config_candidates(const ramp_geometry *g, ramp_config **out,
                     for (int split = 1; split <= 2; split++) {
                         if (split == 2 && !(g->hidden >= 4096 && ROWS[ri] <= 8)) continue;
                         list[n++] = (ramp_config){ROWS[ri], WIDTHS[wi], STAGES[si],
-                                                  launch >= 1, launch == 2, split, 0, 0};
+                                                  launch >= 1, launch == 2, split, 0, 0, 0};
                     }
     *out = list;
     *count = n;
@@ -398,20 +407,20 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
             for (int si = 0; si < COUNT(WIDE_STAGES); si++)
                 for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
                     ramp_config c = {WIDE_ROWS, WIDTHS[wi], WIDE_STAGES[si], 0, 0, 1,
-                                     TWO_PHASE[pi], 0};
+                                     TWO_PHASE[pi], 0, 0};
                     ramp_resources r;
                     if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
                         list[total++] = c;
                 }
         for (int ri = 0; ri < COUNT(KS_ROWS); ri++)
             for (int wi = 0; wi < COUNT(KS_WIDTHS); wi++) {
-                ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0, 0};
+                ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0, 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }
         for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16 && g->inter >= NS_MIN_INTER; ri++)
             for (int pi = 0; pi < COUNT(NS_PARTS); pi++) {
-                ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0};
+                ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }

@@ -38,6 +38,8 @@ ramp_status ramp_moe_v1_check(const ramp_moe_variant *v) {
     RAMP_CHECK(c->mcast == 0, RAMP_ERR_UNSUPPORTED,
                "config %s: weights by TMA multicast (.mc) are kernel v2's wide tiles, not v1's",
                name);
+    RAMP_CHECK(c->tma_x == 0, RAMP_ERR_UNSUPPORTED,
+               "config %s: token rows by TMA (.tx) are kernel v2's wide tiles, not v1's", name);
     RAMP_CHECK(g->experts >= 1 && g->topk >= 1 && g->inter >= 1 && g->hidden >= 1,
                RAMP_ERR_INVALID_ARGUMENT, "geometry E=%d k=%d h=%d d=%d", g->experts,
                g->topk, g->inter, g->hidden);

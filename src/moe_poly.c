@@ -17,6 +17,7 @@
 
 struct ramp_moe_poly {
     ramp_poly_desc d;
+    ramp_gpu *gpu;
     ramp_moe_v2_maps *maps;        /* v2: the weights' tensor maps (128-aligned) */
     ramp_devptr map_w13, map_w2;   /* the addresses they were built for (0: none) */
     ramp_module *module;
@@ -32,6 +33,13 @@ struct ramp_moe_poly {
     int cluster_down, clusters_down; /* the same of the second kernel (two-phase .mc) */
     unsigned grid_override, full_grid;
     int64_t tiles[RAMP_MENU_MAX]; /* row-tile bound per entry */
+    /* v2 entries with token rows by TMA (".tx"): the copy of x in tile order
+     * that kernel_xt writes when one of them is chosen (bit i of tx_mask) */
+    unsigned tx_mask;
+    ramp_kernel *kernel_xt;
+    ramp_devptr xt;     /* tx_tiles x 128 rows of d elements */
+    int tx_tiles;       /* the most row tiles a .tx entry can have (at max_pairs) */
+    ramp_devptr map_ws; /* the workspace maps->h was built for (0: none) */
 };
 
 static ramp_moe_variant variant_of(const ramp_poly_desc *d, int i) {
@@ -44,6 +52,14 @@ static ramp_moe_variant variant_of(const ramp_poly_desc *d, int i) {
 }
 
 static int is_v2(const ramp_poly_desc *d) { return d->kernel == RAMP_KERNEL_V2; }
+
+/* Entries with token rows by TMA (".tx"): bit i for entry i */
+static unsigned tx_mask_of(const ramp_poly_desc *d) {
+    unsigned m = 0;
+    for (int i = 0; i < d->count; i++)
+        if (d->cfgs[i].tma_x) m |= 1u << i;
+    return m;
+}
 
 /* v2 entries run in two launches (wide tiles, ramp_config.two_phase) */
 static int has_two_phase(const ramp_poly_desc *d) {
@@ -122,6 +138,15 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
             }
         }
     }
+    int tx_rows = 0; /* one copy kernel serves every .tx entry: one row count */
+    for (int i = 0; i < d->count; i++) {
+        if (!d->cfgs[i].tma_x) continue;
+        RAMP_CHECK(!tx_rows || d->cfgs[i].rows == tx_rows, RAMP_ERR_UNSUPPORTED,
+                   "polymorphic kernel v2: menu entries with token rows by TMA (.tx) must have "
+                   "one row count; entry %d has %d, an earlier one %d", i, d->cfgs[i].rows,
+                   tx_rows);
+        tx_rows = d->cfgs[i].rows;
+    }
     return RAMP_OK;
 }
 
@@ -187,7 +212,7 @@ static const char *const ENTRY_MACROS[] = {"RAMP_ROWS",       "RAMP_WIDTH",
 static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS",      "RAMP_WIDTH",
                                               "RAMP_STAGES",    "RAMP_MV2_PHASE",
                                               "RAMP_MV2_P2K",   "RAMP_MV2_KSPLIT",
-                                              "RAMP_MV2_MCAST"};
+                                              "RAMP_MV2_MCAST", "RAMP_MV2_TMA_X"};
 #define N_ENTRY_V2 (sizeof ENTRY_MACROS_V2 / sizeof *ENTRY_MACROS_V2)
 
 /* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries).
@@ -204,6 +229,7 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, in
     if (phase == 2) put(b, "#define RAMP_MV2_P2K %d\n", c->two_phase);
     if (c->splitk > 1) put(b, "#define RAMP_MV2_KSPLIT %d\n", c->splitk);
     if (c->mcast) put(b, "#define RAMP_MV2_MCAST 1\n"); /* both phases */
+    if (c->tma_x) put(b, "#define RAMP_MV2_TMA_X 1\n");  /* both phases */
     pipe = pipe && c->rows > 64;
     if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE 1\n");
     put(b, "namespace ramp_poly_%c%d {\n#include \"moe_v2.cuh\"\n}\n", phase == 2 ? 'd' : 'e', i);
@@ -248,6 +274,14 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
             if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
         put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", ";");
     }
+    for (int i = 0; i < d->count; i++)
+        if (d->cfgs[i].tma_x) { /* one copy kernel for all .tx entries (one row count) */
+            put(&b, "\n/* the copy of x in tile order for the .tx entries */\n");
+            put(&b, "#define RAMP_ROWS %d\n#define RAMP_ROW_BYTES %d\n", d->cfgs[i].rows,
+                d->geom.hidden * (d->geom.bf16 ? 2 : 1));
+            put(&b, "#include \"moe_v2_xtile.cuh\"\n#undef RAMP_ROWS\n#undef RAMP_ROW_BYTES\n");
+            break;
+        }
     if (b.failed) {
         free(b.p);
         return RAMP_ERR_OUT_OF_MEMORY;
@@ -392,6 +426,7 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     ramp_moe_poly *k = ramp_calloc(1, sizeof *k);
     if (!k) return RAMP_ERR_OUT_OF_MEMORY;
     k->d = *d;
+    k->gpu = gpu;
     k->sms = info.limits.sms;
     ramp_moe_poly_shape(d, &k->threads, &k->smem);
     long long grid = 1;
@@ -401,7 +436,9 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
         long long g = covered_tiles(c, k->tiles[i]) * (long long)(d->geom.inter / c->width) *
                       c->splitk;
         if (g > grid) grid = g;
+        if (c->tma_x && k->tiles[i] > k->tx_tiles) k->tx_tiles = (int)k->tiles[i];
     }
+    k->tx_mask = tx_mask_of(d);
     RAMP_CHECK(grid <= 0x7FFFFFFFLL, RAMP_ERR_UNSUPPORTED,
                "grid of %lld blocks for %lld pairs exceeds 2^31 - 1", grid,
                (long long)max_pairs);
@@ -431,6 +468,12 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     if (s == RAMP_OK && two)
         s = ramp_module_kernel(k->module, RAMP_POLY_V2_DOWN_KERNEL, (int)k->smem_down,
                                &k->kernel_down);
+    if (s == RAMP_OK && k->tx_mask) { /* the copy of x and its map, once */
+        const size_t row_bytes = (size_t)d->geom.hidden * (d->geom.bf16 ? 2 : 1);
+        s = ramp_module_kernel(k->module, RAMP_POLY_V2_XTILE_KERNEL, 0, &k->kernel_xt);
+        if (s == RAMP_OK) s = ramp_gpu_alloc(gpu, (size_t)k->tx_tiles * 128 * row_bytes, &k->xt);
+        if (s == RAMP_OK) s = ramp_moe_v2_map_x(&d->geom, k->xt, k->tx_tiles * 128, 128, &k->maps->x);
+    }
     k->cluster = cluster_of(d);
     k->clusters = k->sms / k->cluster;
     if (s == RAMP_OK && k->cluster > 1)
@@ -515,6 +558,7 @@ unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k) { return k->full_grid; 
 
 void ramp_moe_poly_free(ramp_moe_poly *k) {
     if (!k) return;
+    if (k->xt) ramp_gpu_free(k->gpu, k->xt);
     ramp_module_free(k->module);
     free(k->maps);
     free(k);
@@ -586,7 +630,28 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     for (int i = 0; i < k->d.count; i++) splitk |= k->d.cfgs[i].splitk > 1 && !is_v2(&k->d);
     RAMP_CHECK(!splitk || (p->ws && p->ws_count), RAMP_ERR_INVALID_ARGUMENT,
                "a split-K entry needs ws and ws_count");
-    unsigned grid[3] = {grid_for(k, (int64_t)p->num_tokens * k->d.geom.topk), 1, 1};
+    const int64_t pairs = (int64_t)p->num_tokens * k->d.geom.topk;
+    if (k->tx_mask) {
+        /* a two-phase .tx entry's phase 2 reads the intermediate by TMA */
+        int tx_two = 0;
+        for (int i = 0; i < k->d.count; i++) tx_two |= k->d.cfgs[i].tma_x && k->d.cfgs[i].two_phase;
+        if (tx_two && p->ws != k->map_ws) {
+            k->map_ws = 0;
+            RAMP_TRY(ramp_moe_v2_map_h(&k->d.geom, 128, p->ws, k->tx_tiles, &k->maps->h));
+            k->map_ws = p->ws;
+        }
+        /* the copy runs when a .tx entry is chosen: that entry's row tiles */
+        int tiles = 1;
+        for (int i = 0; i < k->d.count; i++)
+            if (k->d.cfgs[i].tma_x) {
+                int64_t t = entry_tiles(&k->d.cfgs[i], pairs, k->d.geom.experts);
+                if (t > tiles) tiles = (int)t;
+            }
+        RAMP_TRY(ramp_moe_v2_xtile_launch(k->kernel_xt, p, k->xt,
+                                          tiles < k->tx_tiles ? tiles : k->tx_tiles, choice,
+                                          k->tx_mask, stream, pdl & 1));
+    }
+    unsigned grid[3] = {grid_for(k, pairs), 1, 1};
     unsigned block[3] = {(unsigned)k->threads, 1, 1};
     ramp_poly_params pp;
     memset(&pp, 0, sizeof pp);

@@ -98,6 +98,10 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
                "v2 config %s: multicast %d with rows %d, split-K %d (.mc: the weights of two "
                "wide tiles, 65..128 rows, by TMA multicast; no split-K)", name, c->mcast,
                c->rows, c->splitk);
+    RAMP_CHECK(!c->tma_x || (c->tma_x == 1 && c->rows > 64 && c->splitk == 1),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: tma_x %d with rows %d, split-K %d (.tx: a wide tile's token rows, "
+               "65..128, as one TMA box; no split-K)", name, c->tma_x, c->rows, c->splitk);
     RAMP_CHECK(!v->xbf16, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: BF16 hidden states into an FP8 layer (quantized in the kernel) "
                "are v1's only so far", name);
@@ -160,6 +164,7 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
         if (!e.p2k) e.p2k = v->cfg.two_phase;
     }
     if (v->cfg.mcast) e.mcast = 1; /* (".mc") */
+    if (v->cfg.tma_x) e.tma_x = 1; /* (".tx") */
     return e;
 }
 
@@ -590,9 +595,55 @@ ramp_status ramp_moe_v2_permute_w2(const ramp_geometry *g, const uint8_t *w2, ui
     return RAMP_OK;
 }
 
-/* tma_x 1: the copy of x in tile order (moe_v2_xtile.cuh) into k->xt, grown
- * to p->max_tiles row tiles when smaller (an allocation: make the first
- * launch outside a stream capture), queued before the MoE kernel. */
+ramp_status ramp_moe_v2_map_x(const ramp_geometry *g, ramp_devptr base, int rows,
+                             int box_rows, CUtensorMap *out) {
+    RAMP_CHECK(g && base && rows > 0 && (box_rows == 1 || box_rows == 128) && out,
+               RAMP_ERR_INVALID_ARGUMENT, "v2 token map: base 0x%llx, rows %d, box rows %d",
+               (unsigned long long)base, rows, box_rows);
+    ramp_tmap_2d t;
+    memset(&t, 0, sizeof t);
+    t.elem_bytes = g->bf16 ? 2 : 1;
+    t.box_rows = box_rows;
+    t.box_cols = RAMP_MV2_KB / t.elem_bytes;
+    t.base = base;
+    t.rows = (uint64_t)rows;
+    t.cols = (uint64_t)g->hidden;
+    t.row_stride = (uint64_t)g->hidden * t.elem_bytes;
+    return ramp_tmap_2d_encode(&t, out);
+}
+
+ramp_status ramp_moe_v2_map_h(const ramp_geometry *g, int rows, ramp_devptr ws, int tiles,
+                             CUtensorMap *out) {
+    RAMP_CHECK(g && ws && tiles > 0 && out, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 intermediate map: ws 0x%llx, tiles %d", (unsigned long long)ws, tiles);
+    ramp_tmap_2d t;
+    memset(&t, 0, sizeof t);
+    t.elem_bytes = g->bf16 ? 2 : 1;
+    t.box_rows = 128;
+    t.box_cols = RAMP_MV2_KB / t.elem_bytes;
+    t.base = ws;
+    t.rows = 128;
+    t.cols = (uint64_t)g->inter;
+    t.row_stride = (uint64_t)g->inter * t.elem_bytes;
+    t.planes = (uint64_t)tiles; /* row tile r's 128 rows are plane r */
+    t.plane_stride = (uint64_t)ramp_moe_v2_ws_layout_rows(0, rows, g->inter, g->bf16).tile;
+    return ramp_tmap_2d_encode(&t, out);
+}
+
+ramp_status ramp_moe_v2_xtile_launch(ramp_kernel *xk, const ramp_moe_params *p, ramp_devptr xt,
+                                     int row_tiles, ramp_devptr choice, unsigned mask,
+                                     ramp_stream stream, int pdl) {
+    if (row_tiles <= 0) return RAMP_OK;
+    ramp_moe_params copy = *p;
+    void *args[4] = {&copy, &xt, &choice, &mask};
+    const unsigned grid[3] = {(unsigned)(row_tiles * 128 / (RAMP_MV2_XT_THREADS / 32)), 1, 1};
+    const unsigned block[3] = {RAMP_MV2_XT_THREADS, 1, 1};
+    return ramp_kernel_launch_ex(xk, grid, block, 0, stream, args, pdl, 1);
+}
+
+/* tma_x 1: k->xt grown to p->max_tiles row tiles when smaller (an
+ * allocation: make the first launch outside a stream capture), then the
+ * copy queued before the MoE kernel. */
 static ramp_status xtile_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                                 ramp_stream stream) {
     const size_t row_bytes = (size_t)k->v.geom.hidden * (k->v.geom.bf16 ? 2 : 1);
@@ -605,13 +656,7 @@ static ramp_status xtile_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         RAMP_TRY(ramp_gpu_alloc(k->gpu, need, &k->xt));
         k->xt_bytes = need;
     }
-    if (p->max_tiles == 0) return RAMP_OK;
-    ramp_moe_params copy = *p;
-    ramp_devptr xt = k->xt;
-    void *args[2] = {&copy, &xt};
-    const unsigned grid[3] = {(unsigned)(p->max_tiles * 128 / (RAMP_MV2_XT_THREADS / 32)), 1, 1};
-    const unsigned block[3] = {RAMP_MV2_XT_THREADS, 1, 1};
-    return ramp_kernel_launch(k->xt_kernel, grid, block, 0, stream, args);
+    return ramp_moe_v2_xtile_launch(k->xt_kernel, p, k->xt, p->max_tiles, 0, 0, stream, 0);
 }
 
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
@@ -638,38 +683,17 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     if (k->tma_x == 1) RAMP_TRY(xtile_launch(k, p, stream));
     if (k->tma_x == 1 && k->split && p->max_tiles > 0 &&
         (p->ws != k->map_h || p->max_tiles != k->map_h_tiles)) {
-        /* phase 2's intermediate rows: row tile r's 128 rows are plane r */
-        ramp_tmap_2d t;
-        memset(&t, 0, sizeof t);
-        t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
-        t.box_rows = 128;
-        t.box_cols = RAMP_MV2_KB / t.elem_bytes;
-        t.base = p->ws;
-        t.rows = 128;
-        t.cols = (uint64_t)k->v.geom.inter;
-        t.row_stride = (uint64_t)k->v.geom.inter * t.elem_bytes;
-        t.planes = (uint64_t)p->max_tiles;
-        t.plane_stride = (uint64_t)ramp_moe_v2_ws_layout_rows(0, k->v.cfg.rows, k->v.geom.inter,
-                                                              k->v.geom.bf16).tile;
         k->map_h = 0;
-        RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.h));
+        RAMP_TRY(ramp_moe_v2_map_h(&k->v.geom, k->v.cfg.rows, p->ws, p->max_tiles, &k->maps.h));
         k->map_h = p->ws;
         k->map_h_tiles = p->max_tiles;
     }
     const ramp_moe_u64 xbase = k->tma_x == 1 ? k->xt : p->x;
     const int xrows = k->tma_x == 1 ? p->max_tiles * 128 : p->num_tokens;
     if (k->tma_x && xrows > 0 && (xbase != k->map_x || xrows != k->map_m)) {
-        ramp_tmap_2d t;
-        memset(&t, 0, sizeof t);
-        t.elem_bytes = k->v.geom.bf16 ? 2 : 1;
-        t.box_rows = k->tma_x == 2 ? 1 : 128; /* a row, or a tile's */
-        t.box_cols = RAMP_MV2_KB / t.elem_bytes;
-        t.base = xbase;
-        t.rows = (uint64_t)xrows;
-        t.cols = (uint64_t)k->v.geom.hidden;
-        t.row_stride = (uint64_t)k->v.geom.hidden * t.elem_bytes;
-        k->map_x = 0;
-        RAMP_TRY(ramp_tmap_2d_encode(&t, &k->maps.x));
+        k->map_x = 0; /* a row, or a tile's */
+        RAMP_TRY(ramp_moe_v2_map_x(&k->v.geom, xbase, xrows, k->tma_x == 2 ? 1 : 128,
+                                   &k->maps.x));
         k->map_x = xbase;
         k->map_m = xrows;
     }

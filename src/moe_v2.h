@@ -170,6 +170,24 @@ ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks,
 ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
                                    int tiled, ramp_moe_v2_maps *out);
 
+/* Token rows by TMA (opts.tma_x, ".tx"): the map of maps.x over `rows` rows
+ * of hidden states at base (d elements each), boxes of 128 B x box_rows
+ * rows (128: a row tile of a copy in tile order; 1: a token row of x). */
+ramp_status ramp_moe_v2_map_x(const ramp_geometry *g, ramp_devptr base, int rows,
+                             int box_rows, CUtensorMap *out);
+/* The map of maps.h for a two-phase program of `rows` rows per tile (65..128)
+ * with tokens by TMA: the intermediate in ws as `tiles` planes of 128 rows x
+ * h, plane r at r x the workspace's tile stride; boxes of 128 B x 128 rows. */
+ramp_status ramp_moe_v2_map_h(const ramp_geometry *g, int rows, ramp_devptr ws, int tiles,
+                             CUtensorMap *out);
+/* Queues kernels/moe_v2_xtile.cuh's copy of x in tile order into xt (room for
+ * row_tiles x 128 rows), one warp per row; choice (device i32, 0: always)
+ * and mask as that kernel's; pdl: programmatic dependent launch. Nothing
+ * when row_tiles <= 0. */
+ramp_status ramp_moe_v2_xtile_launch(ramp_kernel *xk, const ramp_moe_params *p, ramp_devptr xt,
+                                     int row_tiles, ramp_devptr choice, unsigned mask,
+                                     ramp_stream stream, int pdl);
+
 /* RAMP_ERR_UNSUPPORTED saying which dimension when g's weights cannot be
  * pre-tiled: every box of the v2 kernel must start on a 128-row x 128-byte
  * block, so h and d must be multiples of 128 (every built-in model on every

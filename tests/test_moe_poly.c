@@ -188,6 +188,13 @@ static const char *const MENU_V2_MCAST[] = {"r16.w128.s4.ph2.dk4",    "r8.w256.s
                                             "r128.w128.s4.mc",        "r128.w256.s3.ph2.dk2.mc",
                                             "r128.w512.s3.ph2.dk2",   "r64.w128.s4.ph2.dk8"};
 
+/* Wide tiles with token rows by TMA (".tx", sessions 17-18): fused, two-phase,
+ * and with multicast, beside narrow and plain wide ones: the module holds
+ * the copy kernel (moe_v2_xtile.cuh) for them */
+static const char *const MENU_V2_TMAX[] = {"r16.w128.s4.ph2.dk4",       "r8.w256.s4",
+                                           "r128.w256.s3.tx",           "r128.w256.s3.ph2.dk2.mc.tx",
+                                           "r128.w128.s4.ph2.dk2.tx",   "r128.w512.s3.ph2.dk2"};
+
 /* A BF16 layer's menu with wide entries, fused and two-phase (bf16_pipe) */
 static const char *const MENU_V2_BF16W[] = {"r8.w256.s4",           "r32.w256.s3",
                                             "r128.w256.s3",         "r128.w128.s4.ph2.dk2",
@@ -308,6 +315,57 @@ static void test_v2_mcast_source(void) {
     CHECK(e1 && e2 && d0 && d3 && first && first > e1 && first < e2);
     CHECK(last && last > d0 && last < d3);
     free(src);
+}
+
+/* Token rows by TMA: RAMP_MV2_TMA_X 1 inside the .tx entries' namespaces
+ * (both kernels of the two-phase ones), undefined after every entry; the
+ * copy kernel once, after every namespace, for 128-row tiles of d bytes;
+ * none without a .tx entry. Refused: .tx entries of two row counts (one copy
+ * kernel), .tx on a narrow tile. */
+static void test_v2_tma_x_source(void) {
+    char *src = NULL;
+    ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_TMA_X 1\n"), 3 + 2); /* 3 entries, 2 two-phase */
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_TMA_X"), d.count + 4);
+    const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
+    const char *t = strstr(src, "#define RAMP_MV2_TMA_X 1");
+    CHECK(e1 && e2 && t && t > e1 && t < e2); /* entry 2 is the first .tx one */
+    CHECK_EQ_INT(count_of(src, "#include \"moe_v2_xtile.cuh\""), 1);
+    const char *xt = strstr(src, "#include \"moe_v2_xtile.cuh\"");
+    CHECK(xt && xt > strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down"));
+    CHECK(strstr(src, "#define RAMP_ROWS 128\n#define RAMP_ROW_BYTES 6144\n#include \"moe_v2_xtile")
+          != NULL);
+    free(src);
+    d.geom.bf16 = 1; /* a BF16 layer's rows: 2 d bytes (no narrow two-phase entry) */
+    CHECK_OK(ramp_config_parse("r16.w128.s4", &d.cfgs[0]));
+    CHECK_OK(ramp_config_parse("r128.w256.s3.ph2", &d.cfgs[5]));
+    src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    CHECK(src && strstr(src, "#define RAMP_ROW_BYTES 12288\n") != NULL);
+    free(src);
+    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST); /* no .tx entry: no copy kernel */
+    src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    CHECK(src && !strstr(src, "moe_v2_xtile") && !strstr(src, "RAMP_MV2_TMA_X 1"));
+    free(src);
+    d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+    d.cfgs[4].rows = 96; /* (v2 runs wide tiles of 65..128 rows) */
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "one row count") && strstr(ramp_last_error(), "entry 4"));
+    d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+    d.cfgs[1].tma_x = 1; /* r8: narrow */
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "menu entry 1") && strstr(ramp_last_error(), "tma_x"));
+    ramp_config c;
+    CHECK_ERR(ramp_config_parse("r64.w128.s4.tx", &c), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), ".tx") != NULL);
+    CHECK_ERR(ramp_config_parse("r128.w128.s4.tx.mc", &c), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk2.mc.tx", &c));
+    CHECK(c.tma_x == 1 && c.mcast == 1 && c.two_phase == 2);
+    char name[64];
+    CHECK(strcmp(ramp_config_name(&c, name, sizeof name), "r128.w256.s3.ph2.dk2.mc.tx") == 0);
 }
 
 /* A BF16 layer with bf16_pipe: RAMP_MV2_PIPE 1 around each wide entry's
@@ -457,7 +515,7 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
         ramp_jit_result *one = NULL;
         CHECK_OK(ramp_moe_v2_compile(&v, &one));
         const ramp_kernel_report *o = one ? ramp_jit_kernel(one, "ramp_moe_v2") : NULL;
-        if (o) printf("  %-22s %4d %7lld\n", menu[i], o->registers, ramp_moe_v2_layout_for(&v).total);
+        if (o) printf("  %-28s %4d %7lld\n", menu[i], o->registers, ramp_moe_v2_layout_for(&v).total);
         ramp_jit_result_free(one);
     }
     int warnings = r->ptxas_warnings;
@@ -476,11 +534,21 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
             smem_down = l > smem_down ? l : smem_down;
         }
     CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) != NULL) == two);
+    /* the copy kernel of .tx entries: in the module exactly when one is there */
+    int tx = 0;
+    for (int i = 0; i < d.count; i++) tx |= d.cfgs[i].tma_x;
+    const ramp_kernel_report *xr = ramp_jit_kernel(r, RAMP_POLY_V2_XTILE_KERNEL);
+    CHECK((xr != NULL) == tx);
+    if (xr) {
+        printf("  %-28s %4d %7d  (spills %d/%d B, stack %d B)\n", "copy of x (.tx)",
+               xr->registers, 0, xr->spill_store_bytes, xr->spill_load_bytes, xr->stack_bytes);
+        CHECK(xr->spill_store_bytes == 0 && xr->spill_load_bytes == 0 && xr->stack_bytes == 0);
+    }
     for (int kk = 0; kk < 1 + two; kk++) {
         const ramp_kernel_report *kr = kk ? ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) : k;
         const long long sm = kk ? smem_down : smem;
         if (!kr) continue;
-        printf("  %-22s %4d %7lld  (spills %d/%d B, stack %d B, static smem %d B, %d ptxas "
+        printf("  %-28s %4d %7lld  (spills %d/%d B, stack %d B, static smem %d B, %d ptxas "
                "warning(s)%s)\n",
                kk ? "polymorphic v2, ph. 2" : "polymorphic v2", kr->registers, sm,
                kr->spill_store_bytes, kr->spill_load_bytes, kr->stack_bytes, kr->smem_bytes,
@@ -535,6 +603,7 @@ int main(void) {
     test_v2_source_and_shape();
     test_v2_mcast_source();
     test_v2_bf16_pipe_source();
+    test_v2_tma_x_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
     if (rc == 77) {
@@ -549,6 +618,7 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_WIDE, 0, 0, "-wide");
     test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-narrow2");
     test_v2_compile("mixtral-8x22b", MENU_V2_MCAST, 0, 0, "-mc"); /* (sass-check: multicast) */
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx");
     g_v2_bf16_pipe = 1;
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");

@@ -877,6 +877,8 @@ int main(int argc, char **argv) {
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
                 stat3 s_q = time_it(&T, replay, Gq);
                 ROW(variant_row[q], chosen, &plan.configs[chosen], s_q);
+                printf("       %-10s %9.2f us (%+.2f us against ramp)\n", variant_row[q], s_q.med,
+                       s_q.med - s_ramp.med);
                 ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);

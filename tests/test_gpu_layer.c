@@ -534,7 +534,9 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
     CHECK_EQ_INT(viol, 0);
     int distinct = 0;
     for (int i = 0; i < NMENU; i++) distinct += hist[i] > 0;
-    if (routings >= 200 && !pairs) CHECK(distinct >= 3); /* the choice follows the routing */
+    /* the choice follows the routing (the default menu: a RAMP_LAYER_MENU
+     * plan may rank one entry first on every load) */
+    if (routings >= 200 && !pairs && MENU != g_menu) CHECK(distinct >= 3);
     printf("layer%s%s in one captured graph: %d routings replayed, %d meta/slot mismatches with "
            "the CPU twin, %d output violations, worst error/bound %.3f; choices:",
            g_kernel == RAMP_KERNEL_V2 ? " (kernel v2)" : "", pairs ? " (eq3+pairs plan)" : "",

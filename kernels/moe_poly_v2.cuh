@@ -119,13 +119,88 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
 #define RAMP_POLY_V2_L2PF(p) ((void)0)
 #endif
 
+/* RAMP_POLY_TX_MASK (src/moe_poly.c defines it for a menu with ".tx"
+ * entries; session 18): bit i for entry i, whose up stages load their
+ * 128 token rows as one TMA box of a copy of x in tile order (moe_v2.cuh's
+ * RAMP_MV2_TMA_X 1). When the choice is one of them, every block of the
+ * first kernel, right after its griddepcontrol.wait, copies a share of the
+ * rows (a warp per row, striding over the grid; row 128 r + n is the token
+ * of row tile r's slot n of RAMP_POLY_TX_SLOTS, zeros for padding) into xt (xt_rows rows of
+ * RAMP_POLY_TX_ROW_BYTES), and the grid then meets at a barrier in
+ * pp.sched's words 0 and 1 (the v1 tile scheduler's, which v2 does not use
+ * otherwise; the last block out sets both back to zero, so the contract
+ * "left zero" holds) before any block's TMA reads the copy. Every block is
+ * resident (grid <= one wave, one block per SM; the second kernel's blocks
+ * launch only after all of the first's have triggered), so the barrier
+ * cannot wait on a block that has not started. Another choice costs one
+ * read of it: the layer's graph has no extra kernel (a copy kernel of its
+ * own cost 3-6 us on every load where another entry was chosen, s18-run2). */
+#ifndef RAMP_POLY_TX_MASK
+#define RAMP_POLY_TX_MASK 0u
+#endif
+#if RAMP_POLY_TX_MASK
+static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &pp,
+                                                       unsigned long long xt, int xt_rows) {
+    const int c = *(const volatile int *)pp.choice;
+    if (c < 0 || c > 31 || !((RAMP_POLY_TX_MASK >> c) & 1u)) return;
+    int rows = *(const volatile int *)pp.moe.num_tiles;
+    rows = rows < 0 ? 0 : rows > xt_rows / 128 ? xt_rows / 128 : rows;
+    rows *= 128;
+    const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
+    for (int row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows;
+         row += gridDim.x * warps) {
+        const int r = row >> 7, n = row & 127; /* RAMP_POLY_TX_SLOTS slots a row tile */
+        int sl = n < RAMP_POLY_TX_SLOTS
+                     ? ((const int *)pp.moe.sorted_ids)[(size_t)r * RAMP_POLY_TX_SLOTS + n]
+                     : -1;
+        if (sl >= pp.moe.num_tokens * RAMP_TOPK) sl = -1;
+        const uint4 *src = (const uint4 *)((const unsigned char *)pp.moe.x +
+                                           (size_t)(sl < 0 ? 0 : sl / RAMP_TOPK) *
+                                               RAMP_POLY_TX_ROW_BYTES);
+        uint4 *dst = (uint4 *)((unsigned char *)xt + (size_t)row * RAMP_POLY_TX_ROW_BYTES);
+#pragma unroll 4
+        for (int i = lane; i < RAMP_POLY_TX_ROW_BYTES / 16; i += 32)
+            dst[i] = sl < 0 ? make_uint4(0u, 0u, 0u, 0u) : src[i];
+    }
+    /* the copy, written by the generic proxy, is read by other blocks' TMA
+     * (the async proxy): each writer fences the proxies; thread 0 releases
+     * the block's writes at GPU scope, arrives, and acquires everyone's */
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned *w = (unsigned *)pp.sched;
+        const unsigned n = gridDim.x;
+        __threadfence();
+        atomicAdd(&w[0], 1u);
+        for (;;) {
+            unsigned seen;
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(w) : "memory");
+            if (seen >= n) break;
+            __nanosleep(64);
+        }
+        if (atomicAdd(&w[1], 1u) == n - 1) { /* the last out: every block saw n */
+            atomicExch(&w[0], 0u);
+            atomicExch(&w[1], 0u);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+#define RAMP_POLY_V2_XCOPY() ramp_poly_xcopy(pp, ramp_poly_xt, ramp_poly_xt_rows)
+#else
+#define RAMP_POLY_V2_XCOPY() ((void)0)
+#endif
+
 /* before_wait / after_wait: statements run right before / after
  * griddepcontrol.wait (the first kernel's L2 prefetch, above, and its
  * trigger of the second, file comment). */
 #define RAMP_POLY_V2_BEGIN(kernel_name, before_wait, after_wait)              \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
     kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
-                     const __grid_constant__ ramp_moe_v2_maps maps) {        \
+                     const __grid_constant__ ramp_moe_v2_maps maps,          \
+                     const unsigned long long ramp_poly_xt,                   \
+                     const int ramp_poly_xt_rows) {                           \
         extern __shared__ __align__(1024) unsigned char ramp_poly_dyn[];     \
         const unsigned ramp_poly_a = hop_smem(ramp_poly_dyn);                \
         unsigned char *sm = ramp_poly_dyn +                                  \

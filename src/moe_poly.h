@@ -16,9 +16,6 @@
  * entries (launched after it when the menu has one; moe_poly_v2.cuh). */
 #define RAMP_POLY_V2_KERNEL "ramp_moe_poly_v2"
 #define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
-/* ... and the copy of x in tile order for its ".tx" entries (moe_v2_xtile.cuh),
- * launched before them when the menu has one */
-#define RAMP_POLY_V2_XTILE_KERNEL "ramp_moe_v2_xtile"
 
 /* A menu compiled into one kernel: configurations in menu order, the layer's
  * per-GPU geometry (experts = local experts) and input kind, and which

@@ -630,20 +630,9 @@ ramp_status ramp_moe_v2_map_h(const ramp_geometry *g, int rows, ramp_devptr ws, 
     return ramp_tmap_2d_encode(&t, out);
 }
 
-ramp_status ramp_moe_v2_xtile_launch(ramp_kernel *xk, const ramp_moe_params *p, ramp_devptr xt,
-                                     int row_tiles, ramp_devptr choice, unsigned mask,
-                                     ramp_stream stream, int pdl) {
-    if (row_tiles <= 0) return RAMP_OK;
-    ramp_moe_params copy = *p;
-    void *args[4] = {&copy, &xt, &choice, &mask};
-    const unsigned grid[3] = {(unsigned)(row_tiles * 128 / (RAMP_MV2_XT_THREADS / 32)), 1, 1};
-    const unsigned block[3] = {RAMP_MV2_XT_THREADS, 1, 1};
-    return ramp_kernel_launch_ex(xk, grid, block, 0, stream, args, pdl, 1);
-}
-
-/* tma_x 1: k->xt grown to p->max_tiles row tiles when smaller (an
- * allocation: make the first launch outside a stream capture), then the
- * copy queued before the MoE kernel. */
+/* tma_x 1: the copy of x in tile order (moe_v2_xtile.cuh) into k->xt, grown
+ * to p->max_tiles row tiles when smaller (an allocation: make the first
+ * launch outside a stream capture), queued before the MoE kernel. */
 static ramp_status xtile_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                                 ramp_stream stream) {
     const size_t row_bytes = (size_t)k->v.geom.hidden * (k->v.geom.bf16 ? 2 : 1);
@@ -656,7 +645,13 @@ static ramp_status xtile_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         RAMP_TRY(ramp_gpu_alloc(k->gpu, need, &k->xt));
         k->xt_bytes = need;
     }
-    return ramp_moe_v2_xtile_launch(k->xt_kernel, p, k->xt, p->max_tiles, 0, 0, stream, 0);
+    if (p->max_tiles == 0) return RAMP_OK;
+    ramp_moe_params copy = *p;
+    ramp_devptr xt = k->xt;
+    void *args[2] = {&copy, &xt};
+    const unsigned grid[3] = {(unsigned)(p->max_tiles * 128 / (RAMP_MV2_XT_THREADS / 32)), 1, 1};
+    const unsigned block[3] = {RAMP_MV2_XT_THREADS, 1, 1};
+    return ramp_kernel_launch(k->xt_kernel, grid, block, 0, stream, args);
 }
 
 ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,

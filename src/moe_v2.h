@@ -180,14 +180,6 @@ ramp_status ramp_moe_v2_map_x(const ramp_geometry *g, ramp_devptr base, int rows
  * h, plane r at r x the workspace's tile stride; boxes of 128 B x 128 rows. */
 ramp_status ramp_moe_v2_map_h(const ramp_geometry *g, int rows, ramp_devptr ws, int tiles,
                              CUtensorMap *out);
-/* Queues kernels/moe_v2_xtile.cuh's copy of x in tile order into xt (room for
- * row_tiles x 128 rows), one warp per row; choice (device i32, 0: always)
- * and mask as that kernel's; pdl: programmatic dependent launch. Nothing
- * when row_tiles <= 0. */
-ramp_status ramp_moe_v2_xtile_launch(ramp_kernel *xk, const ramp_moe_params *p, ramp_devptr xt,
-                                     int row_tiles, ramp_devptr choice, unsigned mask,
-                                     ramp_stream stream, int pdl);
-
 /* RAMP_ERR_UNSUPPORTED saying which dimension when g's weights cannot be
  * pre-tiled: every box of the v2 kernel must start on a 128-row x 128-byte
  * block, so h and d must be multiples of 128 (every built-in model on every

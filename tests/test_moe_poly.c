@@ -189,8 +189,8 @@ static const char *const MENU_V2_MCAST[] = {"r16.w128.s4.ph2.dk4",    "r8.w256.s
                                             "r128.w512.s3.ph2.dk2",   "r64.w128.s4.ph2.dk8"};
 
 /* Wide tiles with token rows by TMA (".tx", sessions 17-18): fused, two-phase,
- * and with multicast, beside narrow and plain wide ones: the module holds
- * the copy kernel (moe_v2_xtile.cuh) for them */
+ * and with multicast, beside narrow and plain wide ones: the first kernel
+ * copies x in tile order when one of them is chosen (RAMP_POLY_TX_MASK) */
 static const char *const MENU_V2_TMAX[] = {"r16.w128.s4.ph2.dk4",       "r8.w256.s4",
                                            "r128.w256.s3.tx",           "r128.w256.s3.ph2.dk2.mc.tx",
                                            "r128.w128.s4.ph2.dk2.tx",   "r128.w512.s3.ph2.dk2"};
@@ -319,9 +319,10 @@ static void test_v2_mcast_source(void) {
 
 /* Token rows by TMA: RAMP_MV2_TMA_X 1 inside the .tx entries' namespaces
  * (both kernels of the two-phase ones), undefined after every entry; the
- * copy kernel once, after every namespace, for 128-row tiles of d bytes;
- * none without a .tx entry. Refused: .tx entries of two row counts (one copy
- * kernel), .tx on a narrow tile. */
+ * copy of x (RAMP_POLY_TX_MASK of entries 2-4, 128 slots, rows of d bytes)
+ * defined before the prelude and run after the first kernel's wait only;
+ * nothing of it without a .tx entry. Refused: .tx entries of two row counts
+ * (one copy), .tx on a narrow tile. */
 static void test_v2_tma_x_source(void) {
     char *src = NULL;
     ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
@@ -332,23 +333,26 @@ static void test_v2_tma_x_source(void) {
     const char *e1 = strstr(src, "namespace ramp_poly_e1 {"), *e2 = strstr(src, "namespace ramp_poly_e2 {");
     const char *t = strstr(src, "#define RAMP_MV2_TMA_X 1");
     CHECK(e1 && e2 && t && t > e1 && t < e2); /* entry 2 is the first .tx one */
-    CHECK_EQ_INT(count_of(src, "#include \"moe_v2_xtile.cuh\""), 1);
-    const char *xt = strstr(src, "#include \"moe_v2_xtile.cuh\"");
-    CHECK(xt && xt > strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down"));
-    CHECK(strstr(src, "#define RAMP_ROWS 128\n#define RAMP_ROW_BYTES 6144\n#include \"moe_v2_xtile")
-          != NULL);
+    const char *m = strstr(src, "#define RAMP_POLY_TX_MASK 0x1cu\n#define RAMP_POLY_TX_SLOTS 128\n"
+                                "#define RAMP_POLY_TX_ROW_BYTES 6144\n");
+    CHECK(m && m < strstr(src, "#include \"moe_poly_v2.cuh\""));
+    CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_XCOPY()"), 1);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, asm volatile(\"griddepcontrol."
+                      "launch_dependents;\\n\" ::: \"memory\"); RAMP_POLY_V2_XCOPY())") != NULL);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)") != NULL);
     free(src);
     d.geom.bf16 = 1; /* a BF16 layer's rows: 2 d bytes (no narrow two-phase entry) */
     CHECK_OK(ramp_config_parse("r16.w128.s4", &d.cfgs[0]));
     CHECK_OK(ramp_config_parse("r128.w256.s3.ph2", &d.cfgs[5]));
     src = NULL;
     CHECK_OK(ramp_moe_poly_source(&d, &src));
-    CHECK(src && strstr(src, "#define RAMP_ROW_BYTES 12288\n") != NULL);
+    CHECK(src && strstr(src, "#define RAMP_POLY_TX_ROW_BYTES 12288\n") != NULL);
     free(src);
-    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST); /* no .tx entry: no copy kernel */
+    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST); /* no .tx entry: nothing of it */
     src = NULL;
     CHECK_OK(ramp_moe_poly_source(&d, &src));
-    CHECK(src && !strstr(src, "moe_v2_xtile") && !strstr(src, "RAMP_MV2_TMA_X 1"));
+    CHECK(src && !strstr(src, "RAMP_POLY_TX") && !strstr(src, "XCOPY") &&
+          !strstr(src, "RAMP_MV2_TMA_X 1"));
     free(src);
     d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
     d.cfgs[4].rows = 96; /* (v2 runs wide tiles of 65..128 rows) */
@@ -534,16 +538,6 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
             smem_down = l > smem_down ? l : smem_down;
         }
     CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) != NULL) == two);
-    /* the copy kernel of .tx entries: in the module exactly when one is there */
-    int tx = 0;
-    for (int i = 0; i < d.count; i++) tx |= d.cfgs[i].tma_x;
-    const ramp_kernel_report *xr = ramp_jit_kernel(r, RAMP_POLY_V2_XTILE_KERNEL);
-    CHECK((xr != NULL) == tx);
-    if (xr) {
-        printf("  %-28s %4d %7d  (spills %d/%d B, stack %d B)\n", "copy of x (.tx)",
-               xr->registers, 0, xr->spill_store_bytes, xr->spill_load_bytes, xr->stack_bytes);
-        CHECK(xr->spill_store_bytes == 0 && xr->spill_load_bytes == 0 && xr->stack_bytes == 0);
-    }
     for (int kk = 0; kk < 1 + two; kk++) {
         const ramp_kernel_report *kr = kk ? ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) : k;
         const long long sm = kk ? smem_down : smem;

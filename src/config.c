@@ -51,6 +51,7 @@ static const int STAGES[] = {2, 3, 4};
 #define WIDE_ROWS 128                           /* kernel v2 only */
 static const int WIDE_STAGES[] = {3, 4};
 static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts */
+#define WIDE_VARIANTS 3 /* each wide tile plain, .tx and .mc.tx */
 static const int KS_ROWS[] = {4, 8, 16, 24, 32}; /* v2's split-K (cluster of 2) */
 static const int KS_WIDTHS[] = {128, 256};
 #define KS_STAGES 4
@@ -391,7 +392,7 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
     int total = 0, n = 0;
     RAMP_TRY(ramp_config_space(g, lim, &list, &total));
     if (k == RAMP_KERNEL_V2) { /* v2's wide tiles and split-K after v1's space */
-        const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE) +
+        const int wide = COUNT(WIDTHS) * COUNT(WIDE_STAGES) * COUNT(TWO_PHASE) * WIDE_VARIANTS +
                          COUNT(KS_ROWS) * COUNT(KS_WIDTHS) + COUNT(NS_ROWS) * COUNT(NS_PARTS);
         ramp_config *grown = realloc(list, (size_t)(total + wide) * sizeof *list);
         if (!grown) {
@@ -406,11 +407,15 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
         for (int wi = 0; wi < COUNT(WIDTHS); wi++)
             for (int si = 0; si < COUNT(WIDE_STAGES); si++)
                 for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
-                    ramp_config c = {WIDE_ROWS, WIDTHS[wi], WIDE_STAGES[si], 0, 0, 1,
-                                     TWO_PHASE[pi], 0, 0};
-                    ramp_resources r;
-                    if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
-                        list[total++] = c;
+                    for (int vi = 0; vi < WIDE_VARIANTS; vi++) {
+                        /* plain; token rows by TMA (.tx); and with weight
+                         * multicast too (.mc.tx): sessions 17-18 */
+                        ramp_config c = {WIDE_ROWS, WIDTHS[wi], WIDE_STAGES[si], 0, 0, 1,
+                                         TWO_PHASE[pi], vi == 2, vi >= 1};
+                        ramp_resources r;
+                        if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
+                            list[total++] = c;
+                    }
                 }
         for (int ri = 0; ri < COUNT(KS_ROWS); ri++)
             for (int wi = 0; wi < COUNT(KS_WIDTHS); wi++) {

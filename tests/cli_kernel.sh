@@ -25,14 +25,14 @@ for d in chat code; do
 done
 expect 0 "wrote" -- "$ramp" trace gen --model deepseek-v3 --domain chat --steps 4 --layers 1 --seed 5 \
   -o "$tmp/ds.safetensors"
-expect 0 "wrote 8 loads x 116 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
+expect 0 "wrote 8 loads x 148 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --kernel v2 --max-batches 1 -o "$tmp/ds2.safetensors" "$tmp/ds.safetensors"
 expect 0 "wrote 8 loads x 378 configurations .kernel v1." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --max-batches 1 -o "$tmp/ds1.safetensors" "$tmp/ds.safetensors"
 L1=$tmp/l1.safetensors L2=$tmp/l2.safetensors LB=$tmp/lb.safetensors
 expect 0 "wrote 32 loads x 180 configurations .kernel v1." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 -o "$L1" "$tmp/chat.safetensors" "$tmp/code.safetensors"
-expect 0 "wrote 32 loads x 79 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+expect 0 "wrote 32 loads x 97 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 --kernel v2 -o "$L2" "$tmp/chat.safetensors" "$tmp/code.safetensors"
 expect 0 "kernel: v2" -- "$ramp" dataset info "$L2"
 expect 0 "kernel: v1" -- "$ramp" dataset info "$L1"
@@ -40,21 +40,21 @@ expect 0 "wrote 32 loads x 180" -- "$ramp" dataset build --model qwen3-30b --lay
   --bf16 -o "$LB" "$tmp/chat.safetensors" "$tmp/code.safetensors"
 expect 0 "precision: bf16" -- "$ramp" dataset info "$LB"
 expect 0 "precision: fp8" -- "$ramp" dataset info "$L2"
-# A BF16 v2 space: Qwen3's 79 (every one fits in BF16), and its times by the simulator
+# A BF16 v2 space: Qwen3's 97 (every one fits in BF16), and its times by the simulator
 LB2=$tmp/lb2.safetensors
-expect 0 "wrote 32 loads x 79 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+expect 0 "wrote 32 loads x 97 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 --bf16 --kernel v2 -o "$LB2" "$tmp/chat.safetensors" "$tmp/code.safetensors"
-expect 0 "2528 of 2528 filled" -- "$ramp" bench "$LB2" -o "$tmp/tb2.safetensors" --backend sim
+expect 0 "3104 of 3104 filled" -- "$ramp" bench "$LB2" -o "$tmp/tb2.safetensors" --backend sim
 expect 0 "precision: bf16" -- "$ramp" dataset info "$tmp/tb2.safetensors"
 
 # A v2 dataset: bench takes its kernel (no --kernel needed); every cell filled.
 T2=$tmp/t2.safetensors
-expect 3 "timing 32 loads x 79 configurations .sim backend, kernel v2." -- \
+expect 3 "timing 32 loads x 97 configurations .sim backend, kernel v2." -- \
   "$ramp" bench "$L2" -o "$T2" --backend sim --max-cells 100
-expect 0 "2528 of 2528 filled" -- "$ramp" bench "$L2" -o "$T2" --backend sim --kernel v2
+expect 0 "3104 of 3104 filled" -- "$ramp" bench "$L2" -o "$T2" --backend sim --kernel v2
 expect 0 "kernel: v2" -- "$ramp" dataset info "$T2"
 # ... resumed as a v1 sweep of the same cells: refused, naming both kernels.
-expect 2 "--kernel v1: .*t2.safetensors holds 2528 times of kernel v2" -- \
+expect 2 "--kernel v1: .*t2.safetensors holds 3104 times of kernel v2" -- \
   "$ramp" bench "$T2" -o "$tmp/x.safetensors" --backend sim --kernel v1
 "$ramp" bench "$L2" -o "$tmp/l2v1.safetensors" --backend sim --kernel v1 --max-cells 1 >/dev/null 2>&1
 expect 1 "its times are of kernel v1, the sweep's kernel v2" -- \
@@ -74,7 +74,7 @@ expect 2 "--kernel v2: 1 of the configurations named in --configs are not ones k
   "$ramp" bench "$L1" -o "$tmp/c.safetensors" --backend sim --kernel v2 --configs r2.w128.s2,r16.w256.s4.persist
 # A BF16 dataset: v2's whole space (wide and two-phase tiles included),
 # built directly or narrowed from v1's.
-expect 0 "wrote 32 loads x 79 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
+expect 0 "wrote 32 loads x 97 configurations .kernel v2." -- "$ramp" dataset build --model qwen3-30b \
   --layout EP8 --max-batches 2 --bf16 --kernel v2 -o "$tmp/lb2.safetensors" \
   "$tmp/chat.safetensors" "$tmp/code.safetensors"
 expect 0 "kernel v2: 60 of .*lb.safetensors's 180 configurations .kernel v1. kept, 120 left out" -- \

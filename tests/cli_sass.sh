@@ -92,7 +92,7 @@ if [ $rc = 1 ] && echo "$out" | grep -q RAMP_ERR_NO_GPU; then
   exit 77
 fi
 [ $rc = 0 ] || fail "configs --ptxas exited $rc: $out"
-echo "$out" | grep -qE "79 configurations, 85 programs compiled by NVRTC .* 0 cannot run as compiled; cubins" ||
+echo "$out" | grep -qE "97 configurations, 115 programs compiled by NVRTC .* 0 cannot run as compiled; cubins" ||
   fail "configs --ptxas summary: $out"
 "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --jobs 2 --csv > "$tmp/q.csv" ||
   fail "configs --ptxas --csv exited $?"
@@ -101,18 +101,19 @@ echo "$out" | grep -qE "79 configurations, 85 programs compiled by NVRTC .* 0 ca
 rows=$(awk -F, 'NR > 1' "$tmp/q.csv" | wc -l)
 good=$(awk -F, 'NR > 1 && $2 == 1 && $4 == 168 && ($3 == 1 || $5 == 168) && $6 == 0 && $7 == 0 &&
                 $8 == 0 && $9 <= 232448 && $10 <= 232448 && $12 == 1 && $13 == 0' "$tmp/q.csv" | wc -l)
-[ "$rows" = 79 ] && [ "$good" = 79 ] || fail "ptxas table: $good of $rows rows as expected: $(cat "$tmp/q.csv")"
+[ "$rows" = 97 ] && [ "$good" = 97 ] || fail "ptxas table: $good of $rows rows as expected: $(cat "$tmp/q.csv")"
 grep -q '^r128.w128.s3.ph2.dk2,1,2,168,168,0,0,0,169536,220224,384,1,0,$' "$tmp/q.csv" ||
   fail "two-phase row: $(grep ph2.dk2 "$tmp/q.csv")"
-[ "$(ls "$tmp/q" | wc -l)" = 82 ] || fail "cubins: $(ls "$tmp/q" | wc -l), expected 82 (85 programs, 3 shared up programs)"
+# (each wide tile plain, .tx and .mc.tx: 3 x 3 up programs shared by two K splits)
+[ "$(ls "$tmp/q" | wc -l)" = 106 ] || fail "cubins: $(ls "$tmp/q" | wc -l), expected 106 (115 programs, 9 shared up programs)"
 if "$check" --which >/dev/null 2>&1; then
-  expect 0 "82 cubins, 0 breaking the rules" -- "$check" "$tmp/q"
+  expect 0 "106 cubins, 0 breaking the rules" -- "$check" "$tmp/q"
 else
   fail "NVRTC is here but no disassembler: run tools/install-deps"
 fi
 # a compile that fails (no kernel sources) writes nothing
 mkdir -p "$tmp/nokernels"
-expect 1 "79 configuration.s. of the space failed to compile.*no cubins written" -- \
+expect 1 "97 configuration.s. of the space failed to compile.*no cubins written" -- \
   env RAMP_KERNEL_DIR="$tmp/nokernels" "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 \
   --ptxas --cubin-dir "$tmp/fail"
 ls -d "$tmp"/fail* >/dev/null 2>&1 && fail "a failed compile left $(ls -d "$tmp"/fail*)"

@@ -769,11 +769,13 @@ static void test_kernel(void) {
  * K parts dividing h / 128, at stages 3 and 4 where they fit (4 only at
  * w = 128: 3 x 48.5 KB slots at w 256 / 512): Qwen3 (h / 128 = 6: parts
  * 1, 2) w128 2 x 3 + w256 1 x 3 = 9; DeepSeek-V3 (16: parts 1, 2, 4)
- * w128 2 x 4 + w256 4 + w512 4 = 16. Last v2's split-K over a cluster of
- * two: rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages = 10 on both. */
+ * w128 2 x 4 + w256 4 + w512 4 = 16; each plain, with token rows by TMA
+ * (.tx) and with weight multicast too (.mc.tx): 27 and 48. Last v2's
+ * split-K over a cluster of two: rows {4, 8, 16, 24, 32} x widths
+ * {128, 256} x 4 stages = 10 on both. */
 static void test_kernel_space(void) {
     static const struct { const char *model; int v1, v2, widths, wide, ks; } want[2] = {
-        {"qwen3-30b", 180, 79, 2, 9, 10}, {"deepseek-v3", 378, 116, 3, 16, 10}};
+        {"qwen3-30b", 180, 97, 2, 27, 10}, {"deepseek-v3", 378, 148, 3, 48, 10}};
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     for (int m = 0; m < 2; m++) {
@@ -806,6 +808,9 @@ static void test_kernel_space(void) {
             v.cfg = s2[j];
             v.geom = g;
             CHECK(s2[j].rows == 128 && !s2[j].persistent && s2[j].splitk == 1);
+            /* in threes: plain, .tx, .mc.tx of one tile */
+            const int vi = (j - (n2 - want[m].wide - want[m].ks)) % 3;
+            CHECK(s2[j].tma_x == (vi >= 1) && s2[j].mcast == (vi == 2));
             CHECK(s2[j].stages == 3 || s2[j].stages == 4);
             CHECK_OK(ramp_moe_v2_check(&v));
             CHECK(ramp_moe_v1_check(&v) != RAMP_OK);

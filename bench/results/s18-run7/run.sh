@@ -1,0 +1,10 @@
+# s18-run7: the BF16 Mixtral-8x22B EP8 v2 dataset over the space with .tx and .mc.tx, started
+# with the session's last device minutes (a partial sweep, resumable: DATASETS_RESUME=
+# bench/results/s18-run7 with the same DATASETS entry and DATASETS_BF16=1).
+set -u
+DATASETS_BF16=1 DATASETS="mixtral-8x22b:EP8:8:v2" DATASETS_SECONDS=180 \
+  tools/gpu-check env deps build datasets > $OUT/gc-ds.txt 2>&1
+echo "datasets exit $?"
+mkdir -p $OUT/ds && cp build-gpucheck-logs/tables.txt build-gpucheck-logs/env.log $OUT/ds/
+cp build-gpucheck-logs/datasets/*.safetensors build-gpucheck-logs/datasets/*-info.txt $OUT/ds/ 2>/dev/null
+ls -la $OUT/ds; tail -n 4 $OUT/ds/tables.txt

@@ -59,7 +59,9 @@
  *      function boundary", C7510); inlined, the six-entry menus need 168
  *      registers, as each entry alone, with no spills. RAMP_V2_ROLE_CALLS=1
  *      brings the functions back, for experiments.
- * Launch: block 384, dynamic shared memory = the largest entry's layout
+ * Parameters: ramp_poly_params, the maps, and for ".tx" entries the copy of x
+ * in tile order (xt, xt_rows rows; 0 and 0 without one; RAMP_POLY_TX_MASK
+ * below). Launch: block 384, dynamic shared memory = the largest entry's layout
  * (ramp_moe_v2_layout_of(...).total, its 1024 B of slack included), grid =
  * min(the most tiles any entry can have for the call's token count, SMs):
  * blocks stride over the tiles (tt = blockIdx.x + i * gridDim.x), v2's own

@@ -99,7 +99,9 @@ size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 /* Queues one launch (two when a v2 menu has a two-phase entry: the second
  * runs its phase 2): choice (device i32) picks the entry; sched (device,
  * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
- * tile scheduler's (v2 does not use it, but takes it: one contract).
+ * tile scheduler's (v2 uses words 0 and 1 as a grid barrier when a ".tx"
+ * entry is chosen, moe_poly_v2.cuh; one contract). Launches on one sched
+ * must not overlap (a stream's do not).
  * p->max_tiles is the capacity of sorted_ids / tile_expert in row tiles of
  * the SMALLEST entry's rows (the selection kernel's max_tiles); p->num_tokens
  * sizes the grid. */

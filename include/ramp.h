@@ -360,12 +360,13 @@ typedef struct {
     int mcast;      /* kernel v2 wide tiles only: 1 = clusters of two CTAs running two
                        row tiles of a slice, each weight stage read from L2 once and
                        written into both by TMA multicast (".mc"; kernels/moe_v2.md,
-                       session 15); not in the spaces until measured */
+                       session 15); in v2's space only with .tx (".mc.tx") */
     int tma_x;      /* kernel v2 wide tiles only: 1 = the up stages' 128 token rows as one
-                       TMA box of a copy of x in tile order, which a small kernel writes
-                       before the launch, and a two-phase entry's intermediate rows as
-                       one box ("tx"; kernels/moe_v2.md, sessions 17-18); not in the
-                       spaces until measured */
+                       TMA box of a copy of x in tile order (written before the MoE work:
+                       by a small kernel for the kernel alone, by the polymorphic kernel
+                       itself in the layer), and a two-phase entry's intermediate rows
+                       as one box (".tx"; kernels/moe_v2.md, sessions 17-18). In v2's
+                       space on every wide tile, alone and with .mc */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"

@@ -127,8 +127,9 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
  * RAMP_MV2_TMA_X 1). When the choice is one of them, every block of the
  * first kernel, right after its griddepcontrol.wait, copies a share of the
  * rows (a warp per row, striding over the grid; row 128 r + n is the token
- * of row tile r's slot n of RAMP_POLY_TX_SLOTS, zeros for padding) into xt (xt_rows rows of
- * RAMP_POLY_TX_ROW_BYTES), and the grid then meets at a barrier in
+ * of row tile r's slot n of RAMP_POLY_TX_SLOTS, zeros for padding) into xt
+ * (xt_rows rows of RAMP_POLY_TX_ROW_BYTES), and the grid then meets at a
+ * barrier in
  * pp.sched's words 0 and 1 (the v1 tile scheduler's, which v2 does not use
  * otherwise; the last block out sets both back to zero, so the contract
  * "left zero" holds) before any block's TMA reads the copy. Every block is

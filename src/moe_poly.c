@@ -646,6 +646,13 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     }
     unsigned grid[3] = {grid_for(k, pairs), 1, 1};
     unsigned block[3] = {(unsigned)k->threads, 1, 1};
+    /* a .tx entry's grid barrier needs every block resident at once */
+    RAMP_CHECK(!k->tx_mask || grid[0] <= (unsigned)(k->cluster > 1 ? k->clusters * k->cluster
+                                                                    : k->sms),
+               RAMP_ERR_UNSUPPORTED,
+               "polymorphic kernel v2 with .tx entries: a grid of %u blocks is more than one "
+               "wave (%d SMs); the copy of x ends in a grid barrier (ramp_moe_poly_set_grid)",
+               grid[0], k->sms);
     ramp_poly_params pp;
     memset(&pp, 0, sizeof pp);
     pp.moe = *p;

@@ -661,9 +661,21 @@ int main(int argc, char **argv) {
             if (q != 0) c->mcast = 1;
             any = 1;
         }
-        if (any) TRY(ramp_layer_create(T.gpu, &pw, &ld, &Lwide[q]));
-        else printf("--wide: the plan has no wide entry; no ramp-%s rows\n",
-                    q == 0 ? "tx" : q == 1 ? "mc" : "mctx");
+        const char *opt = q == 0 ? "tx" : q == 1 ? "mc" : "mctx";
+        /* a plan can already hold both a tile and its variant: the A/B would
+         * then be a menu with one entry twice, which plans refuse */
+        int dup = -1;
+        for (int i = 0; i < pw.count && dup < 0; i++)
+            for (int j = i + 1; j < pw.count; j++)
+                if (ramp_config_equal(&pw.configs[i], &pw.configs[j])) dup = i;
+        if (!any) printf("--wide: the plan has no wide entry; no ramp-%s rows\n", opt);
+        else if (dup >= 0) {
+            char nm[64];
+            ramp_config_name(&pw.configs[dup], nm, sizeof nm);
+            printf("--wide: with %s on its wide entries the menu holds %s twice; no ramp-%s rows\n",
+                   opt, nm, opt);
+        } else
+            TRY(ramp_layer_create(T.gpu, &pw, &ld, &Lwide[q]));
     }
     if (l2pf) {
         ld.l2_prefetch_mb = l2pf;

@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
     desc.local_experts = E;
     desc.nentries = 1;
     desc.group_only = 1;
-    desc.entries[0] = (ramp_select_entry){2, h / 128, 132, {0, 0, 0, 0}, 0};
+    desc.entries[0] = (ramp_select_entry){2, h / 128, 132, {0, 0, 0, 0}, 0, 0};
     int64_t cap_slots, cap_tiles;
     TRY(ramp_select_capacity(&desc, &cap_slots, &cap_tiles)); /* rows 2: most tiles */
     desc.entries[0].rows = 64;
@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
         ramp_moe_variant v = {space[ci], g, 0};
         ramp_moe_kernel *K;
         TRY(ramp_moe_kernel_create_from(gpu, &v, J->r, &K));
-        desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0};
+        desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0, 0};
         ramp_select_result_free(sel);
         sel = NULL;
         TRY(ramp_select_result_create(&desc, &sel));
@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
         ramp_moe_variant v = {space[ld->best], g, 0};
         ramp_moe_kernel *K;
         TRY(ramp_moe_kernel_create_from(gpu, &v, cj[job_of[ld->best]].r, &K));
-        desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0};
+        desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0, 0};
         ramp_select_result_free(sel);
         sel = NULL;
         TRY(ramp_select_result_create(&desc, &sel));

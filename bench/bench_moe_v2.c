@@ -166,7 +166,7 @@ static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ram
                            ramp_devptr w13, ramp_devptr w13s, ramp_devptr w2, ramp_devptr w2s,
                            ramp_moe_params *p) {
     const int h = v->geom.inter;
-    desc->entries[0] = (ramp_select_entry){v->cfg.rows, h / v->cfg.width, 132, {0, 0, 0, 0}, 0};
+    desc->entries[0] = (ramp_select_entry){v->cfg.rows, h / v->cfg.width, 132, {0, 0, 0, 0}, 0, 0};
     ramp_select_result *sel = NULL;
     RAMP_TRY(ramp_select_result_create(desc, &sel));
     ramp_status s = ramp_select_cpu(desc, ld->pairs, ld->b.ids, sel);
@@ -554,7 +554,7 @@ int main(int argc, char **argv) {
         int64_t cap_slots = 0, cap_tiles = 0;
         for (int i = 0; i <= MV2_NROWS; i++) { /* and the wide tile */
             const int rows = i < MV2_NROWS ? MV2_ROWS[i] : MV2_WIDE_ROWS;
-            desc.entries[0] = (ramp_select_entry){rows, h / 128, 132, {0, 0, 0, 0}, 0};
+            desc.entries[0] = (ramp_select_entry){rows, h / 128, 132, {0, 0, 0, 0}, 0, 0};
             int64_t ms, mt;
             TRY(ramp_select_capacity(&desc, &ms, &mt));
             if (ms > cap_slots) cap_slots = ms;

@@ -726,7 +726,9 @@ ramp_status ramp_timing_select_kernel(const ramp_timing *t, ramp_kernel_version 
 
 typedef struct {
     double waves;   /* W_c = ceil(T_c / S_c) */
-    double tiles;   /* T_c = q_c * sum_e ceil(n_e / b_c) (q_c = h/w * splitk) */
+    double tiles;   /* T_c = q_c * sum_e ceil(n_e / b_c) (q_c = h/w * splitk);
+                       a multicast entry's row tiles rounded up to even
+                       (it runs them in pairs) */
     double active;  /* A   = experts with n_e > 0 */
 } ramp_features;
 
@@ -1652,6 +1654,9 @@ typedef struct {
                         prediction carries RAMP_PAST_WAVES_US, so the entry
                         is chosen only when every entry is past its limit
                         (ramp_config_max_waves: 1 for v2's split-K) */
+    int pair_tiles;  /* 0, or 1: the launch runs row tiles in pairs (v2's
+                        multicast, ramp_config.mcast), so T counts the row
+                        tiles rounded up to even: ceil(tiles / 2) * 2 * slices */
 } ramp_select_entry;
 
 /* The penalty, in microseconds, added to a prediction past an entry's
@@ -1674,6 +1679,7 @@ int ramp_config_max_waves(ramp_kernel_version k, const ramp_config *c);
 
 /* From a configuration and a fitted model: rows = c->rows, slices =
  * ceil(g->inter / c->width) * c->splitk, slots = sms * blocks_per_sm,
+ * pair_tiles = c->mcast,
  * max_waves 0 (a kernel v2 split-K entry wants ramp_config_max_waves; the
  * plan's entries, ramp_layer's, have it); theta: Equation 3's four
  * (theta[4] = 0). */

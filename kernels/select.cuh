@@ -439,7 +439,8 @@ ramp_select(const ramp_sel_params p) {
                 misc[4] = me.rows;
             }
 #if !RAMP_SELECT_GROUP_ONLY
-            const int Tq = T * me.slices;
+            /* a multicast entry runs its row tiles in pairs */
+            const int Tq = (RAMP_SEL_PAIRS_OF(me.slots_waves) ? (T + 1) & ~1 : T) * me.slices;
             const int W = ramp_sel_cdiv(Tq, RAMP_SEL_SLOTS_OF(me.slots_waves));
             float t = me.theta[0];
             t = __fmaf_rn(me.theta[1], __int2float_rn(W), t);

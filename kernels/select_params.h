@@ -52,8 +52,9 @@ typedef uint64_t ramp_sel_u64;
 /* One menu entry in device memory (32 bytes, 16-byte aligned buffer).
  * theta_pairs, Equation 3 + pairs' fifth coefficient (0 for Equation 3),
  * sits in what was a pad word, so the size and the two 16-byte loads stay.
- * slots_waves packs S_c (low 16 bits, 1..65535) and max_waves (high 16
- * bits, 0..32767; ramp_select_entry.max_waves) for the same reason. */
+ * slots_waves packs S_c (low 16 bits, 1..65535), max_waves (bits 16..30,
+ * 0..32767; ramp_select_entry.max_waves) and pair_tiles (bit 31) for the
+ * same reason. */
 typedef struct {
     ramp_sel_i32 rows, slices, slots_waves;
     float theta_pairs;
@@ -61,7 +62,8 @@ typedef struct {
 } ramp_sel_entry;
 
 #define RAMP_SEL_SLOTS_OF(sw) ((sw) & 0xFFFF)
-#define RAMP_SEL_WAVES_OF(sw) ((sw) >> 16)
+#define RAMP_SEL_WAVES_OF(sw) (((sw) >> 16) & 0x7FFF)
+#define RAMP_SEL_PAIRS_OF(sw) ((int)((unsigned)(sw) >> 31))
 #define RAMP_SEL_PAST_WAVES_INT 1000000 /* = RAMP_PAST_WAVES_US (ramp.h), us */
 #define RAMP_SEL_PAST_WAVES_US ((float)RAMP_SEL_PAST_WAVES_INT)
 

@@ -39,6 +39,15 @@ static double q_of(const ramp_config *c, const ramp_geometry *g) {
     return q * (c->splitk > 1 ? c->splitk : 1);
 }
 
+/* T_c: the tiles a launch covers. A multicast entry runs row tiles in pairs
+ * (clusters of two CTAs, ramp_mv2_pairs), so an odd count leaves one CTA of
+ * a pair idle: the time steps at the pair, not the tile (Mixtral FP8,
+ * s18-run4: 2 row tiles ~183 us, 3 row tiles ~322 us with .dk2.mc.tx). */
+static double tiles_of(const ramp_config *c, const ramp_geometry *g, double rowtiles) {
+    if (c->mcast) rowtiles = ceil(rowtiles / 2) * 2;
+    return q_of(c, g) * rowtiles;
+}
+
 static double slots_of(int sms, int blocks_per_sm) {
     return (double)(sms > 0 ? sms : 1) * (double)(blocks_per_sm > 0 ? blocks_per_sm : 1);
 }
@@ -69,7 +78,7 @@ void ramp_features_compute(const ramp_config *c, const ramp_geometry *g,
     if (!c || !g) return;
     double rt, act;
     rowtiles_of(nexp, load, c->rows, &rt, &act, NULL);
-    out->tiles = q_of(c, g) * rt;
+    out->tiles = tiles_of(c, g, rt);
     out->waves = ceil(out->tiles / slots_of(sms, blocks_per_sm));
     out->active = act;
 }
@@ -141,7 +150,7 @@ void ramp_costmodel_terms_slots(ramp_costmodel_kind kind, const ramp_config *c,
                                 const int32_t *load, double *terms) {
     double rt = 0, act = 0, pairs = 0;
     if (c && g) rowtiles_of(nexp, load, c->rows, &rt, &act, &pairs);
-    terms_from(kind, c && g ? q_of(c, g) * rt : 0, slots > 0 ? (double)slots : 1.0, sms, act,
+    terms_from(kind, c && g ? tiles_of(c, g, rt) : 0, slots > 0 ? (double)slots : 1.0, sms, act,
                pairs, terms);
 }
 
@@ -758,7 +767,6 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
     for (int c = 0; c < nc && st == RAMP_OK; c++) {
         const ramp_config *cfg = &t->configs[c];
         int slot = rows_slot(rows, nrows, cfg->rows);
-        double q = q_of(cfg, &t->geom);
         int64_t nr = 0;
         for (int64_t j = 0; j < nsel; j++) {
             double time = t->times_us[(size_t)sel[j] * nc + c];
@@ -772,7 +780,7 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
                                     ramp_config_name(cfg, name, sizeof name), time);
                 break;
             }
-            tiles[nr] = q * rt[j * rw + slot];
+            tiles[nr] = tiles_of(cfg, &t->geom, rt[j * rw + slot]);
             act[nr] = rt[j * rw + nrows];
             prs[nr] = rt[j * rw + nrows + 1];
             tm[nr] = time;
@@ -794,10 +802,10 @@ ramp_status ramp_costmodel_fit_opt(const ramp_timing *t, const uint8_t *mask,
             if (st != RAMP_OK || !descent) continue;
             for (int64_t j = 0; j < nsel; j++) {
                 double terms[RAMP_COST_TERMS_MAX], p = 0;
-                terms_from(kind, q * rt[j * rw + slot], S, t->sms, rt[j * rw + nrows],
-                           rt[j * rw + nrows + 1], terms);
+                const double tj = tiles_of(cfg, &t->geom, rt[j * rw + slot]);
+                terms_from(kind, tj, S, t->sms, rt[j * rw + nrows], rt[j * rw + nrows + 1], terms);
                 for (int l = 0; l < nt; l++) p += th[l] * terms[l];
-                p += ramp_past_waves_us(t->kernel, cfg, q * rt[j * rw + slot], S);
+                p += ramp_past_waves_us(t->kernel, cfg, tj, S);
                 pred[((size_t)c * maxc + cj) * (size_t)nsel + (size_t)j] = p;
             }
         }
@@ -973,7 +981,7 @@ void ramp_costmodel_predict_all(const ramp_costmodel *m, int nexp,
             if (nseen < 64) { seen_b[nseen] = b; seen_rt[nseen++] = rt; }
         }
         double terms[RAMP_COST_TERMS_MAX];
-        const double tiles = q_of(cfg, &m->geom) * rt;
+        const double tiles = tiles_of(cfg, &m->geom, rt);
         terms_from(m->kind, tiles, model_slots(m, c), m->sms, active, pairs, terms);
         const double *th = &m->theta[(size_t)c * nt];
         double p = 0;
@@ -988,7 +996,7 @@ static double model_past_waves(const ramp_costmodel *m, int c, int nexp, const i
     if (ramp_config_max_waves((ramp_kernel_version)m->kernel, cfg) == 0) return 0.0;
     double rt = 0, act = 0;
     rowtiles_of(nexp, load, cfg->rows, &rt, &act, NULL);
-    return ramp_past_waves_us(m->kernel, cfg, q_of(cfg, &m->geom) * rt, model_slots(m, c));
+    return ramp_past_waves_us(m->kernel, cfg, tiles_of(cfg, &m->geom, rt), model_slots(m, c));
 }
 
 double ramp_costmodel_predict(const ramp_costmodel *m, int config, int nexp,

@@ -100,6 +100,8 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
         RAMP_CHECK(e->max_waves >= 0 && e->max_waves <= 32767, RAMP_ERR_INVALID_ARGUMENT,
                    "entries[%d].max_waves = %d, expected 0 (no limit) .. 32767", c,
                    e->max_waves);
+        RAMP_CHECK(e->pair_tiles == 0 || e->pair_tiles == 1, RAMP_ERR_INVALID_ARGUMENT,
+                   "entries[%d].pair_tiles = %d, expected 0 or 1", c, e->pair_tiles);
         for (int j = 0; j < 5; j++)
             RAMP_CHECK(isfinite(e->theta[j]) && fabsf(e->theta[j]) <= RAMP_SELECT_THETA_MAX,
                        RAMP_ERR_INVALID_ARGUMENT,
@@ -158,6 +160,7 @@ ramp_status ramp_select_entry_make_terms(const ramp_config *c, const ramp_geomet
     out->rows = c->rows;
     out->slices = (g->inter + c->width - 1) / c->width * c->splitk;
     out->slots = sms * blocks_per_sm;
+    out->pair_tiles = c->mcast ? 1 : 0; /* as the cost model's T (costmodel.c, tiles_of) */
     for (int j = 0; j < nterms; j++) { /* theta[4] stays 0 for four terms */
         RAMP_CHECK(isfinite(theta[j]) && fabs(theta[j]) <= RAMP_SELECT_THETA_MAX,
                    RAMP_ERR_INVALID_ARGUMENT,
@@ -196,6 +199,7 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
         active += counts[i] > 0;
         pairs += counts[i];
     }
+    if (e->pair_tiles) tiles = (tiles + 1) / 2 * 2;
     int T = tiles * e->slices;
     int W = (T + e->slots - 1) / e->slots;
     float t = e->theta[0];

@@ -212,7 +212,9 @@ static ramp_status selector_init(ramp_selector *s) {
         menu[c].rows = d->entries[c].rows;
         menu[c].slices = d->entries[c].slices;
         /* 16 bits each (ramp_select_desc_check bounds them) */
-        menu[c].slots_waves = d->entries[c].slots | d->entries[c].max_waves << 16;
+        menu[c].slots_waves = (int32_t)((uint32_t)d->entries[c].slots |
+                                        (uint32_t)d->entries[c].max_waves << 16 |
+                                        (uint32_t)d->entries[c].pair_tiles << 31);
         for (int j = 0; j < 4; j++) menu[c].theta[j] = d->entries[c].theta[j];
         menu[c].theta_pairs = d->entries[c].theta[4];
     }

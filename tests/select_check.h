@@ -28,9 +28,10 @@ static double sel_pred_double(const ramp_select_entry *e, int nexp,
                               const int32_t *counts, ramp_features *f) {
     double pairs = 0;
     for (int i = 0; i < nexp; i++) pairs += counts[i];
-    /* a configuration and geometry with the same b, q and S:
+    /* a configuration and geometry with the same b, q, S and pairing:
      * q = ceil(inter / width) * splitk with width = 128, inter = 128 * q */
-    ramp_config c = {.rows = e->rows, .width = 128, .stages = 2, .splitk = 1};
+    ramp_config c = {.rows = e->rows, .width = 128, .stages = 2, .splitk = 1,
+                     .mcast = e->pair_tiles};
     ramp_geometry g = {.experts = nexp, .topk = 1, .inter = 128 * e->slices,
                        .hidden = 128};
     ramp_features_compute(&c, &g, e->slots, 1, nexp, counts, f);

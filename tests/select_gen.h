@@ -76,6 +76,8 @@ static void gen_desc(ramp_rng *r, ramp_select_desc *d, int32_t *local_of,
                                         : 1 + (int)ramp_rng_below(r, 1000);
         /* a wave limit on a third of the entries (split-K's is 1) */
         e->max_waves = ramp_rng_below(r, 3) == 0 ? 1 + (int)ramp_rng_below(r, 3) : 0;
+        /* row tiles in pairs (multicast) on a quarter */
+        e->pair_tiles = ramp_rng_below(r, 4) == 0;
         for (int j = 0; j < 4; j++) {
             double v = ramp_rng_uniform(r);
             /* mix scales and exact zeros, as NNLS fits have */

@@ -199,7 +199,7 @@ static void test_route(void) {
         d.local_experts = X;
         d.nentries = 1;
         d.group_only = 1;
-        d.entries[0] = (ramp_select_entry){1 + (int)ramp_rng_below(&rng, 64), 2, 132, {0, 0, 0, 0}, 0};
+        d.entries[0] = (ramp_select_entry){1 + (int)ramp_rng_below(&rng, 64), 2, 132, {0, 0, 0, 0}, 0, 0};
         ramp_select_result *sel = NULL;
         CHECK_OK(ramp_select_result_create(&d, &sel));
         if (sel) {

@@ -1016,6 +1016,58 @@ static void test_fit_pairs(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* A multicast entry (v2 .mc) runs its row tiles in pairs, so an odd count
+ * costs what the next even one does: T_c counts row tiles rounded up to
+ * even in the features, the model's prediction and the selection kernel's
+ * CPU twin alike (Mixtral FP8 .dk2.mc.tx, s18-run4: 2 row tiles ~183 us, 3
+ * ~322). Fresh random loads; the same entry without .mc counts them as
+ * they are. */
+static void test_pair_tiles(ramp_rng *rng) {
+    enum { NE = 8 };
+    ramp_config cfg[2] = {{.rows = 128, .width = 128, .stages = 4, .splitk = 1, .two_phase = 1,
+                           .mcast = 1, .tma_x = 1},
+                          {.rows = 128, .width = 128, .stages = 4, .splitk = 1, .two_phase = 1,
+                           .tma_x = 1}};
+    double theta[2 * 4] = {6, 40, 0.5, 20, 6, 40, 0.5, 20};
+    int bps[2] = {1, 1};
+    int64_t rows[2] = {1, 1};
+    ramp_costmodel m = {.kind = RAMP_COSTMODEL_EQ3, .kernel = RAMP_KERNEL_V2, .sms = 132,
+                        .nconfigs = 2, .configs = cfg, .blocks_per_sm = bps, .theta = theta,
+                        .rows = rows};
+    m.geom = (ramp_geometry){.experts = NE, .topk = 2, .inter = 1024, .hidden = 2048};
+    ramp_plan plan = {.geom = m.geom, .sms = 132, .blocks_per_sm = 1, .count = 2,
+                      .kernel = RAMP_KERNEL_V2, .cost_model = RAMP_COSTMODEL_EQ3};
+    ramp_select_entry se[2];
+    for (int c = 0; c < 2; c++) {
+        plan.configs[c] = cfg[c];
+        for (int k = 0; k < 4; k++) plan.theta[c][k] = theta[c * 4 + k];
+        CHECK_OK(ramp_select_entry_from_plan(&plan, c, &se[c]));
+        CHECK_EQ_INT(se[c].pair_tiles, c == 0);
+    }
+    int odd = 0, even = 0;
+    int32_t load[NE];
+    for (int it = 0; it < 300; it++) {
+        int64_t rt = 0;
+        for (int e = 0; e < NE; e++) {
+            load[e] = ramp_rng_below(rng, 3) == 0 ? 0 : (int32_t)ramp_rng_below(rng, 400);
+            rt += (load[e] + 127) / 128;
+        }
+        if (rt % 2) odd++;
+        else even++;
+        for (int c = 0; c < 2; c++) {
+            const int64_t prt = c == 0 ? (rt + 1) / 2 * 2 : rt;
+            ramp_features f;
+            ramp_features_compute(&cfg[c], &m.geom, 132, 1, NE, load, &f);
+            CHECK_NEAR(f.tiles, 8.0 * (double)prt, 0);
+            CHECK_NEAR(f.waves, (double)((8 * prt + 131) / 132), 0);
+            const double want = ramp_costmodel_predict(&m, c, NE, load);
+            CHECK_NEAR(want, 6 + 40 * f.waves + 0.5 * f.tiles + 20 * f.active, 1e-9);
+            CHECK_NEAR((double)ramp_select_predict(&se[c], NE, load), want, 1e-4 * want);
+        }
+    }
+    CHECK(odd > 20 && even > 20);
+}
+
 /* v2's split-K is chosen for one wave only (ramp_config_max_waves): the model's
  * predictions, its pick, the plan's pick and the selection kernel's CPU
  * twin all add RAMP_PAST_WAVES_US past one wave, so on a load where the
@@ -1106,5 +1158,6 @@ int main(void) {
     test_fit_wave_picks();
     test_fit_pairs(&rng);
     test_split_waves(&rng);
+    test_pair_tiles(&rng);
     return check_finish("test_costmodel");
 }

@@ -417,7 +417,7 @@ int main(void) {
         int64_t cap_slots = 0, cap_tiles = 0;
         const int rows_all[] = {2, 4, 6, 8, 12, 16, 24, 32, 48, 64};
         for (int i = 0; i < 10; i++) {
-            desc.entries[0] = (ramp_select_entry){rows_all[i], h / 128, 132, {0, 0, 0, 0}, 0};
+            desc.entries[0] = (ramp_select_entry){rows_all[i], h / 128, 132, {0, 0, 0, 0}, 0, 0};
             int64_t ms, mt;
             GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
             if (ms > cap_slots) cap_slots = ms;
@@ -468,7 +468,7 @@ int main(void) {
                     fprintf(stderr, "%s %s: resources invalid: %s\n", label, name, res->why);
                     check_failures++;
                 }
-                desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0};
+                desc.entries[0] = (ramp_select_entry){v.cfg.rows, h / v.cfg.width * v.cfg.splitk, 132, {0, 0, 0, 0}, 0, 0};
                 int64_t ms, mt;
                 GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
                 R.max_tiles = (int)mt;

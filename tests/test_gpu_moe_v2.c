@@ -611,7 +611,7 @@ int main(void) {
         int64_t cap_slots = 0, cap_tiles = 0;
         for (int i = 0; i <= MV2_NROWS; i++) { /* and the wide tile */
             const int rows = i < MV2_NROWS ? MV2_ROWS[i] : MV2_WIDE_ROWS;
-            desc.entries[0] = (ramp_select_entry){rows, h / 128, 132, {0, 0, 0, 0}, 0};
+            desc.entries[0] = (ramp_select_entry){rows, h / 128, 132, {0, 0, 0, 0}, 0, 0};
             int64_t ms, mt;
             GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
             if (ms > cap_slots) cap_slots = ms;
@@ -656,7 +656,7 @@ int main(void) {
                     K1 = NULL;
                 }
             }
-            desc.entries[0] = (ramp_select_entry){v->cfg.rows, h / v->cfg.width, 132, {0, 0, 0, 0}, 0};
+            desc.entries[0] = (ramp_select_entry){v->cfg.rows, h / v->cfg.width, 132, {0, 0, 0, 0}, 0, 0};
             int64_t ms, mt;
             GPU_OK(ramp_select_capacity(&desc, &ms, &mt));
             R.max_tiles = (int)mt;

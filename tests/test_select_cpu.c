@@ -90,6 +90,7 @@ static float predict_four_terms(const ramp_select_entry *e, int n, const int32_t
         tiles += (counts[i] + e->rows - 1) / e->rows;
         active += counts[i] > 0;
     }
+    if (e->pair_tiles && tiles % 2) tiles++; /* (pairs since session 19) */
     const int T = tiles * e->slices, W = (T + e->slots - 1) / e->slots;
     float t = e->theta[0];
     t = fmaf(e->theta[1], (float)W, t);
@@ -130,6 +131,7 @@ static void pairs_term_bits(unsigned long long seed) {
             /* a wave limit adds (float)RAMP_PAST_WAVES_US past it, nothing else */
             int64_t tiles = 0;
             for (int i = 0; i < n; i++) tiles += (counts[i] + e.rows - 1) / e.rows;
+            if (e.pair_tiles) tiles += tiles & 1;
             const int64_t W = (tiles * e.slices + e.slots - 1) / e.slots;
             e.max_waves = 1 + (int)ramp_rng_below(&rng, 3);
             got = ramp_select_predict(&e, n, counts);

@@ -5,6 +5,7 @@
 # emptied by a read; SM clock and power sampled every 50 ms meanwhile (read only).
 set -u
 [ -x build-gpucheck/bench_moe_v2 ] || tools/gpu-check env deps build > $OUT/gc-build.txt 2>&1
+export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 50 > $OUT/clocks.csv 2>&1 &
 smi=$!
 V=""

@@ -7,7 +7,7 @@
  *   loads of 64, 256, 512 and 1,024 token-expert pairs, balanced (every
  *   local expert the same count) and skewed (Zipf 1.2 over local experts);
  *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
- *   balanced; Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
+ *   balanced and random (tag 4096u: each pair's expert drawn uniformly); Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
  *   16, 64, 128, 256, 512 and 1,024 pairs (load tags m16 .. m1024).
  * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
  * widths dividing h, 4 stages, plus the wide tile r128 of each width; plain
@@ -39,7 +39,7 @@
  * ramp_moe_v2_permute_w2, each uploaded beside the row-major ones; not both)
  * times only those v2 programs, no v1, on the loads named in
  * RAMP_MV2_BENCH_LOADS (e.g.
- * "64b,64s,512b,4096b,m1024": pairs + b/s for balanced/skewed, m + pairs
+ * "64b,64s,512b,4096b,m1024": pairs + b/s/u for balanced/skewed/random, m + pairs
  * for Mixtral; default all), checks
  * every non-diagnostic variant on Qwen3 against the CPU reference, and writes
  * OUTDIR/moe-v2-<date>-<RAMP_MV2_BENCH_NAME>.md and .csv.
@@ -74,7 +74,7 @@ static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
 static int g_flush_read;
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
-#define NLOADS 15 /* 8 Qwen3, 1 DeepSeek-V3, 6 Mixtral */
+#define NLOADS 16 /* 8 Qwen3, 2 DeepSeek-V3, 6 Mixtral */
 
 typedef struct {
     char text[64];
@@ -133,10 +133,12 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
+#define ROUTING_NAME(ld) ((ld)->skewed == 1 ? "skewed" : (ld)->skewed == 2 ? "random" : "balanced")
 typedef struct {
     const char *model;
     int mi; /* index of model in main's models[] */
-    int pairs, skewed, active;
+    int pairs, active;
+    int skewed; /* 0 balanced (round robin), 1 skewed (Zipf 1.2), 2 random (uniform draws) */
     double flop; /* 2 x pairs x 3 x h x d */
     moe_batch b;
     double floor_us;
@@ -298,11 +300,11 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                 const double t = ld->tx[xi];
                 if (pass == 0)
                     fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.1f,%.4g\n", ld->model, ld->pairs,
-                            ld->skewed ? "skewed" : "balanced", ld->active, xv[xi].text, t,
+                            ROUTING_NAME(ld), ld->active, xv[xi].text, t,
                             ld->floor_us, t / ld->floor_us, ld->flop / (t * 1e6), ld->cx[xi]);
                 else
                     fprintf(f, "| %s | %d | %s | %s | %.1f | %.1f | %.2f | %.0f | %.3g |\n",
-                            ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced", xv[xi].text,
+                            ld->model, ld->pairs, ROUTING_NAME(ld), xv[xi].text,
                             t, ld->floor_us, t / ld->floor_us, ld->flop / (t * 1e6), ld->cx[xi]);
                 if (pass == 0 && !(ld->cx[xi] <= 1.0) && ld->cx[xi] != -1) bad = 1;
             }
@@ -318,7 +320,7 @@ static const char USAGE[] =
     "usage: bench_moe_v2 OUTDIR [reps]\n"
     "\n"
     "Times the Hopper kernel v2 against v1 and the HBM floor on Qwen3-30B-A3B,\n"
-    "DeepSeek-V3 and Mixtral-8x22B EP8 loads (balanced and skewed), the L2 evicted before each\n"
+    "DeepSeek-V3 and Mixtral-8x22B EP8 loads (balanced, skewed, random), the L2 evicted before each\n"
     "launch, the median of `reps` launches (default 20, at least 3); writes\n"
     "OUTDIR/moe-v2-<date>.md and .csv. Variant mode: RAMP_MV2_BENCH_VARIANTS =\n"
     "comma list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]\n"
@@ -434,22 +436,25 @@ int main(int argc, char **argv) {
             tot += p[perm[e]];
         }
         /* Qwen3: 64..1024 pairs balanced and skewed; DeepSeek-V3: 4,096
-         * balanced; Mixtral (one local expert): 16 (a 64-token batch under
-         * EP8 gives it 12-13), 64, 128, 256, 512, 1,024 */
+         * balanced and random (each pair's expert drawn uniformly: about 125
+         * +- 11 a expert, so some experts take a second row tile of 128,
+         * as a served batch's do); Mixtral (one local expert): 16 (a 64-token
+         * batch under EP8 gives it 12-13), 64, 128, 256, 512, 1,024 */
         const int qp[4] = {64, 256, 512, 1024}, mp[6] = {16, 64, 128, 256, 512, 1024};
-        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 1 : 6); li++) {
+        for (int li = 0; li < (mi == 0 ? 8 : mi == 1 ? 2 : 6); li++) {
             load *ld = &loads[nl++];
             ld->model = models[mi];
             ld->mi = mi;
             ld->pairs = mi == 0 ? qp[li / 2] : mi == 1 ? 4096 : mp[li];
-            ld->skewed = mi == 0 ? li % 2 : 0;
+            ld->skewed = mi == 0 ? li % 2 : mi == 1 ? 2 * li : 0;
             ld->flop = 2.0 * ld->pairs * 3.0 * h * d;
             if (moe_batch_make(&rng, MOE_UNIFORM, ld->pairs, k, m.experts, E, d, &ld->b))
                 DIE("out of memory");
             int counts[64] = {0};
             for (int t = 0; t < ld->pairs; t++) {
                 int e = t % E;
-                if (ld->skewed) {
+                if (ld->skewed == 2) e = (int)ramp_rng_below(&rng, (uint32_t)E);
+                else if (ld->skewed) {
                     double u = ramp_rng_uniform(&rng) * tot, acc = 0;
                     for (e = 0; e < E - 1; e++) {
                         acc += p[e];
@@ -474,7 +479,7 @@ int main(int argc, char **argv) {
             if (mi == 2) /* m1024: not Qwen3's 1024b */
                 snprintf(tag, sizeof tag, "m%d", ld->pairs);
             else
-                snprintf(tag, sizeof tag, "%d%c", ld->pairs, ld->skewed ? 's' : 'b');
+                snprintf(tag, sizeof tag, "%d%c", ld->pairs, "bsu"[ld->skewed]);
             ld->selected = 1;
             if (nx && lenv && *lenv) {
                 char lb[512];
@@ -599,7 +604,7 @@ int main(int argc, char **argv) {
                 if (mi == 0 && x->o.diag == 0)
                     TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
                 printf("%-24s %-12s %5d %-8s %8.1f us  %.2f x floor  grid %u  check %.3g\n",
-                       x->text, ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced",
+                       x->text, ld->model, ld->pairs, ROUTING_NAME(ld),
                        ld->tx[xi], ld->tx[xi] / ld->floor_us, ramp_moe_v2_grid(K2, p.max_tiles),
                        ld->cx[xi]);
                 fflush(stdout);
@@ -715,7 +720,7 @@ int main(int argc, char **argv) {
             char name[64];
             ramp_config_name(&vars[mi][ci].cfg, name, sizeof name);
             fprintf(f, "%s,%d,%s,%d,%s,%.3f,%.3f,%.3f,%.1f\n", ld->model, ld->pairs,
-                    ld->skewed ? "skewed" : "balanced", ld->active, name, ld->t2[ci], ld->t1[ci],
+                    ROUTING_NAME(ld), ld->active, name, ld->t2[ci], ld->t1[ci],
                     ld->floor_us, flop / (ld->t2[ci] * 1e6));
         }
     }
@@ -749,10 +754,10 @@ int main(int argc, char **argv) {
         const double t1b = ld->best1 >= 0 ? ld->t1[ld->best1] : 0;
         const double tf = 2.0 * ld->pairs * 3.0 * geoms[mi].inter * geoms[mi].hidden / (t2 * 1e6);
         fprintf(f, "| %s | %d | %s | %d | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.0f | %.3g |\n",
-                ld->model, ld->pairs, ld->skewed ? "skewed" : "balanced", ld->active, name, t2, t1s,
+                ld->model, ld->pairs, ROUTING_NAME(ld), ld->active, name, t2, t1s,
                 t1b, ld->floor_us, t2 / ld->floor_us, tf, ld->check);
         printf("%-12s %5d %-8s %6d %-16s %7.1f %10.1f %11.1f %9.1f %9.2f %8.0f  %.3g\n", ld->model,
-               ld->pairs, ld->skewed ? "skewed" : "balanced", ld->active, name, t2, t1s, t1b,
+               ld->pairs, ROUTING_NAME(ld), ld->active, name, t2, t1s, t1b,
                ld->floor_us, t2 / ld->floor_us, tf, ld->check);
         if (mi == 0) bad |= !(ld->check <= 1.0);
     }
@@ -773,7 +778,7 @@ int main(int argc, char **argv) {
                 ramp_config_name(&vars[mi][ci].cfg, name, sizeof name);
                 worst = r;
                 snprintf(worst_name, sizeof worst_name, "%s %d %s %s", ld->model, ld->pairs,
-                         ld->skewed ? "skewed" : "balanced", name);
+                         ROUTING_NAME(ld), name);
             }
         }
     }

@@ -190,6 +190,7 @@ static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, co
  * consumer's math instead of two. Its accumulators stay zero, which is what
  * its padding rows held (phase 2's TMA reads phase 1's zero padding rows). */
 static __device__ __forceinline__ int v2w_idle(const ramp_moe_params &prm, int r, int c) {
+    if (RAMP_MV2_DIAG == 10) return 0; /* the A/B's "before" */
     return r < 0 || (c > 0 && ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + 64 * c] < 0);
 }
 

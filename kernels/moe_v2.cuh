@@ -95,8 +95,7 @@
  * 6 with the weights loaded (no token gather), 8 as 6 with the tokens
  * gathered (no weights), 9 with RAMP_MV2_TMA_X: each up stage's token tile
  * as one TMA box of 128 rows (rows 0..127 of x, whatever the tile's tokens:
- * the bound of a tile-ordered copy of x), 10 (results right: an A/B) the
- * wide two-phase consumers' idle skip off (moe_v2_wide.cuh, v2w_idle). */
+ * the bound of a tile-ordered copy of x). */
 #ifndef RAMP_MV2_PF
 #define RAMP_MV2_PF 0
 #endif

@@ -183,32 +183,15 @@ static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, co
 #endif
 }
 
-/* Consumer c has no token in its 64 rows of row tile r (r < 0: a multicast
- * phantom), so it skips its wgmmas (FP8 tiles in two launches; session 19):
- * a tile's tokens fill its rows from row 0 (the selection pads an expert's
- * last row tile at its end), so a tail tile of <= 64 tokens costs one
- * consumer's math instead of two. Its accumulators stay zero, which is what
- * its padding rows held (phase 2's TMA reads phase 1's zero padding rows). */
-static __device__ __forceinline__ int v2w_idle(const ramp_moe_params &prm, int r, int c) {
-    if (RAMP_MV2_DIAG == 10) return 0; /* the A/B's "before" */
-    return r < 0 || (c > 0 && ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + 64 * c] < 0);
-}
-
 /* One stage whose A rows are in the slot (up stages; phase 2's stages):
  * waits for it, box 0 (the slot's first 128 weight rows) into acc0 and box 1
  * (the next 128) into acc1, each promoted with its weight block scale x the
- * row's scale from the slot; releases the slot once both groups are done.
- * An idle consumer (v2w_idle) only waits and releases. */
+ * row's scale from the slot; releases the slot once both groups are done. */
 static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it, int c, int n0,
-                                                      float *acc0, float *acc1, float *T,
-                                                      int idle) {
+                                                      float *acc0, float *acc1, float *T) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     const int s = it % V2_S;
     hop_mbar_wait(full + 8 * s, (it / V2_S) & 1);
-    if (idle) {
-        v2_release(empty + 8 * s);
-        return;
-    }
 #if !V2_TMA_X_ON && !V2_TMA_H_ON /* (rows by TMA: already the async proxy's) */
     hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
 #endif
@@ -421,11 +404,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     float acc0[V2W_ACC], acc1[V2W_ACC], T[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
-    const int idle = v2w_idle(prm, r, c);
 #pragma unroll 1
-    for (int kb = 0; kb < V2_P2NK; kb++, it++)
-        v2w_slot_stage(sm, it, c, n0, acc0, acc1, T, idle);
-    if (idle) return; /* no rows to add (its bulk group and barrier are its own) */
+    for (int kb = 0; kb < V2_P2NK; kb++, it++) v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);
 #endif
     v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
     v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
@@ -539,9 +519,6 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     const int n0 = 64 * c + 16 * w + (lane >> 2); /* token rows n0, n0 + 8 */
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
-    /* two launches only: the fused tile's one more live register spills
-     * polymorphic kernels that hold it (test_moe_poly) */
-    const int idle = RAMP_MV2_PHASE == 1 ? v2w_idle(prm, r, c) : 0;
     float accg[V2W_ACC], accu[V2W_ACC], T[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = 0.f;
@@ -550,8 +527,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int p = 0; p < V2_PASSES; p++) {
 #pragma unroll
         for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
-        for (int kb = 0; kb < V2_KBLK; kb++, it++)
-            v2w_slot_stage(sm, it, c, n0, accg, accu, T, idle);
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) v2w_slot_stage(sm, it, c, n0, accg, accu, T);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_quant(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1

@@ -41,7 +41,7 @@ typedef struct {
  * issue #5; moe_v2.md). */
 typedef struct {
     int prefetch; /* L2 prefetch distance in stages, 0..16 (RAMP_MV2_PF) */
-    int diag;     /* timing diagnostic 0..10 (RAMP_MV2_DIAG); results are wrong for 1..9 */
+    int diag;     /* timing diagnostic 0..9 (RAMP_MV2_DIAG); results are wrong if > 0 */
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48;
                      wide FP8 tiles: output reductions during the second half; wide BF16
                      tiles (1 or 2): one stage's wgmmas kept in flight (session 15) */

@@ -7,8 +7,9 @@
  *   loads of 64, 256, 512 and 1,024 token-expert pairs, balanced (every
  *   local expert the same count) and skewed (Zipf 1.2 over local experts);
  *   DeepSeek-V3 EP8 (32 local experts, d = 7168, h = 2048) at 4,096 pairs,
- *   balanced and random (tag 4096u: each pair's expert drawn uniformly); Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at
- *   16, 64, 128, 256, 512 and 1,024 pairs (load tags m16 .. m1024).
+ *   balanced and random (tag 4096u: each pair's expert drawn uniformly);
+ *   Mixtral-8x22B EP8 (one local expert, d = 6144, h = 16384) at 16, 64,
+ *   128, 256, 512 and 1,024 pairs (load tags m16 .. m1024).
  * Every configuration v2 supports (tests/moe_v2_util.h: rows {2..64} x
  * widths dividing h, 4 stages, plus the wide tile r128 of each width; plain
  * launch) is timed in both kernels where both run (v1 has no wide tile):
@@ -437,7 +438,7 @@ int main(int argc, char **argv) {
         }
         /* Qwen3: 64..1024 pairs balanced and skewed; DeepSeek-V3: 4,096
          * balanced and random (each pair's expert drawn uniformly: about 125
-         * +- 11 a expert, so some experts take a second row tile of 128,
+         * +- 11 an expert, so some experts take a second row tile of 128,
          * as a served batch's do); Mixtral (one local expert): 16 (a 64-token
          * batch under EP8 gives it 12-13), 64, 128, 256, 512, 1,024 */
         const int qp[4] = {64, 256, 512, 1024}, mp[6] = {16, 64, 128, 256, 512, 1024};

@@ -211,7 +211,7 @@ static ramp_status selector_init(ramp_selector *s) {
     for (int c = 0; c < d->nentries; c++) {
         menu[c].rows = d->entries[c].rows;
         menu[c].slices = d->entries[c].slices;
-        /* 16 bits each (ramp_select_desc_check bounds them) */
+        /* 16, 15 and 1 bits (ramp_select_desc_check bounds them) */
         menu[c].slots_waves = (int32_t)((uint32_t)d->entries[c].slots |
                                         (uint32_t)d->entries[c].max_waves << 16 |
                                         (uint32_t)d->entries[c].pair_tiles << 31);

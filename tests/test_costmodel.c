@@ -1016,6 +1016,31 @@ static void test_fit_pairs(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* Two hand-made v2 Equation 3 models of configurations cfg[0..1] (theta:
+ * four per configuration, S_c = 132) as a cost model m and as the plan a
+ * layer would serve, for the rules every evaluation path must share. */
+typedef struct {
+    int bps[2];
+    int64_t rows[2];
+    ramp_costmodel m;
+    ramp_plan plan;
+} hand_models;
+
+static void hand_models_make(hand_models *h, ramp_config *cfg, double *theta, ramp_geometry g) {
+    memset(h, 0, sizeof *h);
+    h->bps[0] = h->bps[1] = 1;
+    h->rows[0] = h->rows[1] = 1;
+    h->m = (ramp_costmodel){.kind = RAMP_COSTMODEL_EQ3, .kernel = RAMP_KERNEL_V2, .sms = 132,
+                            .nconfigs = 2, .configs = cfg, .blocks_per_sm = h->bps,
+                            .theta = theta, .rows = h->rows, .geom = g};
+    h->plan = (ramp_plan){.geom = g, .sms = 132, .blocks_per_sm = 1, .count = 2,
+                          .kernel = RAMP_KERNEL_V2, .cost_model = RAMP_COSTMODEL_EQ3};
+    for (int c = 0; c < 2; c++) {
+        h->plan.configs[c] = cfg[c];
+        for (int k = 0; k < 4; k++) h->plan.theta[c][k] = theta[c * 4 + k];
+    }
+}
+
 /* A multicast entry (v2 .mc) runs its row tiles in pairs, so an odd count
  * costs what the next even one does: T_c counts row tiles rounded up to
  * even in the features, the model's prediction and the selection kernel's
@@ -1029,19 +1054,13 @@ static void test_pair_tiles(ramp_rng *rng) {
                           {.rows = 128, .width = 128, .stages = 4, .splitk = 1, .two_phase = 1,
                            .tma_x = 1}};
     double theta[2 * 4] = {6, 40, 0.5, 20, 6, 40, 0.5, 20};
-    int bps[2] = {1, 1};
-    int64_t rows[2] = {1, 1};
-    ramp_costmodel m = {.kind = RAMP_COSTMODEL_EQ3, .kernel = RAMP_KERNEL_V2, .sms = 132,
-                        .nconfigs = 2, .configs = cfg, .blocks_per_sm = bps, .theta = theta,
-                        .rows = rows};
-    m.geom = (ramp_geometry){.experts = NE, .topk = 2, .inter = 1024, .hidden = 2048};
-    ramp_plan plan = {.geom = m.geom, .sms = 132, .blocks_per_sm = 1, .count = 2,
-                      .kernel = RAMP_KERNEL_V2, .cost_model = RAMP_COSTMODEL_EQ3};
+    hand_models h;
+    hand_models_make(&h, cfg, theta,
+                     (ramp_geometry){.experts = NE, .topk = 2, .inter = 1024, .hidden = 2048});
+    const ramp_costmodel m = h.m;
     ramp_select_entry se[2];
     for (int c = 0; c < 2; c++) {
-        plan.configs[c] = cfg[c];
-        for (int k = 0; k < 4; k++) plan.theta[c][k] = theta[c * 4 + k];
-        CHECK_OK(ramp_select_entry_from_plan(&plan, c, &se[c]));
+        CHECK_OK(ramp_select_entry_from_plan(&h.plan, c, &se[c]));
         CHECK_EQ_INT(se[c].pair_tiles, c == 0);
     }
     int odd = 0, even = 0;
@@ -1084,19 +1103,14 @@ static void test_split_waves(ramp_rng *rng) {
     CHECK_EQ_INT(ramp_config_max_waves(RAMP_KERNEL_V2, &cfg[1]), 1);
     CHECK_EQ_INT(ramp_config_max_waves(RAMP_KERNEL_V1, &cfg[1]), 0);
     double theta[2 * 4] = {10, 5, 0.2, 0.5, 5, 1, 0.1, 0.5};
-    int bps[2] = {1, 1};
-    int64_t rows[2] = {1, 1};
-    ramp_costmodel m = {.kind = RAMP_COSTMODEL_EQ3, .kernel = RAMP_KERNEL_V2, .sms = 132,
-                        .nconfigs = 2, .configs = cfg, .blocks_per_sm = bps, .theta = theta,
-                        .rows = rows};
-    m.geom = (ramp_geometry){.experts = NE, .topk = 1, .inter = 768, .hidden = 2048};
-    ramp_plan plan = {.geom = m.geom, .sms = 132, .blocks_per_sm = 1, .count = 2,
-                      .kernel = RAMP_KERNEL_V2, .cost_model = RAMP_COSTMODEL_EQ3};
+    hand_models h;
+    hand_models_make(&h, cfg, theta,
+                     (ramp_geometry){.experts = NE, .topk = 1, .inter = 768, .hidden = 2048});
+    ramp_costmodel m = h.m;
+    ramp_plan plan = h.plan;
     ramp_select_desc d = {.experts = NE, .topk = 1, .max_tokens = NE * 200,
                           .local_experts = NE, .first_expert = 0, .nentries = 2};
     for (int c = 0; c < 2; c++) {
-        plan.configs[c] = cfg[c];
-        for (int k = 0; k < 4; k++) plan.theta[c][k] = theta[c * 4 + k];
         CHECK_OK(ramp_select_entry_from_plan(&plan, c, &d.entries[c]));
     }
     CHECK_EQ_INT(d.entries[1].max_waves, 1);

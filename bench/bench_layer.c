@@ -83,6 +83,7 @@ static const char *USAGE =
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
+    "                   [--det 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -108,6 +109,10 @@ static const char *USAGE =
     "no split-K) take token rows by TMA (tx: \".tx\", impl ramp-tx), weights by\n"
     "TMA multicast (mc: \".mc\", ramp-mc) or both (mctx: ramp-mctx); same plan,\n"
     "same choices, so each row is an A/B of one option on the same entry.\n"
+    "--det 1 (with --kernel v2, a plan of two-phase entries: `ramp fit\n"
+    "--deterministic`): also the layer with deterministic output\n"
+    "(ramp_layer_desc.deterministic: per-slot rows and the combining kernel\n"
+    "instead of reductions; impl ramp-det), same plan, same choices.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -335,6 +340,7 @@ int main(int argc, char **argv) {
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0, bf16_pipe = 0;
     int wide_mask = 0; /* --wide: bit 0 tx, 1 mc, 2 mctx */
+    int det = 0;
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -344,7 +350,7 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
-                                            "--bf16-pipe", "--wide"};
+                                            "--bf16-pipe", "--wide", "--det"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -402,6 +408,13 @@ int main(int argc, char **argv) {
                 q += len + (q[len] == ',');
             }
         }
+        else if (!strcmp(a, "--det")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --det %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            det = v[0] == '1';
+        }
         else if (!strcmp(a, "--bf16-pipe")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
                 fprintf(stderr, "bench_layer: --bf16-pipe %s: 0 or 1\n%s", v, USAGE);
@@ -432,6 +445,10 @@ int main(int argc, char **argv) {
     }
     if (bf16_pipe && (kernel != RAMP_KERNEL_V2 || !bf16)) {
         fprintf(stderr, "bench_layer: --bf16-pipe 1 needs --kernel v2 --bf16 1\n%s", USAGE);
+        return 2;
+    }
+    if (det && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --det 1 needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (wide_mask && kernel != RAMP_KERNEL_V2) {
@@ -649,6 +666,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lp = NULL;                        /* --l2pf: PDL and the L2 prefetch */
     ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
     ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
+    ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
         if (!(wide_mask >> q & 1)) continue;
@@ -686,6 +704,11 @@ int main(int argc, char **argv) {
         ld.bf16_pipe = 1;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lpipe));
         ld.bf16_pipe = 0;
+    }
+    if (det) { /* refused, with the entry named, unless every entry is two-phase */
+        ld.deterministic = 1;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ldet));
+        ld.deterministic = 0;
     }
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
@@ -805,9 +828,9 @@ int main(int argc, char **argv) {
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
-                 "wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
+                 "det=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            bf16_pipe, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
+            bf16_pipe, det, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
             wide_mask & 4 ? "mctx" : "", flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
             gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
@@ -877,11 +900,12 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            ramp_layer *const variant[7] = {Lq[0], Lq[1], Lp, Lpipe, Lwide[0], Lwide[1], Lwide[2]};
-            static const char *const variant_row[7] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
-                                                       "ramp-pipe", "ramp-tx", "ramp-mc",
-                                                       "ramp-mctx"};
-            for (int q = 0; q < 7; q++) {
+            ramp_layer *const variant[8] = {Lq[0],    Lq[1],    Lp,       Lpipe,
+                                            Lwide[0], Lwide[1], Lwide[2], Ldet};
+            static const char *const variant_row[8] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
+                                                       "ramp-pipe", "ramp-tx",   "ramp-mc",
+                                                       "ramp-mctx", "ramp-det"};
+            for (int q = 0; q < 8; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -1128,6 +1152,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lq[1]);
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
+    ramp_layer_free(Ldet);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);
     ramp_timing_free(ds1);

@@ -1876,6 +1876,20 @@ typedef struct {
                                kernels/moe_v2.md). Measured 1-23% slower on
                                the H200 (bench/results/s16-run1). 0 (the
                                default): they wait for each stage. */
+    int deterministic;      /* kernel v2 only. 1: the same inputs give the
+                               same bits in out on every run. The expert
+                               outputs are stored, one f32 row per
+                               token-slot and K part, into a workspace
+                               (K parts x max_tokens x k x h x 4 bytes,
+                               allocated at creation) and a third kernel
+                               adds each token's rows into out in slot
+                               order, instead of reductions that land in
+                               the order blocks finish. Every menu entry
+                               must be two-phase (.ph2); creation names the
+                               first that is not. 0 (the default):
+                               reductions, bits may differ run to run in
+                               the last places. Cost measured in
+                               kernels/moe_v2.md, session 20. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 
@@ -1934,6 +1948,11 @@ typedef struct {
     char warning[160];        /* empty, or what differs from the plan */
     ramp_select_device select;/* the selection's outputs (chosen index in
                                  meta[RAMP_SELECT_META_CHOSEN]) */
+    ramp_devptr pair_ws;      /* deterministic: the per-slot output rows
+                                 (f32 [K parts][tokens * k][h]; rows of
+                                 slots not on this GPU are never read),
+                                 for inspection; 0 otherwise */
+    size_t pair_ws_bytes;
 } ramp_layer_info;
 
 ramp_status ramp_layer_get_info(const ramp_layer *layer, ramp_layer_info *out);

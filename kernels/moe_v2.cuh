@@ -133,6 +133,16 @@
 #ifndef RAMP_MV2_BULKRED
 #define RAMP_MV2_BULKRED 0
 #endif
+/* RAMP_MV2_DET = 1 (ramp_layer_desc.deterministic; moe_v2.md, session 20):
+ * phase 2 stores each token-slot's sums into its own row of prm.out, a
+ * per-pair workspace [K part][num_tokens * k][d] of f32, instead of adding
+ * them into out[token]: no two blocks touch one address, and the layer's
+ * combining kernel (moe_combine.cuh) adds a token's rows in a fixed order,
+ * so the result has the same bits on every run. Phase 2 only (a fused
+ * entry adds once per slice; the host refuses it in such a layer). */
+#ifndef RAMP_MV2_DET
+#define RAMP_MV2_DET 0
+#endif
 /* RAMP_V2_BODY_ONLY = 1 (moe_poly_v2.cuh, once per menu entry inside a
  * namespace): no __global__; the entry is v2_first_tile, v2_init and the two
  * roles, v2_producer_role and v2_consumer_role (the kernel below calls the
@@ -191,6 +201,9 @@
 #if RAMP_MV2_PHASE && !V2_WIDE && (RAMP_MV2_BF16 || RAMP_MV2_BULKRED || RAMP_MV2_RED4 || \
                                    RAMP_MV2_TILED || RAMP_MV2_PIPE)
 #error "RAMP_MV2_PHASE with a narrow tile: FP8, scalar reductions, row-major weights, no ping-pong"
+#endif
+#if RAMP_MV2_DET && !RAMP_MV2_PHASE
+#error "RAMP_MV2_DET: two-phase entries only (phase 2 writes each slot's row once)"
 #endif
 /* RAMP_MV2_GROUP (ramp_moe_v2_opts.group): the work tiles' order,
  * moe_v2_params.h's ramp_mv2_tile_of; 1 row-major (v2's order), G > 1 the
@@ -325,6 +338,26 @@
 
 static __device__ __forceinline__ void v2_red(float *p, float v) {
     asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+}
+/* Where token-slot sl's output row (of K part `part`) starts: out[token],
+ * into which the sums are added, or with RAMP_MV2_DET the slot's own row of
+ * the per-pair workspace, into which they are stored. */
+static __device__ __forceinline__ float *v2_out_row(const ramp_moe_params &prm, int sl, int part) {
+#if RAMP_MV2_DET
+    return (float *)prm.out +
+           ((size_t)part * ((size_t)prm.num_tokens * RAMP_TOPK) + (size_t)sl) * RAMP_HIDDEN;
+#else
+    (void)part;
+    return (float *)prm.out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN;
+#endif
+}
+/* One output value: added (red), or stored with RAMP_MV2_DET. */
+static __device__ __forceinline__ void v2_put(float *p, float v) {
+#if RAMP_MV2_DET
+    asm volatile("st.global.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
+#else
+    v2_red(p, v);
+#endif
 }
 /* p 16-byte aligned */
 static __device__ __forceinline__ void v2_red4(float *p, float a, float b, float c, float d) {
@@ -913,12 +946,17 @@ static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
  * with RAMP_MV2_RED4, or bulk reductions with RAMP_MV2_BULKRED from staging
  * `buf`, 0 or 1) and the accumulators cleared. */
 static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, unsigned char *sm,
-                                                 int c, int buf, int chunk, float *acc0,
+                                                 int c, int buf, int chunk, int part, float *acc0,
                                                  float *acc1, const int *slots) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3;
     float *out = (float *)prm.out;
     (void)sm;
     (void)buf;
+    (void)part;
+    (void)out;
+#if RAMP_MV2_DET && (RAMP_MV2_BULKRED || RAMP_MV2_RED4)
+#error "RAMP_MV2_DET: the scalar output path (narrow phase 2) only"
+#endif
 #if RAMP_MV2_BULKRED
     /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,
      * + 64 for acc1), then thread n adds them with one bulk reduction. Two
@@ -982,13 +1020,13 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
     for (int i = 0; i < V2_ACC; i++) {
         const int sl = slots[V2_TIDX(i)];
         if (sl >= 0) {
-            float *o = out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row + 8 * ((i >> 1) & 1);
+            float *o = v2_out_row(prm, sl, part) + row + 8 * ((i >> 1) & 1);
 #if RAMP_MV2_DIAG == 4
             if (acc0[i] == 1234.5f) /* never: keeps the sums live, adds nothing */
 #endif
             {
-                v2_red(o, acc0[i]);
-                v2_red(o + 64, acc1[i]);
+                v2_put(o, acc0[i]);
+                v2_put(o + 64, acc1[i]);
             }
         }
         acc0[i] = acc1[i] = 0.f;
@@ -1011,7 +1049,7 @@ static __device__ __forceinline__ void v2_dn_finish(const ramp_moe_params &prm, 
         acc1[i] += t1[i] * f[V2_TIDX(i)];
     }
     if (ds % V2_DKB != V2_DKB - 1) return;
-    v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), acc0, acc1, slots);
+    v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), 0, acc0, acc1, slots);
 }
 
 #if RAMP_MV2_BF16
@@ -1106,7 +1144,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_ACC_FENCE(acc1, V2_ACC);
         v2_release(empty + 8 * s);
         if (kk == V2_DKB - 1)
-            v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), acc0, acc1, slots);
+            v2_dn_out(prm, sm, c, v2_dn_buf(it, ds), v2_dn_chunk(ds), 0, acc0, acc1, slots);
     }
 }
 
@@ -1182,7 +1220,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
             acc1[i] += t1[i] * f[V2_TIDX(i)];
         }
     }
-    v2_dn_out(prm, sm, c, 0, V2_P2_CHUNK(slice), acc0, acc1, slots);
+    v2_dn_out(prm, sm, c, 0, V2_P2_CHUNK(slice), slice % RAMP_MV2_P2K, acc0, acc1,
+              slots);
 }
 #else
 

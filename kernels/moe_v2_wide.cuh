@@ -345,15 +345,25 @@ static __device__ __forceinline__ void v2w_bulk_red(float *dst, unsigned src, in
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
+/* out[dst..] = the bytes of shared memory at src (one bulk copy, its own
+ * bulk group): RAMP_MV2_DET's store of a slot's row. */
+static __device__ __forceinline__ void v2w_bulk_store(float *dst, unsigned src, int bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                 ::"l"(dst), "r"(src), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
 /* Phase 2's output of one half (acc: this consumer's 64 tokens x 128 rows
  * from row0): float4s (v2w_quad) into the consumer's staging rows, then one bulk reduction of 512 bytes per
  * token row, issued by thread lt = the row. The TMA unit does the additions
  * while the consumers go on (the reductions of the fused kernel's threads
  * stall them: moe_v2.md, session 6). Before the staging is written again,
- * its previous reductions must have read it (wait_group.read). */
+ * its previous reductions must have read it (wait_group.read). With
+ * RAMP_MV2_DET, a bulk store into the slot's row of K part `part` instead. */
 static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &prm,
                                                        unsigned char *sm, const float *acc,
-                                                       int row0, int c) {
+                                                       int row0, int part, int c) {
     const int lane = threadIdx.x & 31, w = (threadIdx.x >> 5) & 3, t = lane & 3;
     const int lt = threadIdx.x & 127, odd = t & 1;
     const unsigned stg = hop_smem(sm + V2_LAYOUT.ostage) + c * 64 * RAMP_MV2_OSTAGE_STRIDE;
@@ -377,8 +387,13 @@ static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &pr
 #else
         if (sl >= 0)
 #endif
-            v2w_bulk_red((float *)prm.out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row0,
-                         stg + lt * RAMP_MV2_OSTAGE_STRIDE, 128 * 4);
+#if RAMP_MV2_DET
+            v2w_bulk_store(v2_out_row(prm, sl, part) + row0, stg + lt * RAMP_MV2_OSTAGE_STRIDE,
+                           128 * 4);
+#else
+            v2w_bulk_red(v2_out_row(prm, sl, part) + row0, stg + lt * RAMP_MV2_OSTAGE_STRIDE,
+                         128 * 4);
+#endif
     }
 }
 
@@ -407,8 +422,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #pragma unroll 1
     for (int kb = 0; kb < V2_P2NK; kb++, it++) v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);
 #endif
-    v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, c);
-    v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, c);
+    const int part = slice % RAMP_MV2_P2K;
+    v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, part, c);
+    v2w_output_bulk(prm, sm, acc1, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK + 128, part, c);
 }
 #elif RAMP_MV2_BF16
 /* SiLU(gate) * up * rw of pass p rounded to bf16 (RNE, as the reference)

@@ -25,6 +25,8 @@ struct ramp_layer {
     ramp_select_device sdev;
     ramp_moe_poly *poly;
     ramp_devptr ws, ws_count, sched;
+    ramp_devptr pws;       /* deterministic: the per-pair output rows */
+    ramp_devptr local_dev; /* deterministic with local_of: its device copy */
     ramp_layer_info info;
 };
 
@@ -36,6 +38,8 @@ void ramp_layer_free(ramp_layer *L) {
         ramp_gpu_free(L->gpu, L->ws);
         ramp_gpu_free(L->gpu, L->ws_count);
         ramp_gpu_free(L->gpu, L->sched);
+        ramp_gpu_free(L->gpu, L->pws);
+        ramp_gpu_free(L->gpu, L->local_dev);
     }
     free(L);
 }
@@ -107,6 +111,11 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: bf16_pipe = %d: one stage's wgmmas in flight is a kernel v2 option for "
                "BF16 layers (0, or 1 with kernel = RAMP_KERNEL_V2 and bf16 = 1; here kernel %d, "
                "bf16 %d)", d->bf16_pipe, d->kernel, d->bf16);
+    RAMP_CHECK(d->deterministic == 0 || (d->deterministic == 1 && d->kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: deterministic = %d: per-slot output rows and a combining kernel are a "
+               "kernel v2 option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
+               d->deterministic, d->kernel);
     return RAMP_OK;
 }
 
@@ -144,6 +153,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.red4 = d->w2_red4;
     pd.l2pf_mb = d->l2_prefetch_mb;
     pd.bf16_pipe = d->bf16_pipe;
+    pd.det = d->deterministic;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 
@@ -178,6 +188,17 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
         if (s == RAMP_OK) s = ramp_gpu_upload(gpu, L->sched, zero, RAMP_POLY_SCHED_BYTES);
         free(zero);
     }
+    if (s == RAMP_OK && d->deterministic) { /* per-pair rows; the combine's locality map */
+        s = ramp_gpu_alloc(gpu, ramp_moe_poly_pair_ws_bytes(
+                                    L->poly, (int64_t)d->max_tokens * plan->geom.topk),
+                           &L->pws);
+        if (s == RAMP_OK && d->local_of) {
+            s = ramp_gpu_alloc(gpu, sizeof(int32_t) * (size_t)d->experts, &L->local_dev);
+            if (s == RAMP_OK)
+                s = ramp_gpu_upload(gpu, L->local_dev, d->local_of,
+                                    sizeof(int32_t) * (size_t)d->experts);
+        }
+    }
     if (s != RAMP_OK) {
         ramp_layer_free(L);
         return s;
@@ -209,6 +230,10 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
                  ramp_kernel_version_name((ramp_kernel_version)d->kernel));
     }
     in->select = L->sdev;
+    in->pair_ws = L->pws;
+    in->pair_ws_bytes = L->pws ? ramp_moe_poly_pair_ws_bytes(
+                                     L->poly, (int64_t)d->max_tokens * plan->geom.topk)
+                               : 0;
     *out = L;
     return RAMP_OK;
 }
@@ -238,7 +263,7 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.sorted_ids = L->sdev.sorted_ids;
     p.tile_expert = L->sdev.tile_expert;
     p.num_tiles = L->sdev.meta + 4 * RAMP_SELECT_META_TILES;
-    p.out = io->out;
+    p.out = L->desc.deterministic ? L->pws : io->out;
     p.ws = L->ws;
     p.ws_count = L->ws_count;
     /* Slot ids bound the token count; with a device-side count the selection
@@ -246,9 +271,19 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    return ramp_moe_poly_launch_mode(
+    RAMP_TRY(ramp_moe_poly_launch_mode(
         L->poly, &p, choice, L->sched, stream,
-        ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch));
+        ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch)));
+    if (!L->desc.deterministic) return RAMP_OK;
+    const ramp_poly_locality loc = {L->local_dev, L->desc.first_expert, L->desc.local_experts,
+                                    L->desc.experts};
+    RAMP_CHECK(io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
+               "aligned", (unsigned long long)io->out);
+    return ramp_moe_poly_combine(L->poly, io->out, L->pws, io->topk_ids, choice,
+                                 L->sdev.meta + 4 * RAMP_SELECT_META_TOKENS, &loc,
+                                 (int64_t)p.num_tokens * L->plan.geom.topk, L->desc.max_tokens,
+                                 stream);
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

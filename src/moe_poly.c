@@ -23,6 +23,7 @@ struct ramp_moe_poly {
     ramp_module *module;
     ramp_kernel *kernel;
     ramp_kernel *kernel_down; /* v2 with two-phase entries: their phase 2 (NULL: none) */
+    ramp_kernel *kernel_combine; /* det: the combining kernel (NULL: none) */
     long long smem_down;
     ramp_resources res;
     int threads;
@@ -112,6 +113,9 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: bf16_pipe = %d (one stage's wgmmas in flight is a kernel v2 "
                "option for BF16 layers: 0, or 1 with v2 and bf16)", d->bf16_pipe);
+    RAMP_CHECK(d->det == 0 || (d->det == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic kernel: det = %d (deterministic output is a kernel v2 option: 0, or "
+               "1 with v2)", d->det);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");
@@ -138,6 +142,16 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
             }
         }
     }
+    /* (after each entry's own checks, which name what v2 cannot run at all) */
+    for (int i = 0; d->det && i < d->count; i++)
+        if (!d->cfgs[i].two_phase) {
+            char name[64];
+            ramp_config_name(&d->cfgs[i], name, sizeof name);
+            return ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                                  "deterministic output: menu entry %d (%s) runs in one launch, "
+                                  "which adds into out once per slice; only two-phase entries "
+                                  "(.ph2) write each slot's row once", i, name);
+        }
     int tx_rows = 0; /* one copy of x serves every .tx entry: one row count */
     for (int i = 0; i < d->count; i++) {
         if (!d->cfgs[i].tma_x) continue;
@@ -269,6 +283,7 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
                 d->geom.hidden * (d->geom.bf16 ? 2 : 1));
             break;
         }
+    if (d->det) put(&b, "#define RAMP_MV2_DET 1\n"); /* phase 2 stores slots' rows */
     put(&b, "#include \"moe_poly_v2.cuh\"\n");
     for (int i = 0; i < d->count; i++)
         put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0, d->bf16_pipe);
@@ -285,6 +300,11 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         for (int i = 0; i < d->count; i++)
             if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
         put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", ";");
+    }
+    if (d->det) { /* the combining kernel, with each entry's K parts */
+        put(&b, "\n#define RAMP_COMBINE_ENTRIES %d\n#define RAMP_COMBINE_PARTS {", d->count);
+        for (int i = 0; i < d->count; i++) put(&b, "%s%d", i ? ", " : "", d->cfgs[i].two_phase);
+        put(&b, "}\n#include \"moe_combine.cuh\"\n");
     }
     if (b.failed) {
         free(b.p);
@@ -472,6 +492,8 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     if (s == RAMP_OK && two)
         s = ramp_module_kernel(k->module, RAMP_POLY_V2_DOWN_KERNEL, (int)k->smem_down,
                                &k->kernel_down);
+    if (s == RAMP_OK && d->det)
+        s = ramp_module_kernel(k->module, RAMP_POLY_COMBINE_KERNEL, 0, &k->kernel_combine);
     if (s == RAMP_OK && k->tx_mask) { /* the copy of x and its map, once */
         const size_t row_bytes = (size_t)d->geom.hidden * (d->geom.bf16 ? 2 : 1);
         s = ramp_gpu_alloc(gpu, (size_t)k->tx_tiles * 128 * row_bytes, &k->xt);
@@ -683,6 +705,40 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_devptr choice, ramp_devptr sched,
                                      ramp_stream stream) {
     return poly_launch(k, p, choice, sched, stream, 3);
+}
+
+size_t ramp_moe_poly_pair_ws_bytes(const ramp_moe_poly *k, int64_t max_pairs) {
+    if (!k || !k->d.det || max_pairs < 1) return 0;
+    int parts = 1;
+    for (int i = 0; i < k->d.count; i++)
+        if (k->d.cfgs[i].two_phase > parts) parts = k->d.cfgs[i].two_phase;
+    return (size_t)parts * (size_t)max_pairs * (size_t)k->d.geom.hidden * sizeof(float);
+}
+
+ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr pws,
+                                  ramp_devptr topk_ids, ramp_devptr choice, ramp_devptr tokens,
+                                  const ramp_poly_locality *loc, int64_t part_pairs,
+                                  int max_tokens, ramp_stream stream) {
+    RAMP_CHECK(k && loc, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(k->kernel_combine, RAMP_ERR_INVALID_ARGUMENT,
+               "the combining kernel is compiled for deterministic menus only (det = 1)");
+    RAMP_CHECK(out && pws && topk_ids && choice && tokens, RAMP_ERR_INVALID_ARGUMENT,
+               "combine: a required device pointer is 0");
+    RAMP_CHECK(out % 16 == 0 && pws % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "combine: out (0x%llx) and the workspace (0x%llx) must be 16-byte aligned",
+               (unsigned long long)out, (unsigned long long)pws);
+    RAMP_CHECK(part_pairs >= 0 && max_tokens >= 0, RAMP_ERR_INVALID_ARGUMENT,
+               "combine: part_pairs %lld, max_tokens %d", (long long)part_pairs, max_tokens);
+    /* (token, 256-column) items, grid-strided: at most 8 blocks per SM */
+    const long long cb = (k->d.geom.hidden / 4 + 255) / 256;
+    long long blocks = (long long)max_tokens * cb, cap = 8LL * k->sms;
+    if (blocks > cap) blocks = cap;
+    unsigned grid[3] = {(unsigned)(blocks < 1 ? 1 : blocks), 1, 1}, block[3] = {256, 1, 1};
+    ramp_devptr lo = loc->local_of;
+    int first = loc->first_expert, el = loc->local_experts, e = loc->experts;
+    long long pp = (long long)part_pairs;
+    void *args[10] = {&out, &pws, &topk_ids, &choice, &tokens, &lo, &first, &el, &e, &pp};
+    return ramp_kernel_launch_ex(k->kernel_combine, grid, block, 0, stream, args, 0, 1);
 }
 
 int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch) {

@@ -16,6 +16,8 @@
  * entries (launched after it when the menu has one; moe_poly_v2.cuh). */
 #define RAMP_POLY_V2_KERNEL "ramp_moe_poly_v2"
 #define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
+/* det: the combining kernel (kernels/moe_combine.cuh) */
+#define RAMP_POLY_COMBINE_KERNEL "ramp_moe_combine"
 
 /* A menu compiled into one kernel: configurations in menu order, the layer's
  * per-GPU geometry (experts = local experts) and input kind, and which
@@ -29,6 +31,9 @@ typedef struct {
     int red4; /* v2: float4 output, W2 rows permuted (RAMP_MV2_RED4) */
     int l2pf_mb; /* v2: MB of the weights prefetched into L2 under the selection (0: none) */
     int bf16_pipe; /* v2, BF16 layer: 1 = wide entries with one stage's wgmmas in flight */
+    int det;       /* v2, every entry two-phase: 1 = phase 2 stores each slot's rows into
+                      a per-pair workspace (RAMP_MV2_DET), which the module's combining
+                      kernel adds into out in a fixed order (kernels/moe_combine.cuh) */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
@@ -119,6 +124,29 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl);
+/* det: the per-pair workspace a launch for max_pairs pairs stores into
+ * (ramp_moe_params.out of the launch): f32 [K parts][max_pairs][d], the
+ * most K parts of any entry; 0 without det. */
+size_t ramp_moe_poly_pair_ws_bytes(const ramp_moe_poly *k, int64_t max_pairs);
+
+/* det: which token-slots are this GPU's, by the selection kernel's rule:
+ * ids in [0, experts) with local_of[id] >= 0 (a device array; 0: the range
+ * first_expert .. + local_experts - 1). */
+typedef struct {
+    ramp_devptr local_of;
+    int first_expert, local_experts, experts;
+} ramp_poly_locality;
+
+/* det: queues the combining kernel after a launch (same stream): out[t] +=
+ * the rows of token t's local slots in pws, in slot and K-part order.
+ * choice and tokens (device i32): the menu index and the token count the
+ * selection used; part_pairs: the launch's num_tokens * k (its workspace
+ * rows per K part); max_tokens: the most tokens (sizes the grid). */
+ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr pws,
+                                  ramp_devptr topk_ids, ramp_devptr choice, ramp_devptr tokens,
+                                  const ramp_poly_locality *loc, int64_t part_pairs,
+                                  int max_tokens, ramp_stream stream);
+
 /* The pdl bits of ramp_moe_poly_launch_mode for a menu of `count` entries
  * and ramp_layer_desc.serial_launch (1 none, 2 the first kernel, 3 both,
  * anything else automatic: both, but the second kernel without PDL when the

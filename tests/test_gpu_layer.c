@@ -48,6 +48,12 @@
  * (ramp_layer_desc.l2_prefetch_mb); a hint, so every check holds unchanged.
  * RAMP_LAYER_BF16_PIPE=1 (with v2): the BF16 kind's wide entries keep one
  * stage's wgmmas in flight (ramp_layer_desc.bf16_pipe); every check holds.
+ * RAMP_LAYER_DET=1 (with v2 and a RAMP_LAYER_MENU of two-phase entries):
+ * deterministic output (ramp_layer_desc.deterministic, ramp_poly_desc.det):
+ * phase 2 stores per-slot rows, poisoned with NaN before every run, and
+ * the combining kernel adds them; every forced run and every replay runs
+ * twice from the same base and the two outputs must be the same bits, and
+ * each within the reference's bound as always.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -83,6 +89,7 @@ static int g_nentries = NMENU;
 static int g_red4; /* RAMP_LAYER_RED4 */
 static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection (v2) */
 static int g_bf16_pipe; /* RAMP_LAYER_BF16_PIPE: BF16 wide entries pipelined (v2, BF16 kinds) */
+static int g_det; /* RAMP_LAYER_DET: deterministic output (v2, two-phase menus) */
 static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
 static const char *g_menu[NMENU];
 
@@ -256,9 +263,13 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.red4 = g_red4;
     pd.l2pf_mb = g_l2pf;
     pd.bf16_pipe = bf16 ? g_bf16_pipe : 0;
+    pd.det = g_det;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
+    ramp_devptr pws = 0; /* det: the per-slot rows phase 2 stores */
+    size_t pwsb = 0;
+    float *again = NULL; /* det: the second run's output */
     dev_weights W;
     dev_batch B;
     ramp_devptr sorted = 0, texp = 0, ntiles = 0, choice = 0, ws = 0, cnt = 0, sched = 0;
@@ -295,9 +306,16 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     if (s == RAMP_OK) s = ramp_gpu_alloc(C->gpu, RAMP_POLY_SCHED_BYTES, &sched);
     if (s == RAMP_OK)
         s = ramp_gpu_fill32_async(C->gpu, sched, 0, RAMP_POLY_SCHED_WORDS, C->st);
+    if (s == RAMP_OK && g_det) {
+        pwsb = ramp_moe_poly_pair_ws_bytes(K, (int64_t)max_tokens * TOPK);
+        s = pwsb ? ramp_gpu_alloc(C->gpu, pwsb, &pws) : RAMP_ERR_INTERNAL;
+        again = malloc((size_t)(max_tokens + 2) * HIDDEN * 4);
+        if (s == RAMP_OK && !again) s = RAMP_ERR_OUT_OF_MEMORY;
+    }
     if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
     CHECK_OK(s);
-    int runs = 0, viol = 0;
+    int runs = 0, viol = 0, det_diff = 0;
+    const ramp_poly_locality loc = {0, 0, E_LOC, E_ALL}; /* experts 0 .. E_LOC - 1 */
     double worst = 0;
     /* v2: each entry also with a grid of 7 blocks, several tiles each */
     const int grids = g_kernel == RAMP_KERNEL_V2 ? 2 : 1;
@@ -338,18 +356,39 @@ static void test_entries(ctx *C, int kind, int nshapes) {
             p.w13 = W.w13; p.w13_scale = W.w13s; p.w2 = W.w2; p.w2_scale = W.w2s;
             p.topk_weights = B.tw;
             p.sorted_ids = sorted; p.tile_expert = texp; p.num_tiles = ntiles;
-            p.out = B.out; p.ws = ws; p.ws_count = cnt;
+            p.out = g_det ? pws : B.out; p.ws = ws; p.ws_count = cnt;
             p.num_tokens = b.tokens;
             p.max_tiles = (int)max_tiles;
             ramp_moe_poly_set_grid(K, capped ? 7 : 0);
-            if (s == RAMP_OK) s = ramp_moe_poly_launch(K, &p, choice, sched, C->st);
-            if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+            /* det: run twice from the same base, the slots' rows poisoned
+             * (NaN) before each: a row the combine reads but phase 2 did
+             * not write shows; the two outputs must be the same bits */
+            for (int rep = 0; rep < 1 + g_det && s == RAMP_OK; rep++) {
+                if (rep) s = ramp_gpu_upload(C->gpu, B.out, B.base,
+                                             (size_t)(B.cap_tokens + 2) * HIDDEN * 4);
+                if (s == RAMP_OK && g_det)
+                    s = ramp_gpu_fill32_async(C->gpu, pws, 0xFFFFFFFFu, pwsb / 4, C->st);
+                if (s == RAMP_OK) s = ramp_moe_poly_launch(K, &p, choice, sched, C->st);
+                if (s == RAMP_OK && g_det)
+                    s = ramp_moe_poly_combine(K, B.out, pws, B.ids, choice, B.ntok, &loc,
+                                              (int64_t)b.tokens * TOPK, max_tokens, C->st);
+                if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+                if (s == RAMP_OK && rep == 0 && g_det)
+                    s = ramp_gpu_download(C->gpu, again, B.out,
+                                          (size_t)(B.cap_tokens + 2) * HIDDEN * 4);
+            }
             if (s != RAMP_OK) break;
             char label[96];
             snprintf(label, sizeof label, "poly%s %s entry %d %s %s%s",
                      g_kernel == RAMP_KERNEL_V2 ? " v2" : "", kinds[kind], e, MENU[e],
                      moe_shape_name(shape), capped ? " grid 7" : "");
             int v = check_output(C, &B, b.tokens, ref, bnd, label, &worst);
+            if (g_det && memcmp(again, B.host, (size_t)(B.cap_tokens + 2) * HIDDEN * 4) != 0) {
+                if (det_diff++ < 3)
+                    fprintf(stderr, "%s: deterministic output differs between two runs\n",
+                            label);
+                v++;
+            }
             if (pd.cfgs[e].splitk > 1) { /* counters back at zero */
                 int32_t *h = malloc(cb);
                 if (h && ramp_gpu_download(C->gpu, h, cnt, cb) == RAMP_OK)
@@ -372,16 +411,20 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     CHECK_OK(s);
     if (K) ramp_moe_poly_set_grid(K, 0);
     CHECK_EQ_INT(viol, 0);
+    CHECK_EQ_INT(det_diff, 0);
     CHECK_EQ_INT(runs, nshapes * g_nentries * grids);
     const ramp_resources *res = K ? ramp_moe_poly_resources(K) : NULL;
-    printf("polymorphic%s %s: %d runs (%d entries x %d routings%s), %d violations, worst "
+    printf("polymorphic%s%s %s: %d runs (%d entries x %d routings%s), %d violations%s, worst "
            "error/bound %.3f; kernel %d registers, %lld B shared, %d block(s)/SM, grid %u\n",
-           g_kernel == RAMP_KERNEL_V2 ? " v2" : "", kinds[kind], runs, g_nentries, nshapes,
-           grids > 1 ? " x 2 grids" : "", viol, worst, res ? res->regs_per_thread : 0,
+           g_kernel == RAMP_KERNEL_V2 ? " v2" : "", g_det ? " (deterministic)" : "",
+           kinds[kind], runs, g_nentries, nshapes, grids > 1 ? " x 2 grids" : "", viol,
+           g_det ? ", each run twice: the same bits" : "", worst,
+           res ? res->regs_per_thread : 0,
            res ? (long long)res->smem_bytes : 0, res ? res->blocks_per_sm : 0,
            K ? ramp_moe_poly_grid(K) : 0);
     ramp_select_result_free(sel);
-    ramp_devptr bufs[] = {sorted, texp, ntiles, choice, ws, cnt, sched};
+    free(again);
+    ramp_devptr bufs[] = {sorted, texp, ntiles, choice, ws, cnt, sched, pws};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) ramp_gpu_free(C->gpu, bufs[i]);
     if (K) {
         batch_free(C, &B);
@@ -437,6 +480,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.w2_red4 = g_red4;
     d.l2_prefetch_mb = g_l2pf;
     d.bf16_pipe = d.bf16 ? g_bf16_pipe : 0;
+    d.deterministic = g_det;
     return d;
 }
 
@@ -482,7 +526,7 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         if (r != RAMP_OK) s = r;
     }
     CHECK_OK(s);
-    int hist[NMENU] = {0}, viol = 0, meta_bad = 0, done = 0;
+    int hist[NMENU] = {0}, viol = 0, meta_bad = 0, done = 0, det_diff = 0;
     double worst = 0;
     for (int it = 0; s == RAMP_OK && it < routings; it++) {
         int shape = (int)ramp_rng_below(&C->rng, MOE_SHAPES);
@@ -500,6 +544,9 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         s = reference(&RL, &rb, C->threads, ref, bnd);
         if (s == RAMP_OK) s = ramp_select_cpu(&sd, b.tokens, b.ids, twin);
         if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
+        if (s == RAMP_OK && g_det) /* a row read but not written shows as NaN */
+            s = ramp_gpu_fill32_async(C->gpu, info.pair_ws, 0xFFFFFFFFu,
+                                      info.pair_ws_bytes / 4, C->st);
         if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
         if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
         int32_t meta[RAMP_SELECT_META_COUNT];
@@ -525,6 +572,22 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         int c = twin->meta[RAMP_SELECT_META_CHOSEN];
         if (c >= 0 && c < NMENU) hist[c]++;
         viol += check_output(C, &B, b.tokens, ref, bnd, label, &worst);
+        if (g_det) { /* again from the same base, poisoned again: the same bits */
+            const size_t ob = (size_t)(B.cap_tokens + 2) * HIDDEN * 4;
+            float *first = malloc(ob);
+            s = first ? RAMP_OK : RAMP_ERR_OUT_OF_MEMORY;
+            if (s == RAMP_OK) memcpy(first, B.host, ob);
+            if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, B.out, B.base, ob);
+            if (s == RAMP_OK)
+                s = ramp_gpu_fill32_async(C->gpu, info.pair_ws, 0xFFFFFFFFu,
+                                          info.pair_ws_bytes / 4, C->st);
+            if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
+            if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+            if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, B.host, B.out, ob);
+            if (s == RAMP_OK && memcmp(first, B.host, ob) != 0 && det_diff++ < 3)
+                fprintf(stderr, "%s: deterministic output differs between two replays\n", label);
+            free(first);
+        }
         done++;
         moe_batch_free(&b);
     }
@@ -532,15 +595,18 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
     CHECK_EQ_INT(done, routings);
     CHECK_EQ_INT(meta_bad, 0);
     CHECK_EQ_INT(viol, 0);
+    CHECK_EQ_INT(det_diff, 0);
     int distinct = 0;
     for (int i = 0; i < NMENU; i++) distinct += hist[i] > 0;
     /* the choice follows the routing (the default menu: a RAMP_LAYER_MENU
      * plan may rank one entry first on every load) */
     if (routings >= 200 && !pairs && MENU != g_menu) CHECK(distinct >= 3);
-    printf("layer%s%s in one captured graph: %d routings replayed, %d meta/slot mismatches with "
-           "the CPU twin, %d output violations, worst error/bound %.3f; choices:",
+    printf("layer%s%s%s in one captured graph: %d routings replayed%s, %d meta/slot mismatches "
+           "with the CPU twin, %d output violations, %d run-to-run differences, worst "
+           "error/bound %.3f; choices:",
            g_kernel == RAMP_KERNEL_V2 ? " (kernel v2)" : "", pairs ? " (eq3+pairs plan)" : "",
-           done, meta_bad, viol, worst);
+           g_det ? " (deterministic)" : "", done, g_det ? " twice each" : "", meta_bad, viol,
+           det_diff, worst);
     for (int i = 0; i < NMENU; i++) printf(" %s=%d", MENU[i], hist[i]);
     printf("\n");
     ramp_graph_free(G);
@@ -613,6 +679,25 @@ static void test_bad_input(ctx *C) {
         d.bf16_pipe = i == 2 ? 2 : 1;
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
+    }
+    /* deterministic output: kernel v2's, and a menu of two-phase entries
+     * only (MENU_V2's entry 0 runs fused: refused, named) */
+    d = layer_desc(&W, 64);
+    d.w2_red4 = 0;
+    d.kernel = RAMP_KERNEL_V1;
+    d.deterministic = 1;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "deterministic") != NULL);
+    d.kernel = RAMP_KERNEL_V2;
+    d.deterministic = 2;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    if (g_kernel == RAMP_KERNEL_V2) {
+        ramp_plan fplan = plan;
+        for (int i = 0; i < NMENU; i++) ramp_config_parse(MENU_V2[i], &fplan.configs[i]);
+        d.deterministic = 1;
+        d.w2_red4 = g_red4;
+        CHECK_ERR(ramp_layer_create(C->gpu, &fplan, &d, &L), RAMP_ERR_UNSUPPORTED);
+        CHECK(strstr(ramp_last_error(), "menu entry 0 (r4.w128.s4)") != NULL);
     }
     ramp_plan bad = plan;
     bad.theta[2][1] = -1;
@@ -776,6 +861,15 @@ int main(void) {
         fprintf(stderr, "test_gpu_layer: RAMP_LAYER_BF16_PIPE=1 needs RAMP_LAYER_KERNEL=v2\n");
         return 2;
     }
+    const char *det_env = getenv("RAMP_LAYER_DET");
+    g_det = det_env && atoi(det_env) > 0;
+    if (g_det && g_kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_DET=1 needs RAMP_LAYER_KERNEL=v2 (and a "
+                        "RAMP_LAYER_MENU of two-phase entries)\n");
+        return 2;
+    }
+    if (g_det) printf("test_gpu_layer: deterministic output (RAMP_LAYER_DET=1): per-slot rows, "
+                      "the combining kernel, every run twice\n");
     if (g_bf16_pipe) printf("test_gpu_layer: BF16 wide entries with one stage's wgmmas in flight "
                             "(RAMP_LAYER_BF16_PIPE=1)\n");
     printf("test_gpu_layer: polymorphic kernel %s%s%s\n",

@@ -200,6 +200,17 @@ static const char *const MENU_V2_BF16W[] = {"r8.w256.s4",           "r32.w256.s3
                                             "r128.w256.s3",         "r128.w128.s4.ph2.dk2",
                                             "r128.w256.s3.ph2",     "r16.w512.s3"};
 
+/* Deterministic output (det): every entry two-phase, narrow and wide, with
+ * 1, 2, 4 and 8 K parts, multicast and token rows by TMA among them */
+static const char *const MENU_V2_DET[] = {"r16.w128.s4.ph2.dk4",        "r64.w128.s4.ph2.dk8",
+                                          "r128.w128.s4.ph2.dk2.tx",    "r128.w256.s3.ph2",
+                                          "r128.w256.s3.ph2.dk2.mc.tx", "r128.w512.s3.ph2.dk2"};
+
+/* ... and a BF16 layer's (two-phase BF16 entries are wide) */
+static const char *const MENU_V2_BF16_DET[] = {"r128.w128.s4.ph2",     "r128.w128.s4.ph2.dk2",
+                                               "r128.w256.s3.ph2",     "r128.w256.s3.ph2.dk4",
+                                               "r128.w256.s3.ph2.dk2", "r128.w128.s3.ph2.dk4"};
+
 static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     ramp_poly_desc d;
     memset(&d, 0, sizeof d);
@@ -392,6 +403,44 @@ static void test_v2_bf16_pipe_source(void) {
     CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
 }
 
+/* det: RAMP_MV2_DET before every entry, the combining kernel after both
+ * kernels with each entry's K parts; refused with a fused entry (named) or
+ * kernel v1. */
+static void test_v2_det_source(void) {
+    char *src = NULL;
+    ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_DET);
+    d.det = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    const char *det = strstr(src, "#define RAMP_MV2_DET 1\n");
+    const char *e0 = strstr(src, "namespace ramp_poly_e0 {");
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(" RAMP_POLY_V2_DOWN_KERNEL);
+    const char *parts = strstr(src, "#define RAMP_COMBINE_PARTS {4, 8, 2, 1, 2, 2}\n");
+    const char *inc = strstr(src, "#include \"moe_combine.cuh\"");
+    CHECK(det && e0 && det < e0);
+    CHECK(strstr(src, "#define RAMP_COMBINE_ENTRIES 6\n") != NULL);
+    CHECK(down && parts && inc && down < parts && parts < inc);
+    CHECK_EQ_INT(count_of(src, "RAMP_MV2_DET"), 1);
+    free(src);
+    d.det = 0; /* without det: neither */
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (src) CHECK(!strstr(src, "RAMP_MV2_DET") && !strstr(src, "moe_combine.cuh"));
+    free(src);
+    d.det = 1;
+    CHECK_OK(ramp_config_parse("r128.w256.s3.tx", &d.cfgs[4])); /* fused */
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "entry 4 (r128.w256.s3.tx)") != NULL);
+    d = v2_menu("mixtral-8x22b", MENU_V2_DET);
+    d.det = 1;
+    d.kernel = RAMP_KERNEL_V1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "det = 1") != NULL);
+    d.kernel = RAMP_KERNEL_V2;
+    d.det = 2;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+}
+
 /* Entry 3 changed to c (or the layer's kind: every entry) must be refused
  * as UNSUPPORTED, naming the first entry v2 cannot run. */
 static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
@@ -491,13 +540,15 @@ static void test_v2_refusals(void) {
 /* Compiles a v2 menu; checks ptxas's report as test_moe_v2_compile checks
  * each entry's; prints Table 12 for it. */
 static int g_v2_bf16_pipe; /* the next test_v2_compile: a BF16 layer, bf16_pipe 1 */
+static int g_v2_det;       /* the next test_v2_compile: deterministic output */
 static int test_v2_compile(const char *model, const char *const *menu, int red4, int l2pf_mb,
                            const char *tag) {
     ramp_poly_desc d = v2_menu(model, menu);
     d.red4 = red4; /* float4 output: one more define, the same budget */
     d.l2pf_mb = l2pf_mb; /* the L2 prefetch: the same budget too */
     d.geom.bf16 = d.bf16_pipe = g_v2_bf16_pipe;
-    g_v2_bf16_pipe = 0;
+    d.det = g_v2_det;
+    g_v2_bf16_pipe = g_v2_det = 0;
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -511,9 +562,10 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s%s%s): entry, registers, shared memory (B)\n", model,
+    printf("Table 12 (v2, %s EP8%s%s%s%s): entry, registers, shared memory (B)\n", model,
            red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
-           d.bf16_pipe ? ", BF16, wide entries pipelined" : "");
+           d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
+           d.det ? ", deterministic output" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -538,6 +590,13 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
             smem_down = l > smem_down ? l : smem_down;
         }
     CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) != NULL) == two);
+    const ramp_kernel_report *kc = ramp_jit_kernel(r, RAMP_POLY_COMBINE_KERNEL);
+    CHECK((kc != NULL) == d.det);
+    if (kc) { /* a plain streaming kernel: no spills, no stack */
+        printf("  %-28s %4d  (spills %d/%d B, stack %d B)\n", "combine (deterministic)",
+               kc->registers, kc->spill_store_bytes, kc->spill_load_bytes, kc->stack_bytes);
+        CHECK(kc->spill_store_bytes == 0 && kc->spill_load_bytes == 0 && kc->stack_bytes == 0);
+    }
     for (int kk = 0; kk < 1 + two; kk++) {
         const ramp_kernel_report *kr = kk ? ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) : k;
         const long long sm = kk ? smem_down : smem;
@@ -597,6 +656,7 @@ int main(void) {
     test_v2_source_and_shape();
     test_v2_mcast_source();
     test_v2_bf16_pipe_source();
+    test_v2_det_source();
     test_v2_tma_x_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
@@ -616,5 +676,11 @@ int main(void) {
     g_v2_bf16_pipe = 1;
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");
+    g_v2_det = 1;
+    test_v2_compile("mixtral-8x22b", MENU_V2_DET, 0, 0, "-det");
+    g_v2_det = 1;
+    test_v2_compile("deepseek-v3", MENU_V2_DET, 0, 0, "-det");
+    g_v2_det = g_v2_bf16_pipe = 1; /* BF16: its phase 2's bulk stores */
+    test_v2_compile("deepseek-v3", MENU_V2_BF16_DET, 0, 0, "-bf16-det");
     return check_finish("test_moe_poly");
 }

@@ -29,7 +29,7 @@ static const char FIT_HELP[] =
     "usage: ramp fit DATASET -o PLAN.json [--menu N] [--occupancy B]\n"
     "                [--exclude-domain D]... [--diagnose]\n"
     "                [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
-    "                [--cost-model eq3|eq3+pairs]\n"
+    "                [--cost-model eq3|eq3+pairs] [--deterministic]\n"
     "\n"
     "Fits Equation 3's coefficients for every configuration of a timing dataset\n"
     "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
@@ -46,7 +46,11 @@ static const char FIT_HELP[] =
     "(bench/results/eval-2026-11-30-pairs.md). eq3 fits the paper's Equation 3\n"
     "alone and writes a four-term plan.\n"
     "The plan records the dataset's kernel (\"kernel\": \"v2\" for a kernel v2\n"
-    "dataset; absent for v1).\n";
+    "dataset; absent for v1).\n"
+    "--deterministic: the menu from the dataset's two-phase configurations only\n"
+    "(\".ph2\"), the ones a layer with ramp_layer_desc.deterministic = 1 can\n"
+    "serve (each token-slot's output row written once, then combined in a fixed\n"
+    "order: the same bits on every run). The fit and the menu see those alone.\n";
 
 int cmd_fit(int argc, char **argv) {
     static const struct option opts[] = {
@@ -54,11 +58,11 @@ int cmd_fit(int argc, char **argv) {
         {"occupancy", required_argument, 0, 'b'}, {"exclude-domain", required_argument, 0, 'x'},
         {"diagnose", no_argument, 0, 'd'}, {"wave-fit", required_argument, 0, 'W'},
         {"intercept", required_argument, 0, 'I'}, {"cost-model", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"deterministic", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "fit", *out = NULL, *exclude[16];
     ramp_costmodel_kind kind = RAMP_COSTMODEL_EQ3_PAIRS;
     long menu_size = 6, occupancy = 0;
-    int nexclude = 0, diagnose = 0, o;
+    int nexclude = 0, diagnose = 0, deterministic = 0, o;
     ramp_costmodel_fit_options fo = {RAMP_WAVE_PICKS, 0};
     optind = 1;
     while ((o = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -81,6 +85,7 @@ int cmd_fit(int argc, char **argv) {
                 kind == RAMP_COSTMODEL_TILECOUNT)
                 return cli_usage_error(cmd, "--cost-model %s: expected eq3 or eq3+pairs", optarg);
             break;
+        case 'D': deterministic = 1; break;
         case 'h': fputs(FIT_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -89,6 +94,24 @@ int cmd_fit(int argc, char **argv) {
     ramp_timing *t = NULL;
     ramp_status s = ramp_timing_read(argv[optind], 0, &t);
     if (s) return cli_fail(cmd, s);
+    if (deterministic) { /* the dataset's two-phase configurations alone */
+        int *idx = malloc(sizeof *idx * (size_t)(t->nconfigs ? t->nconfigs : 1)), n = 0;
+        ramp_timing *sub = NULL;
+        for (int c = 0; idx && c < t->nconfigs; c++)
+            if (t->configs[c].two_phase) idx[n++] = c;
+        if (!idx) s = RAMP_ERR_OUT_OF_MEMORY;
+        else if (n == 0) {
+            fprintf(stderr, "ramp fit: --deterministic: %s has no two-phase configuration (\".ph2\"), "
+                            "which a deterministic layer needs\n", argv[optind]);
+            free(idx);
+            ramp_timing_free(t);
+            return 1;
+        } else s = ramp_timing_select_configs(t, idx, n, &sub);
+        free(idx);
+        ramp_timing_free(t);
+        if (s) return cli_fail(cmd, s);
+        t = sub;
+    }
     uint8_t *mask = calloc((size_t)(t->nloads ? t->nloads : 1), 1);
     int rc = 0;
     for (int x = 0; x < nexclude; x++) {
@@ -110,9 +133,9 @@ int cmd_fit(int argc, char **argv) {
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
     if (rc == 0) {
-        printf("%s %s (kernel %s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads\n", t->model,
+        printf("%s %s (kernel %s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads%s\n", t->model,
                t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel), menu.count, menu.blocks_per_sm,
-               (long long)menu.loads);
+               (long long)menu.loads, deterministic ? ", two-phase configurations only (--deterministic)" : "");
         const int nt = ramp_costmodel_nterms(kind);
         for (int i = 0; i < menu.count; i++) {
             char name[64], pairs[40] = "";

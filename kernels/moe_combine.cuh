@@ -14,16 +14,21 @@
  *   RAMP_COMBINE_ENTRIES  menu size
  *   RAMP_COMBINE_PARTS    {parts of entry 0, entry 1, ...}
  *
- *   out[t, :] += sum over j < k, in order, of slot t k + j when its expert is
- *                on this GPU: sum over parts q < P[choice], in order, of
- *                pws[q][t k + j][:]
+ *   out[t, :] += sum over parts q < P[choice], in order, of the sum over
+ *                j < k, in order, of pws[q][t k + j][:] for the slots
+ *                t k + j whose expert is on this GPU
  *
  * A slot is local by the selection kernel's rule (ids outside [0, E) and
  * other GPUs' experts skipped), so the rows read are exactly the rows
  * phase 2 wrote; rows of other slots are never read (the GPU test poisons
- * them). Work items are (token, 256 float4 columns), grid-strided; the
- * token count is the selection's (meta[RAMP_SELECT_META_TOKENS], clamped
- * there when it came from device memory).
+ * them). A block per token, grid-strided: the token's k ids are read once
+ * (independent loads, a bit mask of its local slots), then each thread
+ * walks the row's float4 columns with every slot's load of a K part in
+ * flight before the adds (a first version chained id, branch and row load
+ * per (token, 256 columns) item and was latency-bound: 60 us on
+ * Mixtral's 893 pairs, s20-run2). The token count is the selection's
+ * (meta[RAMP_SELECT_META_TOKENS], clamped there when it came from device
+ * memory).
  */
 #ifndef RAMP_MOE_COMBINE_CUH
 #define RAMP_MOE_COMBINE_CUH
@@ -33,46 +38,55 @@
 __constant__ int ramp_combine_parts[RAMP_COMBINE_ENTRIES] = RAMP_COMBINE_PARTS;
 
 extern "C" __global__ void __launch_bounds__(RAMP_COMBINE_THREADS)
-    ramp_moe_combine(float *out, const float *pws, const int *topk_ids, const int *choice_p,
-                     const int *tokens_p, const int *local_of, int first_expert,
-                     int local_experts, int experts, long long part_pairs) {
+    ramp_moe_combine(float *out, const float *__restrict__ pws, const int *__restrict__ topk_ids,
+                     const int *choice_p, const int *tokens_p, const int *__restrict__ local_of,
+                     int first_expert, int local_experts, int experts, long long part_pairs) {
     const int choice = *choice_p;
     if (choice < 0 || choice >= RAMP_COMBINE_ENTRIES) return; /* phase 2 ran nothing */
     const int parts = ramp_combine_parts[choice];
-    const int tokens = *tokens_p;
-    const int h4 = RAMP_HIDDEN / 4, cb = (h4 + RAMP_COMBINE_THREADS - 1) / RAMP_COMBINE_THREADS;
-    const long long items = (long long)tokens * cb;
-    for (long long w = blockIdx.x; w < items; w += gridDim.x) {
-        const int t = (int)(w / cb);
-        const int col = (int)(w % cb) * RAMP_COMBINE_THREADS + (int)threadIdx.x;
-        if (col >= h4) continue;
-        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-        int any = 0;
+    const int tokens = *tokens_p, h4 = RAMP_HIDDEN / 4;
+    for (int t = blockIdx.x; t < tokens; t += gridDim.x) {
+        /* the token's local slots as a bit mask: its k ids are independent
+         * loads, not a chain of k round trips */
+        unsigned mask = 0;
+#pragma unroll
         for (int j = 0; j < RAMP_TOPK; j++) {
             const int id = topk_ids[(size_t)t * RAMP_TOPK + j];
             const int local = id >= 0 && id < experts &&
                               (local_of ? local_of[id] >= 0
                                         : id >= first_expert && id < first_expert + local_experts);
-            if (!local) continue;
-            any = 1;
-            for (int q = 0; q < parts; q++) {
-                const float4 v = ((const float4 *)(pws + ((size_t)q * part_pairs +
-                                                          (size_t)t * RAMP_TOPK + j) *
-                                                             RAMP_HIDDEN))[col];
-                s.x += v.x;
-                s.y += v.y;
-                s.z += v.z;
-                s.w += v.w;
-            }
+            mask |= (unsigned)local << j;
         }
-        if (!any) continue; /* nothing of this token on this GPU: out untouched */
-        float4 *o = (float4 *)(out + (size_t)t * RAMP_HIDDEN) + col;
-        float4 a = *o;
-        a.x += s.x;
-        a.y += s.y;
-        a.z += s.z;
-        a.w += s.w;
-        *o = a;
+        if (!mask) continue; /* nothing of this token on this GPU: out untouched */
+        const float4 *row = (const float4 *)(pws + (size_t)t * RAMP_TOPK * RAMP_HIDDEN);
+        float4 *o = (float4 *)(out + (size_t)t * RAMP_HIDDEN);
+#pragma unroll 2
+        for (int col = threadIdx.x; col < h4; col += RAMP_COMBINE_THREADS) {
+            /* per K part, every slot's load issued before the first add
+             * (unrolled over the slots); the adds in K-part, then slot, order */
+            float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+            for (int q = 0; q < parts; q++) {
+                float4 v[RAMP_TOPK];
+#pragma unroll
+                for (int j = 0; j < RAMP_TOPK; j++)
+                    v[j] = (mask >> j) & 1 ? row[((size_t)q * part_pairs + j) * h4 + col]
+                                           : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int j = 0; j < RAMP_TOPK; j++)
+                    if ((mask >> j) & 1) {
+                        s.x += v[j].x;
+                        s.y += v[j].y;
+                        s.z += v[j].z;
+                        s.w += v[j].w;
+                    }
+            }
+            float4 a = o[col];
+            a.x += s.x;
+            a.y += s.y;
+            a.z += s.z;
+            a.w += s.w;
+            o[col] = a;
+        }
     }
 }
 

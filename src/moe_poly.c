@@ -729,9 +729,8 @@ ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr
                (unsigned long long)out, (unsigned long long)pws);
     RAMP_CHECK(part_pairs >= 0 && max_tokens >= 0, RAMP_ERR_INVALID_ARGUMENT,
                "combine: part_pairs %lld, max_tokens %d", (long long)part_pairs, max_tokens);
-    /* (token, 256-column) items, grid-strided: at most 8 blocks per SM */
-    const long long cb = (k->d.geom.hidden / 4 + 255) / 256;
-    long long blocks = (long long)max_tokens * cb, cap = 8LL * k->sms;
+    /* a block per token, grid-strided: at most 8 blocks per SM */
+    long long blocks = max_tokens, cap = 8LL * k->sms;
     if (blocks > cap) blocks = cap;
     unsigned grid[3] = {(unsigned)(blocks < 1 ? 1 : blocks), 1, 1}, block[3] = {256, 1, 1};
     ramp_devptr lo = loc->local_of;

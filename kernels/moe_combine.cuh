@@ -41,6 +41,9 @@ extern "C" __global__ void __launch_bounds__(RAMP_COMBINE_THREADS)
     ramp_moe_combine(float *out, const float *__restrict__ pws, const int *__restrict__ topk_ids,
                      const int *choice_p, const int *tokens_p, const int *__restrict__ local_of,
                      int first_expert, int local_experts, int experts, long long part_pairs) {
+    /* launched with programmatic dependent launch after the phase-2 kernel
+     * (which triggers at its start): wait for all of it, and its writes */
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
     const int choice = *choice_p;
     if (choice < 0 || choice >= RAMP_COMBINE_ENTRIES) return; /* phase 2 ran nothing */
     const int parts = ramp_combine_parts[choice];

@@ -280,10 +280,12 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     RAMP_CHECK(io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
                "aligned", (unsigned long long)io->out);
+    /* grid for the call's tokens when the host knows them; PDL unless the
+     * layer runs serially */
     return ramp_moe_poly_combine(L->poly, io->out, L->pws, io->topk_ids, choice,
                                  L->sdev.meta + 4 * RAMP_SELECT_META_TOKENS, &loc,
-                                 (int64_t)p.num_tokens * L->plan.geom.topk, L->desc.max_tokens,
-                                 stream);
+                                 (int64_t)p.num_tokens * L->plan.geom.topk, p.num_tokens,
+                                 L->desc.serial_launch != 1, stream);
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

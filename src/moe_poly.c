@@ -299,7 +299,9 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         put(&b, "\n/* the two-phase entries' phase 2 */\n");
         for (int i = 0; i < d->count; i++)
             if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
-        put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", ";");
+        /* det: the combining kernel's launch may start at once (its blocks
+         * wait for this kernel's completion: griddepcontrol.wait) */
+        put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", d->det ? trigger : ";");
     }
     if (d->det) { /* the combining kernel, with each entry's K parts */
         put(&b, "\n#define RAMP_COMBINE_ENTRIES %d\n#define RAMP_COMBINE_PARTS {", d->count);
@@ -718,7 +720,7 @@ size_t ramp_moe_poly_pair_ws_bytes(const ramp_moe_poly *k, int64_t max_pairs) {
 ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr pws,
                                   ramp_devptr topk_ids, ramp_devptr choice, ramp_devptr tokens,
                                   const ramp_poly_locality *loc, int64_t part_pairs,
-                                  int max_tokens, ramp_stream stream) {
+                                  int max_tokens, int pdl, ramp_stream stream) {
     RAMP_CHECK(k && loc, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     RAMP_CHECK(k->kernel_combine, RAMP_ERR_INVALID_ARGUMENT,
                "the combining kernel is compiled for deterministic menus only (det = 1)");
@@ -737,7 +739,7 @@ ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr
     int first = loc->first_expert, el = loc->local_experts, e = loc->experts;
     long long pp = (long long)part_pairs;
     void *args[10] = {&out, &pws, &topk_ids, &choice, &tokens, &lo, &first, &el, &e, &pp};
-    return ramp_kernel_launch_ex(k->kernel_combine, grid, block, 0, stream, args, 0, 1);
+    return ramp_kernel_launch_ex(k->kernel_combine, grid, block, 0, stream, args, pdl != 0, 1);
 }
 
 int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch) {

@@ -138,14 +138,16 @@ typedef struct {
 } ramp_poly_locality;
 
 /* det: queues the combining kernel after a launch (same stream): out[t] +=
- * the rows of token t's local slots in pws, in slot and K-part order.
+ * the rows of token t's local slots in pws, in K-part and slot order.
  * choice and tokens (device i32): the menu index and the token count the
  * selection used; part_pairs: the launch's num_tokens * k (its workspace
- * rows per K part); max_tokens: the most tokens (sizes the grid). */
+ * rows per K part); max_tokens: the most tokens (sizes the grid); pdl: with
+ * programmatic dependent launch (its blocks wait for the previous kernel's
+ * completion; the phase-2 kernel of a det menu lets it launch at once). */
 ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr pws,
                                   ramp_devptr topk_ids, ramp_devptr choice, ramp_devptr tokens,
                                   const ramp_poly_locality *loc, int64_t part_pairs,
-                                  int max_tokens, ramp_stream stream);
+                                  int max_tokens, int pdl, ramp_stream stream);
 
 /* The pdl bits of ramp_moe_poly_launch_mode for a menu of `count` entries
  * and ramp_layer_desc.serial_launch (1 none, 2 the first kernel, 3 both,

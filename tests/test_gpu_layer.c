@@ -371,7 +371,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
                 if (s == RAMP_OK) s = ramp_moe_poly_launch(K, &p, choice, sched, C->st);
                 if (s == RAMP_OK && g_det)
                     s = ramp_moe_poly_combine(K, B.out, pws, B.ids, choice, B.ntok, &loc,
-                                              (int64_t)b.tokens * TOPK, max_tokens, C->st);
+                                              (int64_t)b.tokens * TOPK, max_tokens, capped, C->st);
                 if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
                 if (s == RAMP_OK && rep == 0 && g_det)
                     s = ramp_gpu_download(C->gpu, again, B.out,

@@ -96,6 +96,16 @@ grep -qE '"kernel":[[:space:]]*"v2"' "$tmp/plan2.json" || fail "plan2.json lacks
 "$ramp" bench "$L1" -o "$tmp/t1full.safetensors" --backend sim >/dev/null 2>&1
 expect 0 "kernel v1" -- "$ramp" fit "$tmp/t1full.safetensors" -o "$tmp/plan1.json"
 grep -q '"kernel"' "$tmp/plan1.json" && fail "a v1 plan carries \"kernel\""
+# fit --deterministic: a menu of two-phase entries only (what a deterministic
+# layer serves); a dataset with none is refused, naming it, and no plan written
+expect 0 "two-phase configurations only" -- "$ramp" fit "$T2" --deterministic -o "$tmp/pdet.json"
+n=$(grep -c '"config"' "$tmp/pdet.json")
+[ "$n" -ge 1 ] && [ "$(grep '"config"' "$tmp/pdet.json" | grep -c '\.ph2')" = "$n" ] ||
+  fail "fit --deterministic: a menu entry without .ph2 in $(grep '"config"' "$tmp/pdet.json")"
+expect 1 "--deterministic: .*t1full.safetensors has no two-phase configuration" -- \
+  "$ramp" fit "$tmp/t1full.safetensors" --deterministic -o "$tmp/pdet1.json"
+[ -e "$tmp/pdet1.json" ] && fail "fit --deterministic wrote a plan for a dataset without .ph2"
+expect 0 "--deterministic: the menu from the dataset's two-phase" -- "$ramp" fit --help
 expect 0 "evaluating .*t2.safetensors .Qwen3-30B-A3B EP8, kernel v2" -- \
   "$ramp" eval "$T2" --summary --out "$tmp/ev"
 [ -d "$tmp/ev/Qwen3-30B-A3B-EP8-v2" ] || fail "eval --out did not write Qwen3-30B-A3B-EP8-v2/"

@@ -2,8 +2,9 @@
  * layer.c - the MoE layer an engine calls (ramp.h section 10): a plan's menu
  * served by the selection kernel (select_gpu.c) and the polymorphic kernel
  * (moe_poly.c). Everything that can disagree with the plan is checked at
- * creation, and every buffer is allocated there, so a call only queues two
- * launches and can be captured in a CUDA graph. The polymorphic kernel's
+ * creation, and every buffer is allocated there, so a call only queues its
+ * launches (two; a third with two-phase entries, a fourth with deterministic
+ * output) and can be captured in a CUDA graph. The polymorphic kernel's
  * entries are v1's (the default) or the Hopper kernel v2's
  * (ramp_layer_desc.kernel; kernels/moe_poly_v2.cuh), whose weight tensor
  * maps are built here, once.
@@ -250,6 +251,9 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
                "ramp_layer_run: x, topk_ids, topk_weights and out are required");
     RAMP_CHECK(L->desc.bf16 || L->desc.hidden_bf16 || io->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_layer_run: FP8 hidden states need x_scale");
+    RAMP_CHECK(!L->desc.deterministic || io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
+               "aligned", (unsigned long long)io->out);
     RAMP_TRY(ramp_selector_launch(L->sel, io->topk_ids, io->tokens, io->tokens_dev, stream));
     ramp_moe_params p;
     memset(&p, 0, sizeof p);
@@ -277,9 +281,6 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     if (!L->desc.deterministic) return RAMP_OK;
     const ramp_poly_locality loc = {L->local_dev, L->desc.first_expert, L->desc.local_experts,
                                     L->desc.experts};
-    RAMP_CHECK(io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
-               "aligned", (unsigned long long)io->out);
     /* grid for the call's tokens when the host knows them; PDL unless the
      * layer runs serially */
     return ramp_moe_poly_combine(L->poly, io->out, L->pws, io->topk_ids, choice,

@@ -269,7 +269,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     ramp_moe_poly *K = NULL;
     ramp_devptr pws = 0; /* det: the per-slot rows phase 2 stores */
     size_t pwsb = 0;
-    float *again = NULL; /* det: the second run's output */
+    float *again = NULL; /* det: the first run's output, compared with the second's */
     dev_weights W;
     dev_batch B;
     ramp_devptr sorted = 0, texp = 0, ntiles = 0, choice = 0, ws = 0, cnt = 0, sched = 0;

@@ -25,7 +25,10 @@
  *               the polymorphic overhead (target: median within 1%); also
  *               alone-cap (alone, grid sized for the batch's bound) and poly-sm,
  *               poly-w1, poly-w8 (the polymorphic kernel's grid capped at
- *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES)
+ *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES);
+ *               v2: poly-pdl (forced, both kernels with PDL as in the
+ *               layer), poly-k1 (the first kernel only, no phase-2 launch)
+ *               and poly-exact (the grid the entry alone runs)
  *   read        the measured floor (kernels/read_floor.cuh): a kernel that
  *               only reads the load's active experts' weights and scales
  *               (what the layer must stream), alone; select+read: after the
@@ -212,13 +215,14 @@ static void probe_placement(ramp_gpu *gpu, ramp_stream st, int sms) {
 typedef struct {
     void *k; /* ramp_moe_kernel, ramp_moe_v2_kernel or ramp_moe_poly */
     int poly, v2;
+    int mode; /* the polymorphic kernel's ramp_moe_poly_launch_mode bits */
     ramp_moe_params p;
     ramp_devptr choice, sched; /* the polymorphic kernel's */
 } kernel_call;
 
 static ramp_status launch_call(void *arg, ramp_stream st) {
     kernel_call *c = arg;
-    return c->poly ? ramp_moe_poly_launch(c->k, &c->p, c->choice, c->sched, st)
+    return c->poly ? ramp_moe_poly_launch_mode(c->k, &c->p, c->choice, c->sched, st, c->mode)
            : c->v2 ? ramp_moe_v2_launch(c->k, &c->p, st)
                    : ramp_moe_kernel_launch(c->k, &c->p, st);
 }
@@ -1036,6 +1040,25 @@ int main(int argc, char **argv) {
                     ROW(cap_names[gc], i, &plan.configs[i], sg);
                 }
                 ramp_moe_poly_set_grid(poly, 0);
+                if (is2) {
+                    /* where the polymorphic overhead comes from (v2): poly-pdl
+                     * forced with both kernels' PDL, as the layer launches
+                     * them; poly-k1 the first kernel alone (no phase-2
+                     * kernel: a fused entry's whole work, half a two-phase
+                     * one's); poly-exact the grid the entry alone runs */
+                    c.mode = 3;
+                    stat3 sp = time_it(&T, launch_call, &c);
+                    ROW("poly-pdl", i, &plan.configs[i], sp);
+                    c.mode = 4;
+                    sp = time_it(&T, launch_call, &c);
+                    ROW("poly-k1", i, &plan.configs[i], sp);
+                    c.mode = 0;
+                    unsigned ge = ramp_moe_v2_grid(alone2[i], tiles > 0 ? tiles : 1);
+                    ramp_moe_poly_set_grid(poly, ge);
+                    sp = time_it(&T, launch_call, &c);
+                    ROW("poly-exact", i, &plan.configs[i], sp);
+                    ramp_moe_poly_set_grid(poly, 0);
+                }
                 if (nover < 64) over[i][nover] = s_poly.med / s_alone.med;
                 if (i == chosen) {
                     s_alone_chosen = s_alone;

@@ -27,8 +27,10 @@
  *               poly-w1, poly-w8 (the polymorphic kernel's grid capped at
  *               one block per SM, 1 and 8 waves instead of RAMP_POLY_WAVES);
  *               v2: poly-pdl (forced, both kernels with PDL as in the
- *               layer), poly-k1 (the first kernel only, no phase-2 launch)
- *               and poly-exact (the grid the entry alone runs)
+ *               layer), poly-k1 (the first kernel only, no phase-2 launch),
+ *               poly-d1 (the phase-2 kernel with one block), alone+d (the
+ *               entry alone, then the phase-2 kernel) and poly-exact (the
+ *               grid the entry alone runs)
  *   read        the measured floor (kernels/read_floor.cuh): a kernel that
  *               only reads the load's active experts' weights and scales
  *               (what the layer must stream), alone; select+read: after the
@@ -225,6 +227,12 @@ static ramp_status launch_call(void *arg, ramp_stream st) {
     return c->poly ? ramp_moe_poly_launch_mode(c->k, &c->p, c->choice, c->sched, st, c->mode)
            : c->v2 ? ramp_moe_v2_launch(c->k, &c->p, st)
                    : ramp_moe_kernel_launch(c->k, &c->p, st);
+}
+
+static ramp_status launch_two(void *arg, ramp_stream st) {
+    kernel_call *c = arg;
+    ramp_status s = launch_call(&c[0], st);
+    return s == RAMP_OK ? launch_call(&c[1], st) : s;
 }
 
 /* Compiles variants on threads so that the later creates hit the cache. */
@@ -1052,6 +1060,21 @@ int main(int argc, char **argv) {
                     c.mode = 4;
                     sp = time_it(&T, launch_call, &c);
                     ROW("poly-k1", i, &plan.configs[i], sp);
+                    c.mode = 8;
+                    sp = time_it(&T, launch_call, &c);
+                    ROW("poly-d1", i, &plan.configs[i], sp);
+                    {
+                        /* the entry alone, then the phase-2 kernel as the
+                         * layer launches it (for this choice it returns) */
+                        kernel_call a2[2] = {c, c};
+                        a2[0].k = alone2[i];
+                        a2[0].poly = 0;
+                        a2[0].v2 = 1;
+                        a2[0].p.max_tiles = tiles > 0 ? tiles : 1;
+                        a2[1].mode = 16;
+                        sp = time_it(&T, launch_two, a2);
+                        ROW("alone+d", i, &plan.configs[i], sp);
+                    }
                     c.mode = 0;
                     unsigned ge = ramp_moe_v2_grid(alone2[i], tiles > 0 ? tiles : 1);
                     ramp_moe_poly_set_grid(poly, ge);

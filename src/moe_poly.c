@@ -689,11 +689,13 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     ramp_devptr xt = k->xt;
     int xt_rows = k->tx_tiles * 128;
     void *args[4] = {&pp, k->maps, &xt, &xt_rows};
-    RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args, pdl & 1,
-                                   k->cluster));
+    if (!(pdl & 16))
+        RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args,
+                                       pdl & 1, k->cluster));
     if (!k->kernel_down || (pdl & 4)) return RAMP_OK;
     /* the two-phase entries' phase 2 (every other choice returns at once) */
-    grid[0] = grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);
+    grid[0] = (pdl & 8) ? (unsigned)k->cluster_down
+                        : grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);
     return ramp_kernel_launch_ex(k->kernel_down, grid, block, (int)k->smem_down, stream, args,
                                  (pdl >> 1) & 1, k->cluster_down);
 }
@@ -754,8 +756,9 @@ int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl) {
-    RAMP_CHECK(pdl >= 0 && pdl <= 7, RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic launch mode %d: not 0..7 (bit 0 the first kernel's PDL, bit 1 the "
-               "second's, bit 2 the first kernel alone)", pdl);
+    RAMP_CHECK(pdl >= 0 && pdl <= 31, RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic launch mode %d: not 0..31 (bit 0 the first kernel's PDL, bit 1 the "
+               "second's; experiments: bit 2 the first kernel alone, bit 3 the second with one "
+               "block, bit 4 the second alone)", pdl);
     return poly_launch(k, p, choice, sched, stream, pdl);
 }

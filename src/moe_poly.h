@@ -120,8 +120,9 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_stream stream);
 /* pdl: bit 0 the first kernel with programmatic dependent launch, bit 1 the
  * second (two-phase entries' phase 2); 0 is ramp_moe_poly_launch, 3
- * ramp_moe_poly_launch_pdl. Bit 2, for timing experiments only: the first
- * kernel alone (a two-phase choice then leaves its output unwritten). */
+ * ramp_moe_poly_launch_pdl. Bits 2-4, for timing experiments only: 4 the first
+ * kernel alone (a two-phase choice then leaves its output unwritten), 8 the
+ * second with one block (cluster), 16 the second alone. */
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl);

@@ -30,7 +30,8 @@
  *               layer), poly-k1 (the first kernel only, no phase-2 launch),
  *               poly-d1 (the phase-2 kernel with one block), alone+d (the
  *               entry alone, then the phase-2 kernel) and poly-exact (the
- *               grid the entry alone runs)
+ *               grid the entry alone runs), poly-k1+sel / alone+sel (then the
+ *               selection kernel: whether the next kernel pays)
  *   read        the measured floor (kernels/read_floor.cuh): a kernel that
  *               only reads the load's active experts' weights and scales
  *               (what the layer must stream), alone; select+read: after the
@@ -233,6 +234,18 @@ static ramp_status launch_two(void *arg, ramp_stream st) {
     kernel_call *c = arg;
     ramp_status s = launch_call(&c[0], st);
     return s == RAMP_OK ? launch_call(&c[1], st) : s;
+}
+
+typedef struct {
+    kernel_call c;
+    ramp_selector *sel;
+    ramp_devptr ids;
+    int tokens;
+} sel_after;
+static ramp_status launch_then_select(void *arg, ramp_stream st) {
+    sel_after *a = arg;
+    ramp_status s = launch_call(&a->c, st);
+    return s == RAMP_OK ? ramp_selector_launch(a->sel, a->ids, a->tokens, 0, st) : s;
 }
 
 /* Compiles variants on threads so that the later creates hit the cache. */
@@ -1074,6 +1087,21 @@ int main(int argc, char **argv) {
                         a2[1].mode = 16;
                         sp = time_it(&T, launch_two, a2);
                         ROW("alone+d", i, &plan.configs[i], sp);
+                    }
+                    {
+                        /* the first kernel alone / the entry alone, then an
+                         * unrelated kernel (the selection, into its own
+                         * buffers): does the next kernel pay? */
+                        sel_after sa = {c, sel_only, ids, Mt};
+                        sa.c.mode = 4;
+                        sp = time_it(&T, launch_then_select, &sa);
+                        ROW("poly-k1+sel", i, &plan.configs[i], sp);
+                        sa.c.k = alone2[i];
+                        sa.c.poly = 0;
+                        sa.c.v2 = 1;
+                        sa.c.p.max_tiles = tiles > 0 ? tiles : 1;
+                        sp = time_it(&T, launch_then_select, &sa);
+                        ROW("alone+sel", i, &plan.configs[i], sp);
                     }
                     c.mode = 0;
                     unsigned ge = ramp_moe_v2_grid(alone2[i], tiles > 0 ? tiles : 1);

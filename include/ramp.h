@@ -974,6 +974,18 @@ ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask
                                        ramp_menu_objective objective,
                                        ramp_menu *out);
 
+/* The same greedy with entries the caller puts on the menu: include[0 ..
+ * ninclude - 1] (indices into t's configurations, distinct, ninclude <=
+ * size) are entries 0 .. ninclude - 1, in that order, and the greedy adds
+ * the rest up to size from their occupancy class (occupancy, when not 0,
+ * must be theirs). For a menu the per-load greedy would not reach, e.g. a
+ * configuration that serves loads the workload holds few of. Each must be
+ * runnable and timed (predicted) on every load of the workload. */
+ramp_status ramp_menu_greedy_include(const ramp_timing *t, const uint8_t *mask, int size,
+                                     int occupancy, const ramp_costmodel *model,
+                                     ramp_menu_objective objective, const int *include,
+                                     int ninclude, ramp_menu *out);
+
 /* ---- 8c. Policies (policy.c) --------------------------------------------
  *
  * A policy picks a configuration index for each per-GPU load. Those that

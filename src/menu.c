@@ -10,6 +10,9 @@
  * is not always optimal for 2 <= N < class size; it is exact for N = 1 and
  * for N = class size, and its total never rises as N grows.
  *
+ * Included entries (ramp_menu_greedy_include) go on first, in the caller's
+ * order, and fix the class; the greedy adds the rest.
+ *
  * RAMP_MENU_LAYER replaces the per-load sum by the layer's time: per batch,
  * the slowest GPU's time with the best of the menu on each GPU, summed over
  * batches. A menu entry then earns its place only where it shortens the
@@ -51,7 +54,7 @@ static double objective(const double *col, const double *cur, int64_t n, const m
  * V[c * n + i] = time of config c on selected load i. */
 static void greedy_class(const double *V, int64_t n, const int *members,
                          int nmembers, int size, double *cur, const menu_groups *grp,
-                         ramp_menu *m) {
+                         const int *first, int nfirst, ramp_menu *m) {
     memset(m, 0, sizeof *m);
     for (int64_t i = 0; i < n; i++) cur[i] = INFINITY;
     int taken[RAMP_MENU_MAX];
@@ -59,7 +62,11 @@ static void greedy_class(const double *V, int64_t n, const int *members,
     for (int s = 0; s < steps; s++) {
         int best = -1;
         double bt = INFINITY;
-        for (int j = 0; j < nmembers; j++) {
+        if (s < nfirst) { /* an entry the caller put on the menu */
+            best = first[s];
+            bt = objective(V + (size_t)best * (size_t)n, cur, n, grp);
+        }
+        for (int j = 0; s >= nfirst && j < nmembers; j++) {
             int c = members[j], used = 0;
             for (int l = 0; l < s; l++)
                 if (taken[l] == c) used = 1;
@@ -87,7 +94,19 @@ ramp_status ramp_menu_greedy(const ramp_timing *t, const uint8_t *mask,
 ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask, int size,
                                        int occupancy, const ramp_costmodel *model,
                                        ramp_menu_objective objective_kind, ramp_menu *out) {
+    return ramp_menu_greedy_include(t, mask, size, occupancy, model, objective_kind, NULL, 0,
+                                    out);
+}
+
+ramp_status ramp_menu_greedy_include(const ramp_timing *t, const uint8_t *mask, int size,
+                                     int occupancy, const ramp_costmodel *model,
+                                     ramp_menu_objective objective_kind, const int *include,
+                                     int ninclude, ramp_menu *out) {
     RAMP_CHECK(t && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_menu_greedy: NULL argument");
+    RAMP_CHECK(ninclude >= 0 && (ninclude == 0 || include), RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_menu_greedy: %d included entries and no list", ninclude);
+    RAMP_CHECK(ninclude <= size, RAMP_ERR_INVALID_ARGUMENT,
+               "%d included entries: more than the menu size %d", ninclude, size);
     RAMP_CHECK(size >= 1 && size <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "menu size %d: must be 1..%d", size, RAMP_MENU_MAX);
     RAMP_CHECK(occupancy >= 0, RAMP_ERR_INVALID_ARGUMENT,
@@ -180,6 +199,44 @@ ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask
         for (int64_t i = 0; ok[c] && i < n; i++)
             if (!isfinite(V[(size_t)c * (size_t)n + (size_t)i])) ok[c] = 0;
     }
+    /* Included entries: configurations of the dataset, distinct, runnable
+     * and timed on every load, of one occupancy class, which they fix. */
+    int inc_class = 0;
+    for (int j = 0; j < ninclude; j++) {
+        const int c = include[j];
+        char name[64];
+        if (c < 0 || c >= nc) {
+            st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                "included entry %d: not a configuration index (0..%d)", c,
+                                nc - 1);
+            goto done;
+        }
+        ramp_config_name(&t->configs[c], name, sizeof name);
+        for (int l = 0; l < j; l++)
+            if (include[l] == c) {
+                st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                    "included entry %s: given twice", name);
+                goto done;
+            }
+        if (!ok[c]) {
+            st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                "included entry %s: %s", name,
+                                t->blocks_per_sm[c] < 1 ? "cannot run (0 blocks per SM)"
+                                : model ? "has no finite prediction on every load of the workload"
+                                        : "not timed on every load of the workload");
+            goto done;
+        }
+        if (j == 0) inc_class = t->blocks_per_sm[c];
+        if (t->blocks_per_sm[c] != inc_class || (occupancy && occupancy != inc_class)) {
+            st = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                "included entry %s: occupancy class %d, but the menu's is %d "
+                                "(one class a menu: its entries share one shared-memory "
+                                "buffer)",
+                                name, t->blocks_per_sm[c], occupancy ? occupancy : inc_class);
+            goto done;
+        }
+    }
+    if (inc_class) occupancy = inc_class;
     int have = 0;
     memset(out, 0, sizeof *out);
     /* Classes in ascending blocks_per_sm: a tie keeps the lower class. */
@@ -197,7 +254,8 @@ ramp_status ramp_menu_greedy_objective(const ramp_timing *t, const uint8_t *mask
         for (int c = 0; c < nc; c++)
             if (ok[c] && t->blocks_per_sm[c] == cls) members[nm++] = c;
         ramp_menu m;
-        greedy_class(V, n, members, nm, size, cur, order ? &groups : NULL, &m);
+        greedy_class(V, n, members, nm, size, cur, order ? &groups : NULL, include, ninclude,
+                     &m);
         m.blocks_per_sm = cls;
         if (!have || m.total_us[m.count - 1] < out->total_us[out->count - 1]) {
             *out = m;

@@ -30,6 +30,7 @@ static const char FIT_HELP[] =
     "                [--exclude-domain D]... [--diagnose]\n"
     "                [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
     "                [--cost-model eq3|eq3+pairs] [--deterministic]\n"
+    "                [--include CONFIG[,CONFIG...]]...\n"
     "\n"
     "Fits Equation 3's coefficients for every configuration of a timing dataset\n"
     "(NNLS on relative error), picks the greedy menu of N (default 6) from one\n"
@@ -50,7 +51,12 @@ static const char FIT_HELP[] =
     "--deterministic: the menu from the dataset's two-phase configurations only\n"
     "(\".ph2\"), the ones a layer with ramp_layer_desc.deterministic = 1 can\n"
     "serve (each token-slot's output row written once, then combined in a fixed\n"
-    "order: the same bits on every run). The fit and the menu see those alone.\n";
+    "order: the same bits on every run). The fit and the menu see those alone.\n"
+    "--include: these configurations (names as `ramp dataset info` lists them)\n"
+    "are the menu's first entries, in that order; the greedy adds the rest up to\n"
+    "N from their occupancy class. For a configuration the greedy would leave\n"
+    "out because the dataset holds few of the loads it serves (the greedy\n"
+    "minimises the total over the dataset's loads).\n";
 
 int cmd_fit(int argc, char **argv) {
     static const struct option opts[] = {
@@ -58,8 +64,11 @@ int cmd_fit(int argc, char **argv) {
         {"occupancy", required_argument, 0, 'b'}, {"exclude-domain", required_argument, 0, 'x'},
         {"diagnose", no_argument, 0, 'd'}, {"wave-fit", required_argument, 0, 'W'},
         {"intercept", required_argument, 0, 'I'}, {"cost-model", required_argument, 0, 'C'},
-        {"deterministic", no_argument, 0, 'D'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"deterministic", no_argument, 0, 'D'}, {"include", required_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "fit", *out = NULL, *exclude[16];
+    char inc_names[RAMP_MENU_MAX][64];
+    int ninc = 0;
     ramp_costmodel_kind kind = RAMP_COSTMODEL_EQ3_PAIRS;
     long menu_size = 6, occupancy = 0;
     int nexclude = 0, diagnose = 0, deterministic = 0, o;
@@ -86,6 +95,20 @@ int cmd_fit(int argc, char **argv) {
                 return cli_usage_error(cmd, "--cost-model %s: expected eq3 or eq3+pairs", optarg);
             break;
         case 'D': deterministic = 1; break;
+        case 'i':
+            for (const char *p = optarg;;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                if (len == 0 || len >= sizeof inc_names[0])
+                    return cli_usage_error(cmd, "--include %s: an empty or overlong configuration name", optarg);
+                if (ninc == RAMP_MENU_MAX)
+                    return cli_usage_error(cmd, "--include: at most %d configurations", RAMP_MENU_MAX);
+                memcpy(inc_names[ninc], p, len);
+                inc_names[ninc++][len] = '\0';
+                if (!e) break;
+                p = e + 1;
+            }
+            break;
         case 'h': fputs(FIT_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -113,7 +136,21 @@ int cmd_fit(int argc, char **argv) {
         t = sub;
     }
     uint8_t *mask = calloc((size_t)(t->nloads ? t->nloads : 1), 1);
-    int rc = 0;
+    int rc = 0, inc[RAMP_MENU_MAX];
+    if (ninc > menu_size)
+        rc = cli_usage_error(cmd, "--include: %d configurations, more than the menu's %ld (--menu)",
+                             ninc, menu_size);
+    for (int j = 0; rc == 0 && j < ninc; j++) {
+        inc[j] = -1;
+        for (int c = 0; c < t->nconfigs && inc[j] < 0; c++) {
+            char name[64];
+            if (!strcmp(ramp_config_name(&t->configs[c], name, sizeof name), inc_names[j])) inc[j] = c;
+        }
+        if (inc[j] < 0)
+            rc = cli_usage_error(cmd, "--include %s: not a configuration of %s%s (`ramp dataset info` "
+                                 "lists them)", inc_names[j], argv[optind],
+                                 deterministic ? "'s two-phase ones (--deterministic)" : "");
+    }
     for (int x = 0; x < nexclude; x++) {
         int found = 0;
         for (int d = 0; d < t->ndomains; d++) found |= !strcmp(t->domains[d], exclude[x]);
@@ -129,7 +166,9 @@ int cmd_fit(int argc, char **argv) {
     ramp_plan plan;
     if (rc == 0 && !mask) rc = cli_usage_error(cmd, "out of memory");
     if (rc == 0 && (s = ramp_costmodel_fit_opt(t, mask, kind, &fo, &m))) rc = cli_fail(cmd, s);
-    if (rc == 0 && (s = ramp_menu_greedy(t, mask, (int)menu_size, (int)occupancy, NULL, &menu))) rc = cli_fail(cmd, s);
+    if (rc == 0 && (s = ramp_menu_greedy_include(t, mask, (int)menu_size, (int)occupancy, NULL,
+                                                 RAMP_MENU_PER_LOAD, inc, ninc, &menu)))
+        rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
     if (rc == 0) {

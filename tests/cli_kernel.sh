@@ -106,6 +106,20 @@ expect 1 "--deterministic: .*t1full.safetensors has no two-phase configuration" 
   "$ramp" fit "$tmp/t1full.safetensors" --deterministic -o "$tmp/pdet1.json"
 [ -e "$tmp/pdet1.json" ] && fail "fit --deterministic wrote a plan for a dataset without .ph2"
 expect 0 "--deterministic: the menu from the dataset's two-phase" -- "$ramp" fit --help
+# fit --include: the named configurations are the first entries, in order;
+# an unknown name or more names than --menu is refused, and no plan written
+c1=$(grep -o '"config":[[:space:]]*"[^"]*"' "$tmp/pdet.json" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+c2=$(grep -o '"config":[[:space:]]*"[^"]*"' "$tmp/plan2.json" | sed -n 2p | sed 's/.*"\([^"]*\)"$/\1/')
+[ -n "$c1" ] && [ -n "$c2" ] && [ "$c1" != "$c2" ] || fail "fit --include: no two configurations to include ($c1, $c2)"
+expect 0 "menu of 4" -- "$ramp" fit "$T2" --menu 4 --include "$c2,$c1" -o "$tmp/pinc.json"
+got=$(grep -o '"config":[[:space:]]*"[^"]*"' "$tmp/pinc.json" | head -2 | sed 's/.*"\([^"]*\)"$/\1/' | tr '\n' ' ')
+[ "$got" = "$c2 $c1 " ] || fail "fit --include $c2,$c1: the plan's first entries are $got"
+expect 2 "--include r7.w99.s1: not a configuration of" -- \
+  "$ramp" fit "$T2" --include r7.w99.s1 -o "$tmp/pinc2.json"
+expect 2 "--include: 2 configurations, more than the menu's 1" -- \
+  "$ramp" fit "$T2" --menu 1 --include "$c1" --include "$c2" -o "$tmp/pinc2.json"
+[ -e "$tmp/pinc2.json" ] && fail "fit --include wrote a plan after a refusal"
+expect 0 "--include: these configurations" -- "$ramp" fit --help
 expect 0 "evaluating .*t2.safetensors .Qwen3-30B-A3B EP8, kernel v2" -- \
   "$ramp" eval "$T2" --summary --out "$tmp/ev"
 [ -d "$tmp/ev/Qwen3-30B-A3B-EP8-v2" ] || fail "eval --out did not write Qwen3-30B-A3B-EP8-v2/"

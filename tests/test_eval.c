@@ -466,6 +466,103 @@ static void test_reports(ramp_rng *rng) {
     ramp_timing_free(t);
 }
 
+/* ramp_menu_greedy_include: fresh random included entries from one class go
+ * on first, in the given order; the rest is the per-load greedy from that
+ * class, checked against a direct greedy; every prefix total recomputed
+ * from the times; and each bad list refused. */
+static void test_menu_include(ramp_rng *rng) {
+    syn_params sp;
+    syn_defaults(&sp);
+    sp.noise = 0.05;
+    double theta[48];
+    ramp_timing *t = syn_dataset(rng, &sp, theta);
+    if (!t) return;
+    const int nc = t->nconfigs;
+    for (int trial = 0; trial < 8; trial++) {
+        const int cls = t->blocks_per_sm[ramp_rng_below(rng, (uint32_t)nc)];
+        int members[64], nm = 0;
+        for (int c = 0; c < nc && nm < 64; c++)
+            if (t->blocks_per_sm[c] == cls) members[nm++] = c;
+        const int size = nm < 4 ? nm : 4;
+        const int ninc = 1 + (int)ramp_rng_below(rng, (uint32_t)size);
+        int inc[4];
+        for (int j = 0; j < ninc; j++) { /* distinct, random order */
+            int dup;
+            do {
+                inc[j] = members[ramp_rng_below(rng, (uint32_t)nm)];
+                dup = 0;
+                for (int l = 0; l < j; l++) dup |= inc[l] == inc[j];
+            } while (dup);
+        }
+        ramp_menu m;
+        CHECK_OK(ramp_menu_greedy_include(t, NULL, size, 0, NULL, RAMP_MENU_PER_LOAD, inc, ninc, &m));
+        CHECK_EQ_INT(m.count, size);
+        CHECK_EQ_INT(m.blocks_per_sm, cls);
+        int chosen[4], nch = 0;
+        for (int step = 0; step < size; step++) {
+            int pick = step < ninc ? inc[step] : -1;
+            double pt = INFINITY;
+            for (int j = 0; j < nm; j++) {
+                const int c = step < ninc ? pick : members[j];
+                int dup = 0;
+                for (int l = 0; l < nch; l++) dup |= chosen[l] == c;
+                if (dup && step >= ninc) continue;
+                double sum = 0;
+                for (int64_t i = 0; i < t->nloads; i++) {
+                    double v = t->times_us[i * nc + c];
+                    for (int l = 0; l < nch; l++) v = fmin(v, t->times_us[i * nc + chosen[l]]);
+                    sum += v;
+                }
+                if (step < ninc) { pt = sum; break; }
+                if (sum < pt) { pt = sum; pick = c; }
+            }
+            chosen[nch++] = pick;
+            CHECK_EQ_INT(m.config[step], pick);
+            CHECK_NEAR(m.total_us[step], pt, 1e-6 * pt);
+        }
+        /* the class fixed by the entries, so asking for it changes nothing */
+        ramp_menu m2;
+        CHECK_OK(ramp_menu_greedy_include(t, NULL, size, cls, NULL, RAMP_MENU_PER_LOAD, inc, ninc, &m2));
+        CHECK(memcmp(&m, &m2, sizeof m) == 0);
+    }
+    /* none included: the plain greedy */
+    ramp_menu a, b;
+    CHECK_OK(ramp_menu_greedy(t, NULL, 3, 0, NULL, &a));
+    CHECK_OK(ramp_menu_greedy_include(t, NULL, 3, 0, NULL, RAMP_MENU_PER_LOAD, NULL, 0, &b));
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    /* refusals: two classes, a repeat, an index out of range, more than the
+     * size, a class other than the one asked for */
+    int c1 = -1, c2 = -1;
+    for (int c = 0; c < nc; c++) {
+        if (c1 < 0) c1 = c;
+        else if (c2 < 0 && t->blocks_per_sm[c] != t->blocks_per_sm[c1]) c2 = c;
+    }
+    ramp_menu m;
+    if (c2 >= 0) {
+        int two[2] = {c1, c2};
+        CHECK_ERR(ramp_menu_greedy_include(t, NULL, 3, 0, NULL, RAMP_MENU_PER_LOAD, two, 2, &m),
+                  RAMP_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(ramp_menu_greedy_include(t, NULL, 3, t->blocks_per_sm[c2], NULL,
+                                           RAMP_MENU_PER_LOAD, &c1, 1, &m),
+                  RAMP_ERR_INVALID_ARGUMENT);
+    }
+    int rep[2] = {c1, c1}, bad = nc;
+    CHECK_ERR(ramp_menu_greedy_include(t, NULL, 3, 0, NULL, RAMP_MENU_PER_LOAD, rep, 2, &m),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_menu_greedy_include(t, NULL, 3, 0, NULL, RAMP_MENU_PER_LOAD, &bad, 1, &m),
+              RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_menu_greedy_include(t, NULL, 1, 0, NULL, RAMP_MENU_PER_LOAD, rep, 2, &m),
+              RAMP_ERR_INVALID_ARGUMENT);
+    /* an entry not timed on every load */
+    int untimed = c1;
+    float keep = t->times_us[untimed];
+    t->times_us[untimed] = INFINITY; /* load 0 */
+    CHECK_ERR(ramp_menu_greedy_include(t, NULL, 3, 0, NULL, RAMP_MENU_PER_LOAD, &untimed, 1, &m),
+              RAMP_ERR_INVALID_ARGUMENT);
+    t->times_us[untimed] = keep;
+    ramp_timing_free(t);
+}
+
 /* The layer-time menu objective against a direct greedy: per step, the
  * candidate minimising sum over whole masked batches of the slowest GPU's
  * best time over the menu so far plus the candidate. */
@@ -920,6 +1017,7 @@ int main(void) {
     test_errors_and_options(&rng);
     test_reports(&rng);
     test_menu_layer(&rng);
+    test_menu_include(&rng);
     test_transfer(&rng);
     test_table8_11();
     test_every_expert(&rng);

@@ -289,11 +289,7 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0, d->bf16_pipe);
     const int two = has_two_phase(d);
     /* with a second kernel, the first lets it start at once (moe_poly_v2.cuh) */
-    /* RAMP_POLY_NO_TRIGGER=1: an experiment (s21-run3), the first kernel
-     * without the trigger */
-    const char *nt = getenv("RAMP_POLY_NO_TRIGGER");
-    const char *trigger = two && !(nt && nt[0] == '1')
-                              ? "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")"
+    const char *trigger = two ? "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")"
                               : ";";
     char after[160];
     snprintf(after, sizeof after, "%s%s", trigger, tx ? "; RAMP_POLY_V2_XCOPY()" : "");

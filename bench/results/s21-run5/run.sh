@@ -17,6 +17,7 @@ for p in r48-tx r48-r8; do
   ./build-gpucheck/bench_layer --plan $R/plan-$p.json --dataset bench/results/s20-run5/qwen3-30b-ep8-v2.safetensors \
     --out-dir /tmp/r5/$p --reps 20 --kernel v2 --flush read --tokens 1024 > /tmp/r5/$p/log.txt 2>&1
   echo "$p bench exit $?"
+  mkdir -p /tmp/r5/$p/ncu-out
   timeout 200 $NCU --clock-control none -k 'regex:^ramp_moe_(poly_v2|v2)$' --launch-count 120 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
     --section InstructionStats --section LaunchStats --section SchedulerStats \

@@ -352,7 +352,7 @@ typedef struct {
     int grouped;    /* 1: grouped tile order for L2 reuse */
     int splitk;     /* split of the up projection's K = d: 1, 2, 4 */
     int two_phase;  /* kernel v2 only: 0 one fused launch; 1, 2, 4 (wide tiles,
-                       rows 128) or 4, 8 (FP8 rows 16, 32, 64, where h >= 8192):
+                       rows 128) or 4, 8 (FP8 rows 16, 32, 64; parts divide h/128):
                        two launches, the up projection storing the FP8
                        intermediate to a workspace, then the down projection
                        over all of h, its K in that many parts (kernels/moe_v2.md,

@@ -30,11 +30,13 @@
  * split-K is its own (a cluster of two CTAs per tile, moe_v2.md session 12,
  * for small loads of small experts, where v1's d >= 4096 rule does not
  * apply): rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages, split 2,
- * in place of v1's split-K entries. Where h is long (h >= 8192: Mixtral-
- * 8x22B's 16,384, 128 slices of 128 each adding into the same output rows;
- * moe_v2.md session 14), FP8 layers also get narrow tiles in two launches:
- * rows {16, 32, 64} x width 128 x 4 stages, the down projection's K in 4 or
- * 8 parts.
+ * in place of v1's split-K entries. FP8 layers also get narrow tiles in two
+ * launches: rows {16, 32, 64} x width 128 x 4 stages, the down projection's
+ * K in 4 or 8 parts (where they divide h / 128). They pay where h is long
+ * (Mixtral-8x22B's 16,384: 128 slices of 128 each adding into the same
+ * output rows; moe_v2.md session 14); elsewhere they are what a
+ * deterministic menu (two-phase entries only) has for small loads, offered
+ * since session 21 (DeepSeek-V3's h = 2,048, OLMoE's 1,024).
  * ramp_config_resources gives a wide configuration v2's own layout, one
  * block per SM.
  */
@@ -59,7 +61,6 @@ static const int NS_ROWS[] = {16, 32, 64}; /* v2's narrow two-phase tiles */
 static const int NS_PARTS[] = {4, 8};
 #define NS_WIDTH 128
 #define NS_STAGES 4
-#define NS_MIN_INTER 8192
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 void ramp_device_limits_h200(ramp_device_limits *out) {
@@ -423,8 +424,9 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }
-        for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16 && g->inter >= NS_MIN_INTER; ri++)
+        for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16; ri++)
             for (int pi = 0; pi < COUNT(NS_PARTS); pi++) {
+                if ((g->inter / NS_WIDTH) % NS_PARTS[pi]) continue; /* whole K parts */
                 ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;

@@ -23,8 +23,9 @@ expect 0 "kernel v1 measured on NVIDIA H200" -- "$ramp" demo --out "$out" --kern
 expect 0 "qwen3-30b-ep8.safetensors" -- "$ramp" demo --out "$out" --kernel v1
 expect 0 "no shipped v1 dataset for DeepSeek-V3 EP32: using kernel v2's" -- \
   "$ramp" demo --out "$out" --model deepseek-v3 --layout EP32 --kernel v1
-# no shipped dataset: the stand-in over the asked kernel's space (OLMoE: v2 90 + 16 wide, v1 270)
-expect 0 "x 148 configurations" -- "$ramp" demo --out "$out" --model olmoe --layout EP2 --steps 8
+# no shipped dataset: the stand-in over the asked kernel's space (OLMoE: v2 90 + 48 wide + 10
+# split-K + 6 narrow two-phase, v1 270)
+expect 0 "x 154 configurations" -- "$ramp" demo --out "$out" --model olmoe --layout EP2 --steps 8
 expect 0 "x 270 configurations" -- "$ramp" demo --out "$out" --model olmoe --layout EP2 --steps 8 \
   --kernel v1
 expect 2 "--kernel v3: expected v1 or v2" -- "$ramp" demo --out "$out" --kernel v3

@@ -25,7 +25,7 @@ for d in chat code; do
 done
 expect 0 "wrote" -- "$ramp" trace gen --model deepseek-v3 --domain chat --steps 4 --layers 1 --seed 5 \
   -o "$tmp/ds.safetensors"
-expect 0 "wrote 8 loads x 148 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
+expect 0 "wrote 8 loads x 154 configurations .kernel v2." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --kernel v2 --max-batches 1 -o "$tmp/ds2.safetensors" "$tmp/ds.safetensors"
 expect 0 "wrote 8 loads x 378 configurations .kernel v1." -- "$ramp" dataset build --model deepseek-v3 \
   --layout EP8 --max-batches 1 -o "$tmp/ds1.safetensors" "$tmp/ds.safetensors"

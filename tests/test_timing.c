@@ -770,12 +770,14 @@ static void test_kernel(void) {
  * w = 128: 3 x 48.5 KB slots at w 256 / 512): Qwen3 (h / 128 = 6: parts
  * 1, 2) w128 2 x 3 + w256 1 x 3 = 9; DeepSeek-V3 (16: parts 1, 2, 4)
  * w128 2 x 4 + w256 4 + w512 4 = 16; each plain, with token rows by TMA
- * (.tx) and with weight multicast too (.mc.tx): 27 and 48. Last v2's
+ * (.tx) and with weight multicast too (.mc.tx): 27 and 48. Then v2's
  * split-K over a cluster of two: rows {4, 8, 16, 24, 32} x widths
- * {128, 256} x 4 stages = 10 on both. */
+ * {128, 256} x 4 stages = 10 on both. Last the narrow two-phase tiles,
+ * rows {16, 32, 64} x width 128 x 4 stages with 4 or 8 K parts where they
+ * divide h / 128: none on Qwen3 (6), 6 on DeepSeek-V3 (16). */
 static void test_kernel_space(void) {
-    static const struct { const char *model; int v1, v2, widths, wide, ks; } want[2] = {
-        {"qwen3-30b", 180, 97, 2, 27, 10}, {"deepseek-v3", 378, 148, 3, 48, 10}};
+    static const struct { const char *model; int v1, v2, widths, wide, ks, ns; } want[2] = {
+        {"qwen3-30b", 180, 97, 2, 27, 10, 0}, {"deepseek-v3", 378, 154, 3, 48, 10, 6}};
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
     for (int m = 0; m < 2; m++) {
@@ -792,7 +794,8 @@ static void test_kernel_space(void) {
         CHECK_OK(ramp_config_space_for(RAMP_KERNEL_V2, &g, &lim, &s2, &n2));
         CHECK_EQ_INT(n1, want[m].v1);
         CHECK_EQ_INT(n2, want[m].v2);
-        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths + want[m].wide + want[m].ks);
+        const int tail = want[m].wide + want[m].ks + want[m].ns; /* after v1's */
+        CHECK_EQ_INT(n2, 10 * 3 * want[m].widths + tail);
         /* exactly v1's plain, ungrouped, split-K-1 configurations, in order */
         int j = 0;
         for (int i = 0; i < n1 && s1 && s2; i++) {
@@ -801,15 +804,15 @@ static void test_kernel_space(void) {
             CHECK(j < n2 && ramp_config_equal(c, &s2[j]));
             j++;
         }
-        CHECK_EQ_INT(j, n2 - want[m].wide - want[m].ks);
-        for (; j < n2 - want[m].ks && s2; j++) { /* then the wide tiles, each one v2 runs */
+        CHECK_EQ_INT(j, n2 - tail);
+        for (; j < n2 - want[m].ks - want[m].ns && s2; j++) { /* the wide tiles, each one v2 runs */
             ramp_moe_variant v;
             memset(&v, 0, sizeof v);
             v.cfg = s2[j];
             v.geom = g;
             CHECK(s2[j].rows == 128 && !s2[j].persistent && s2[j].splitk == 1);
             /* in threes: plain, .tx, .mc.tx of one tile */
-            const int vi = (j - (n2 - want[m].wide - want[m].ks)) % 3;
+            const int vi = (j - (n2 - tail)) % 3;
             CHECK(s2[j].tma_x == (vi >= 1) && s2[j].mcast == (vi == 2));
             CHECK(s2[j].stages == 3 || s2[j].stages == 4);
             CHECK_OK(ramp_moe_v2_check(&v));
@@ -818,7 +821,7 @@ static void test_kernel_space(void) {
             CHECK_OK(ramp_config_resources(&s2[j], &g, &lim, &r));
             CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
         }
-        for (; j < n2 && s2; j++) { /* then split-K, which only v2 runs so */
+        for (; j < n2 - want[m].ns && s2; j++) { /* then split-K, which only v2 runs so */
             ramp_moe_variant v;
             memset(&v, 0, sizeof v);
             v.cfg = s2[j];
@@ -830,6 +833,21 @@ static void test_kernel_space(void) {
             CHECK_OK(ramp_config_resources_for(RAMP_KERNEL_V2, &s2[j], &g, &lim, &r));
             CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
             CHECK_EQ_INT(r.smem_bytes, (int)ramp_moe_v2_layout_for(&v).total);
+        }
+        for (; j < n2 && s2; j++) { /* last the narrow two-phase tiles */
+            ramp_moe_variant v;
+            memset(&v, 0, sizeof v);
+            v.cfg = s2[j];
+            v.geom = g;
+            CHECK((s2[j].rows == 16 || s2[j].rows == 32 || s2[j].rows == 64) &&
+                  s2[j].width == 128 && s2[j].stages == 4 && s2[j].splitk == 1 &&
+                  !s2[j].persistent && !s2[j].tma_x && !s2[j].mcast);
+            CHECK((s2[j].two_phase == 4 || s2[j].two_phase == 8) &&
+                  (g.inter / 128) % s2[j].two_phase == 0);
+            CHECK_OK(ramp_moe_v2_check(&v));
+            ramp_resources r;
+            CHECK_OK(ramp_config_resources_for(RAMP_KERNEL_V2, &s2[j], &g, &lim, &r));
+            CHECK(r.valid && r.blocks_per_sm == 1 && r.threads == 384);
         }
         ramp_timing *t = NULL;
         CHECK_OK(ramp_timing_create_space_for(RAMP_KERNEL_V2, &md, "EP8", &g, &lim, &t));

@@ -118,7 +118,9 @@ static const char *USAGE =
     "--det 1 (with --kernel v2, a plan of two-phase entries: `ramp fit\n"
     "--deterministic`): also the layer with deterministic output\n"
     "(ramp_layer_desc.deterministic: per-slot rows and the combining kernel\n"
-    "instead of reductions; impl ramp-det), same plan, same choices.\n"
+    "instead of reductions; impl ramp-det), same plan, same choices; its output\n"
+    "is checked against the reductions' (1e-4 of the largest |out|) and two of\n"
+    "its replays bit for bit: exit 1 if not.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -166,6 +168,42 @@ static stat3 time_it(timer *T, launch_fn fn, void *arg) {
 }
 
 static ramp_status replay(void *g, ramp_stream st) { return ramp_graph_replay(g, st); }
+
+/* --det 1: the deterministic layer's output against the reductions' on the
+ * same batch (out zeroed, one replay each): the same sums in another order,
+ * so within 1e-4 of the largest |out| (f32 reassociation), and two
+ * deterministic replays the same bits. Returns 1 when either fails. */
+static int det_agree(timer *T, ramp_graph *g_red, ramp_graph *g_det, ramp_devptr out, size_t n) {
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    if (!a || !b || !c) DIE("det check: out of memory for %zu floats", n);
+    float *dst[3] = {a, b, c};
+    ramp_graph *run[3] = {g_red, g_det, g_det};
+    for (int r = 0; r < 3; r++) {
+        TRY(ramp_gpu_fill32_async(T->gpu, out, 0u, n, T->st));
+        TRY(ramp_graph_replay(run[r], T->st));
+        TRY(ramp_stream_sync(T->gpu, T->st));
+        TRY(ramp_gpu_download(T->gpu, dst[r], out, n * sizeof *a));
+    }
+    double amax = 0, dmax = 0;
+    size_t differ = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(a[i]) > amax) amax = fabs(a[i]);
+        differ += memcmp(&b[i], &c[i], sizeof b[i]) != 0;
+        if (!isfinite(a[i]) || !isfinite(b[i])) bad++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double e = fabs((double)a[i] - b[i]);
+        if (e > dmax) dmax = e;
+        if (e > 1e-4 * amax) bad++;
+    }
+    printf("       det check: %zu elements, max |det - ramp| %.3g (max |ramp| %.3g), %zu beyond "
+           "1e-4 of it or not finite, %zu differ between two det replays\n",
+           n, dmax, amax, bad, differ);
+    free(a);
+    free(b);
+    free(c);
+    return bad || differ || amax == 0;
+}
 
 /* Where the block scheduler puts blocks 0..n-1 when two fit per SM (100 KB
  * of shared memory each): prints how many SMs the first `sms` blocks cover
@@ -692,6 +730,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
     ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
+    int det_failed = 0;                           /* det_agree */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
         if (!(wide_mask >> q & 1)) continue;
@@ -940,6 +979,7 @@ int main(int argc, char **argv) {
                 ROW(variant_row[q], chosen, &plan.configs[chosen], s_q);
                 printf("       %-10s %9.2f us (%+.2f us against ramp)\n", variant_row[q], s_q.med,
                        s_q.med - s_ramp.med);
+                if (variant[q] == Ldet) det_failed |= det_agree(&T, G, Gq, out, (size_t)Mt * d);
                 ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);
@@ -1234,5 +1274,6 @@ int main(int argc, char **argv) {
     moe_weights_free(&W);
     free(T.samples);
     ramp_gpu_close(T.gpu);
-    return 0;
+    if (det_failed) fprintf(stderr, "bench_layer: the deterministic output failed its check (above)\n");
+    return det_failed;
 }

@@ -23,7 +23,7 @@ for p2k in 4; do  # (8 K parts on DeepSeek-V3 and OLMoE: gpu-check nsplit since 
 done
 left=120
 echo "dataset budget $left s"
-rm -f build-gpucheck-logs/datasets/deepseek-v3-ep8-v2*   # no stale file from an earlier machine
+rm -rf build-gpucheck-logs/datasets/deepseek-v3-ep8-v2* build-gpucheck/datasets/deepseek-v3-ep8-v2  # nothing stale from an earlier machine (loads, times)
 DATASETS_RESUME=bench/results/s21-run6 DATASETS="deepseek-v3:EP8:8:v2" DATASETS_SECONDS=$left tools/gpu-check datasets > /tmp/r6/datasets.txt 2>&1
 echo "datasets exit $?"; tail -3 build-gpucheck-logs/tables.txt
 D=build-gpucheck-logs/datasets/deepseek-v3-ep8-v2.safetensors

@@ -89,7 +89,7 @@ static const char *USAGE =
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
-    "                   [--det 0|1]\n"
+    "                   [--det 0|1] [--split 1,2]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -121,6 +121,12 @@ static const char *USAGE =
     "instead of reductions; impl ramp-det), same plan, same choices; its output\n"
     "is checked against the reductions' (1e-4 of the largest |out|) and two of\n"
     "its replays bit for bit: exit 1 if not.\n"
+    "--split LIST (with --kernel v2, a menu of fused and two-phase entries): also\n"
+    "the layer whose polymorphic kernel is split (ramp_layer_desc.poly_split 1:\n"
+    "phase 1 first, then fused entries and phase 2; 2: fused, phase 1, phase 2 in\n"
+    "three kernels; impl ramp-split1, ramp-split2), same plan, same choices; its\n"
+    "output is checked against the plain layer's (1e-4 of the largest |out|): exit\n"
+    "1 if not.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -169,11 +175,12 @@ static stat3 time_it(timer *T, launch_fn fn, void *arg) {
 
 static ramp_status replay(void *g, ramp_stream st) { return ramp_graph_replay(g, st); }
 
-/* --det 1: the deterministic layer's output against the reductions' on the
- * same batch (out zeroed, one replay each): the same sums in another order,
- * so within 1e-4 of the largest |out| (f32 reassociation), and two
- * deterministic replays the same bits. Returns 1 when either fails. */
-static int det_agree(timer *T, ramp_graph *g_red, ramp_graph *g_det, ramp_devptr out, size_t n) {
+/* A variant layer's output against the plain layer's on the same batch (out
+ * zeroed, one replay each): the same sums in another order, so within 1e-4
+ * of the largest |out| (f32 reassociation); --det 1 (bits = 1): two of its
+ * replays the same bits too. Returns 1 when a check fails. */
+static int out_agree(timer *T, ramp_graph *g_red, ramp_graph *g_det, ramp_devptr out, size_t n,
+                     const char *name, int bits) {
     float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
     if (!a || !b || !c) DIE("det check: out of memory for %zu floats", n);
     float *dst[3] = {a, b, c};
@@ -196,13 +203,13 @@ static int det_agree(timer *T, ramp_graph *g_red, ramp_graph *g_det, ramp_devptr
         if (e > dmax) dmax = e;
         if (e > 1e-4 * amax) bad++;
     }
-    printf("       det check: %zu elements, max |det - ramp| %.3g (max |ramp| %.3g), %zu beyond "
-           "1e-4 of it or not finite, %zu differ between two det replays\n",
-           n, dmax, amax, bad, differ);
+    printf("       %s check: %zu elements, max |%s - ramp| %.3g (max |ramp| %.3g), %zu beyond "
+           "1e-4 of it or not finite, %zu differ between two of its replays\n",
+           name, n, name, dmax, amax, bad, differ);
     free(a);
     free(b);
     free(c);
-    return bad || differ || amax == 0;
+    return bad || (bits && differ) || amax == 0;
 }
 
 /* Where the block scheduler puts blocks 0..n-1 when two fit per SM (100 KB
@@ -404,6 +411,7 @@ int main(int argc, char **argv) {
     int red4 = 0, bf16 = 0, l2pf = 0, flush_read = 0, bf16_pipe = 0;
     int wide_mask = 0; /* --wide: bit 0 tx, 1 mc, 2 mctx */
     int det = 0;
+    int split_mask = 0; /* --split: bit 0 poly_split 1, bit 1 poly_split 2 */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -413,7 +421,7 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
-                                            "--bf16-pipe", "--wide", "--det"};
+                                            "--bf16-pipe", "--wide", "--det", "--split"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -471,6 +479,17 @@ int main(int argc, char **argv) {
                 q += len + (q[len] == ',');
             }
         }
+        else if (!strcmp(a, "--split")) {
+            for (const char *q = v; *q;) {
+                size_t len = strcspn(q, ",");
+                if (len != 1 || (q[0] != '1' && q[0] != '2')) {
+                    fprintf(stderr, "bench_layer: --split %s: a comma list of 1, 2\n%s", v, USAGE);
+                    return 2;
+                }
+                split_mask |= 1 << (q[0] - '1');
+                q += len + (q[len] == ',');
+            }
+        }
         else if (!strcmp(a, "--det")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
                 fprintf(stderr, "bench_layer: --det %s: 0 or 1\n%s", v, USAGE);
@@ -512,6 +531,10 @@ int main(int argc, char **argv) {
     }
     if (det && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --det 1 needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (split_mask && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --split needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (wide_mask && kernel != RAMP_KERNEL_V2) {
@@ -730,6 +753,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
     ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
+    ramp_layer *Lsplit[2] = {NULL, NULL};         /* --split: poly_split 1, 2 */
     int det_failed = 0;                           /* det_agree */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -773,6 +797,12 @@ int main(int argc, char **argv) {
         ld.deterministic = 1;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ldet));
         ld.deterministic = 0;
+    }
+    for (int q = 0; q < 2; q++) {
+        if (!(split_mask >> q & 1)) continue;
+        ld.poly_split = 1 + q;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
+        ld.poly_split = 0;
     }
     ld.serial_launch = 1;
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
@@ -892,9 +922,9 @@ int main(int argc, char **argv) {
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
-                 "det=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
+                 "det=%d split=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            bf16_pipe, det, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
+            bf16_pipe, det, split_mask, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
             wide_mask & 4 ? "mctx" : "", flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
             gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
@@ -964,12 +994,12 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            ramp_layer *const variant[8] = {Lq[0],    Lq[1],    Lp,       Lpipe,
-                                            Lwide[0], Lwide[1], Lwide[2], Ldet};
-            static const char *const variant_row[8] = {"ramp-pdl1", "ramp-pdl2", "ramp-l2pf",
-                                                       "ramp-pipe", "ramp-tx",   "ramp-mc",
-                                                       "ramp-mctx", "ramp-det"};
-            for (int q = 0; q < 8; q++) {
+            ramp_layer *const variant[10] = {Lq[0],    Lq[1],    Lp,   Lpipe,     Lwide[0],
+                                             Lwide[1], Lwide[2], Ldet, Lsplit[0], Lsplit[1]};
+            static const char *const variant_row[10] = {
+                "ramp-pdl1", "ramp-pdl2", "ramp-l2pf", "ramp-pipe",   "ramp-tx",
+                "ramp-mc",   "ramp-mctx", "ramp-det",  "ramp-split1", "ramp-split2"};
+            for (int q = 0; q < 10; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -979,7 +1009,10 @@ int main(int argc, char **argv) {
                 ROW(variant_row[q], chosen, &plan.configs[chosen], s_q);
                 printf("       %-10s %9.2f us (%+.2f us against ramp)\n", variant_row[q], s_q.med,
                        s_q.med - s_ramp.med);
-                if (variant[q] == Ldet) det_failed |= det_agree(&T, G, Gq, out, (size_t)Mt * d);
+                if (variant[q] == Ldet)
+                    det_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
+                if (variant[q] && (variant[q] == Lsplit[0] || variant[q] == Lsplit[1]))
+                    det_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
                 ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);
@@ -1267,6 +1300,8 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
     ramp_layer_free(Ldet);
+    ramp_layer_free(Lsplit[0]);
+    ramp_layer_free(Lsplit[1]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);
     ramp_timing_free(ds1);
@@ -1274,6 +1309,6 @@ int main(int argc, char **argv) {
     moe_weights_free(&W);
     free(T.samples);
     ramp_gpu_close(T.gpu);
-    if (det_failed) fprintf(stderr, "bench_layer: the deterministic output failed its check (above)\n");
+    if (det_failed) fprintf(stderr, "bench_layer: a variant's output (det or split) failed its check (above)\n");
     return det_failed;
 }

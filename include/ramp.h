@@ -1902,6 +1902,18 @@ typedef struct {
                                reductions, bits may differ run to run in
                                the last places. Cost measured in
                                kernels/moe_v2.md, session 20. */
+    int poly_split;         /* kernel v2, a menu of fused and two-phase
+                               entries, an experiment (session 22): 0 (the
+                               default) fused entries and the two-phase
+                               entries' phase 1 in one kernel, then their
+                               phase 2 in a second; 1: phase 1 first, then
+                               one kernel of the fused entries and phase 2;
+                               2: three kernels, fused entries, phase 1,
+                               phase 2. Inside a kernel that also holds a
+                               phase 1, fused narrow entries run up to 1.2x
+                               slower than alone (kernels/moe_v2.md,
+                               session 21); a split keeps them apart at
+                               the cost of a launch. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

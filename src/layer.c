@@ -117,6 +117,12 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: deterministic = %d: per-slot output rows and a combining kernel are a "
                "kernel v2 option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
                d->deterministic, d->kernel);
+    RAMP_CHECK(d->poly_split >= 0 && d->poly_split <= 2 &&
+                   (d->poly_split == 0 || d->kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: poly_split = %d: how a menu of fused and two-phase entries is split "
+               "into kernels is a kernel v2 option (0, 1 or 2, with kernel = RAMP_KERNEL_V2; "
+               "here kernel %d)", d->poly_split, d->kernel);
     return RAMP_OK;
 }
 
@@ -155,6 +161,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.l2pf_mb = d->l2_prefetch_mb;
     pd.bf16_pipe = d->bf16_pipe;
     pd.det = d->deterministic;
+    pd.split = d->poly_split;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 

@@ -15,24 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The kernels one launch queues, in order (moe_poly_v2.cuh, "Split"):
+ * which parts of the menu each holds. A v1 menu and a v2 menu without
+ * two-phase entries are one kernel of fused entries. */
+enum { PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4 };
+typedef struct {
+    const char *name;
+    int parts;    /* PART_*: fused entries, two-phase entries' phase 1, their phase 2 */
+    ramp_kernel *kernel;
+    long long smem;
+    ramp_resources res;
+    int cluster;  /* CTAs per cluster: 2 with a split-K or multicast member (else 1) */
+    int clusters; /* resident clusters of that many CTAs: the grid's cap / cluster */
+    unsigned full; /* its grid at the layer's max_pairs */
+} poly_link;
+
 struct ramp_moe_poly {
     ramp_poly_desc d;
     ramp_gpu *gpu;
     ramp_moe_v2_maps *maps;        /* v2: the weights' tensor maps (128-aligned) */
     ramp_devptr map_w13, map_w2;   /* the addresses they were built for (0: none) */
     ramp_module *module;
-    ramp_kernel *kernel;
-    ramp_kernel *kernel_down; /* v2 with two-phase entries: their phase 2 (NULL: none) */
+    poly_link link[RAMP_POLY_MAX_KERNELS];
+    int nlinks;
     ramp_kernel *kernel_combine; /* det: the combining kernel (NULL: none) */
-    long long smem_down;
-    ramp_resources res;
     int threads;
-    long long smem;
     int sms;
-    int cluster;  /* v2 with a split-K or multicast entry: 2 CTAs per cluster (else 1) */
-    int clusters; /* resident clusters of that many CTAs: the grid's cap / cluster */
-    int cluster_down, clusters_down; /* the same of the second kernel (two-phase .mc) */
-    unsigned grid_override, full_grid;
+    unsigned grid_override;
     int64_t tiles[RAMP_MENU_MAX]; /* row-tile bound per entry */
     /* v2 entries with token rows by TMA (".tx"): the copy of x in tile order
      * that the first kernel writes when one of them is chosen (bit i of
@@ -68,22 +77,6 @@ static int has_two_phase(const ramp_poly_desc *d) {
         if (d->cfgs[i].two_phase) return 1;
     return 0;
 }
-/* v2 split-K entries run a tile on a cluster of that many CTAs; the
- * polymorphic kernel is launched with the largest (entries of 1 ignore it) */
-static int cluster_of(const ramp_poly_desc *d) {
-    int c = 1;
-    for (int i = 0; i < d->count; i++) {
-        if (d->kernel == RAMP_KERNEL_V2 && d->cfgs[i].splitk > c) c = d->cfgs[i].splitk;
-        if (d->kernel == RAMP_KERNEL_V2 && d->cfgs[i].mcast && c < 2) c = 2; /* (pairs) */
-    }
-    return c;
-}
-/* The second kernel's: a two-phase multicast entry runs phase 2 in pairs too */
-static int cluster_down_of(const ramp_poly_desc *d) {
-    for (int i = 0; i < d->count; i++)
-        if (d->cfgs[i].two_phase && d->cfgs[i].mcast) return 2;
-    return 1;
-}
 /* Row tiles an entry's launch covers: a multicast entry's in whole pairs */
 static long long covered_tiles(const ramp_config *c, long long tiles) {
     return c->mcast ? (tiles + 1) / 2 * 2 : tiles;
@@ -93,6 +86,73 @@ static int has_wide(const ramp_poly_desc *d) {
     for (int i = 0; i < d->count; i++)
         if (d->cfgs[i].rows > 64) return 1;
     return 0;
+}
+
+/* v2 entries that run in one launch (no two-phase split) */
+static int has_fused(const ramp_poly_desc *d) {
+    for (int i = 0; i < d->count; i++)
+        if (!d->cfgs[i].two_phase) return 1;
+    return 0;
+}
+
+/* The kernels a launch queues (names and parts; moe_poly_v2.cuh, "Split"):
+ * split only changes a v2 menu that holds both fused and two-phase entries. */
+static int chain_of(const ramp_poly_desc *d, poly_link *out) {
+    memset(out, 0, sizeof(poly_link) * RAMP_POLY_MAX_KERNELS);
+    if (!is_v2(d)) {
+        out[0].name = "ramp_moe_poly";
+        out[0].parts = PART_FUSED;
+        return 1;
+    }
+    out[0].name = RAMP_POLY_V2_KERNEL;
+    out[0].parts = PART_FUSED | PART_UP;
+    if (!has_two_phase(d)) return 1;
+    if (d->split == 1 && has_fused(d)) {
+        out[0].name = RAMP_POLY_V2_UP_KERNEL;
+        out[0].parts = PART_UP;
+        out[1].name = RAMP_POLY_V2_DOWN_KERNEL;
+        out[1].parts = PART_FUSED | PART_DOWN;
+        return 2;
+    }
+    if (d->split == 2 && has_fused(d)) {
+        out[0].parts = PART_FUSED;
+        out[1].name = RAMP_POLY_V2_UP_KERNEL;
+        out[1].parts = PART_UP;
+        out[2].name = RAMP_POLY_V2_DOWN_KERNEL;
+        out[2].parts = PART_DOWN;
+        return 3;
+    }
+    out[1].name = RAMP_POLY_V2_DOWN_KERNEL;
+    out[1].parts = PART_DOWN;
+    return 2;
+}
+
+/* What of entry i a kernel of these parts runs: 0 none, else the phase's
+ * namespace letter ('e': fused or phase 1, 'd': phase 2). */
+static char member(const ramp_poly_desc *d, int parts, int i) {
+    if (!d->cfgs[i].two_phase) return (parts & PART_FUSED) ? 'e' : 0;
+    if (parts & PART_UP) return 'e';
+    return (parts & PART_DOWN) ? 'd' : 0;
+}
+
+/* CTAs per cluster of a kernel: a v2 split-K entry runs a tile on that many,
+ * a multicast entry (.mc) each pair of row tiles on two, in both phases;
+ * entries of 1 ignore it */
+static int link_cluster(const ramp_poly_desc *d, int parts) {
+    int c = 1;
+    for (int i = 0; is_v2(d) && i < d->count; i++) {
+        const char m = member(d, parts, i);
+        if (m == 'e' && d->cfgs[i].splitk > c) c = d->cfgs[i].splitk;
+        if (m && d->cfgs[i].mcast && c < 2) c = 2;
+    }
+    return c;
+}
+
+int ramp_moe_poly_chain(const ramp_poly_desc *d, const char *names[RAMP_POLY_MAX_KERNELS]) {
+    poly_link chain[RAMP_POLY_MAX_KERNELS];
+    const int n = chain_of(d, chain);
+    for (int j = 0; j < n; j++) names[j] = chain[j].name;
+    return n;
 }
 
 ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
@@ -116,6 +176,10 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->det == 0 || (d->det == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: det = %d (deterministic output is a kernel v2 option: 0, or "
                "1 with v2)", d->det);
+    RAMP_CHECK(d->split >= 0 && d->split <= 2 && (!d->split || is_v2(d)),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic kernel: split = %d (how a v2 menu of fused and two-phase entries is "
+               "split into kernels: 0, 1 or 2, with v2)", d->split);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");
@@ -251,20 +315,20 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, in
     if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE %d\n", RAMP_MV2_PIPE_DEFAULT);
 }
 
-/* A kernel's three switches over every entry, or (phase2) over the
- * two-phase ones; ns: the namespaces' prefix ('e' or 'd'). */
-static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const char *kernel, char ns,
-                          int phase2, const char *before_wait, const char *after_wait) {
+/* A kernel's three switches over the entries it holds (member()). */
+static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const poly_link *l,
+                          const char *before_wait, const char *after_wait) {
     static const char *const parts[3][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_SETUP"},
                                             {"RAMP_POLY_V2_PRODUCERS", "RAMP_POLY_V2_PRODUCER"},
                                             {"RAMP_POLY_V2_CONSUMERS", "RAMP_POLY_V2_CONSUMER"}};
     put(b, "\n");
     for (int p = 0; p < 3; p++) {
-        if (p == 0) put(b, "%s(%s, %s, %s)\n", parts[p][0], kernel, before_wait, after_wait);
+        if (p == 0) put(b, "%s(%s, %s, %s)\n", parts[p][0], l->name, before_wait, after_wait);
         else put(b, "%s\n", parts[p][0]);
-        for (int i = 0; i < d->count; i++)
-            if (!phase2 || d->cfgs[i].two_phase)
-                put(b, "%s(%d, ramp_poly_%c%d)\n", parts[p][1], i, ns, i);
+        for (int i = 0; i < d->count; i++) {
+            const char ns = member(d, l->parts, i);
+            if (ns) put(b, "%s(%d, ramp_poly_%c%d)\n", parts[p][1], i, ns, i);
+        }
     }
     put(b, "RAMP_POLY_V2_END\n");
 }
@@ -287,21 +351,28 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
     put(&b, "#include \"moe_poly_v2.cuh\"\n");
     for (int i = 0; i < d->count; i++)
         put_entry_v2(&b, &d->cfgs[i], i, d->cfgs[i].two_phase ? 1 : 0, d->bf16_pipe);
-    const int two = has_two_phase(d);
-    /* with a second kernel, the first lets it start at once (moe_poly_v2.cuh) */
-    const char *trigger = two ? "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")"
-                              : ";";
-    char after[160];
-    snprintf(after, sizeof after, "%s%s", trigger, tx ? "; RAMP_POLY_V2_XCOPY()" : "");
-    put_kernel_v2(&b, d, RAMP_POLY_V2_KERNEL, 'e', 0,
-                  d->l2pf_mb ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";", after);
-    if (two) {
-        put(&b, "\n/* the two-phase entries' phase 2 */\n");
-        for (int i = 0; i < d->count; i++)
-            if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
-        /* det: the combining kernel's launch may start at once (its blocks
-         * wait for this kernel's completion: griddepcontrol.wait) */
-        put_kernel_v2(&b, d, RAMP_POLY_V2_DOWN_KERNEL, 'd', 1, ";", d->det ? trigger : ";");
+    poly_link chain[RAMP_POLY_MAX_KERNELS];
+    const int n = chain_of(d, chain);
+    /* each kernel but the last lets the next start at once (moe_poly_v2.cuh);
+     * det: so does the last, for the combining kernel (its blocks wait for
+     * this kernel's completion: griddepcontrol.wait) */
+    const char *trigger = "asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\")";
+    char first[160];
+    snprintf(first, sizeof first, "%s%s", n > 1 ? trigger : ";", tx ? "; RAMP_POLY_V2_XCOPY()" : "");
+    /* kernels of fused entries and phase 1, then the phase-2 namespaces and
+     * the kernels that hold them */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && has_two_phase(d)) {
+            put(&b, "\n/* the two-phase entries' phase 2 */\n");
+            for (int i = 0; i < d->count; i++)
+                if (d->cfgs[i].two_phase) put_entry_v2(&b, &d->cfgs[i], i, 2, d->bf16_pipe);
+        }
+        for (int j = 0; j < n; j++) {
+            if (!(chain[j].parts & PART_DOWN) != (pass == 0)) continue;
+            put_kernel_v2(&b, d, &chain[j],
+                          j == 0 && d->l2pf_mb ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";",
+                          j == 0 ? first : (j < n - 1 || d->det) ? trigger : ";");
+        }
     }
     if (d->det) { /* the combining kernel, with each entry's K parts */
         put(&b, "\n#define RAMP_COMBINE_ENTRIES %d\n#define RAMP_COMBINE_PARTS {", d->count);
@@ -401,33 +472,6 @@ ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out
     return s;
 }
 
-ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
-                                       const ramp_device_limits *lim, ramp_resources *res,
-                                       ramp_resources *res_down, long long *smem_down) {
-    RAMP_CHECK(d && jit && lim && res && res_down && smem_down, RAMP_ERR_INVALID_ARGUMENT,
-               "NULL argument");
-    int threads;
-    long long smem;
-    ramp_moe_poly_shape(d, &threads, &smem);
-    memset(res_down, 0, sizeof *res_down);
-    *smem_down = 0;
-    const char *kname = ramp_moe_poly_kernel_name(d);
-    const ramp_kernel_report *rep = ramp_jit_kernel(jit, kname);
-    RAMP_CHECK(rep, RAMP_ERR_INTERNAL, "no ptxas report for %s in the compile log", kname);
-    RAMP_TRY(ramp_resources_from_report(rep, threads, (int)smem, lim, res));
-    if (!(is_v2(d) && has_two_phase(d))) return RAMP_OK;
-    for (int i = 0; i < d->count; i++)
-        if (d->cfgs[i].two_phase) {
-            long long l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages,
-                                                     d->geom.bf16).total;
-            if (l > *smem_down) *smem_down = l;
-        }
-    rep = ramp_jit_kernel(jit, RAMP_POLY_V2_DOWN_KERNEL);
-    RAMP_CHECK(rep, RAMP_ERR_INTERNAL, "no ptxas report for %s in the compile log",
-               RAMP_POLY_V2_DOWN_KERNEL);
-    return ramp_resources_from_report(rep, threads, (int)*smem_down, lim, res_down);
-}
-
 /* The blocks a two-phase entry's phase 2 needs per row tile: chunks of d x
  * K parts (moe_v2.cuh's V2_TPR). */
 static long long down_tiles_per_row_tile(const ramp_poly_desc *d, const ramp_config *c) {
@@ -439,6 +483,72 @@ static int64_t entry_tiles(const ramp_config *c, int64_t max_pairs, int experts)
     int64_t a = max_pairs < experts ? max_pairs : experts;
     int64_t t = max_pairs / c->rows + a;
     return t < 1 ? 1 : t;
+}
+
+/* Dynamic shared memory of a kernel: its largest member's layout */
+static long long link_smem(const ramp_poly_desc *d, int parts) {
+    if (!is_v2(d)) {
+        int threads;
+        long long smem;
+        ramp_moe_poly_shape(d, &threads, &smem);
+        return smem;
+    }
+    long long m = 0;
+    for (int i = 0; i < d->count; i++) {
+        const char ns = member(d, parts, i);
+        long long l = 0;
+        if (ns == 'e') {
+            ramp_moe_variant v = variant_of(d, i);
+            l = ramp_moe_v2_layout_for(&v).total;
+        } else if (ns == 'd') {
+            l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages, d->geom.bf16).total;
+        }
+        if (l > m) m = l;
+    }
+    return m;
+}
+
+/* Blocks a kernel's members can use for `pairs` pairs: the most of any
+ * (fused and phase 1: row tiles x slices x split-K CTAs; phase 2: row tiles
+ * x chunks of d x K parts), multicast entries' row tiles in whole pairs */
+static long long link_need(const ramp_poly_desc *d, int parts, int64_t pairs) {
+    long long need = 1;
+    for (int i = 0; i < d->count; i++) {
+        const ramp_config *c = &d->cfgs[i];
+        const char ns = member(d, parts, i);
+        if (!ns) continue;
+        const long long t = covered_tiles(c, entry_tiles(c, pairs, d->geom.experts));
+        const long long g = ns == 'd' ? t * down_tiles_per_row_tile(d, c)
+                                      : t * (long long)(d->geom.inter / c->width) * c->splitk;
+        if (g > need) need = g;
+    }
+    return need;
+}
+
+ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
+                                       const ramp_device_limits *lim, ramp_resources *res,
+                                       ramp_resources *res_down, long long *smem_down) {
+    RAMP_CHECK(d && jit && lim && res && res_down && smem_down, RAMP_ERR_INVALID_ARGUMENT,
+               "NULL argument");
+    poly_link chain[RAMP_POLY_MAX_KERNELS];
+    const int n = chain_of(d, chain);
+    RAMP_CHECK(n <= 2, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_moe_poly_resources_of reports two kernels; this menu (split = %d) "
+               "launches %d", d->split, n);
+    int threads;
+    long long smem;
+    ramp_moe_poly_shape(d, &threads, &smem);
+    memset(res_down, 0, sizeof *res_down);
+    *smem_down = 0;
+    for (int j = 0; j < n; j++) {
+        const ramp_kernel_report *rep = ramp_jit_kernel(jit, chain[j].name);
+        RAMP_CHECK(rep, RAMP_ERR_INTERNAL, "no ptxas report for %s in the compile log",
+                   chain[j].name);
+        const long long sm = link_smem(d, chain[j].parts);
+        if (j == 1) *smem_down = sm;
+        RAMP_TRY(ramp_resources_from_report(rep, threads, (int)sm, lim, j ? res_down : res));
+    }
+    return RAMP_OK;
 }
 
 ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t max_pairs,
@@ -454,46 +564,55 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
     k->d = *d;
     k->gpu = gpu;
     k->sms = info.limits.sms;
-    ramp_moe_poly_shape(d, &k->threads, &k->smem);
-    long long grid = 1;
+    long long smem_all;
+    ramp_moe_poly_shape(d, &k->threads, &smem_all);
     for (int i = 0; i < d->count; i++) {
         const ramp_config *c = &d->cfgs[i];
         k->tiles[i] = entry_tiles(c, max_pairs, d->geom.experts);
-        long long g = covered_tiles(c, k->tiles[i]) * (long long)(d->geom.inter / c->width) *
-                      c->splitk;
-        if (g > grid) grid = g;
         if (c->tma_x && k->tiles[i] > k->tx_tiles) k->tx_tiles = (int)k->tiles[i];
     }
     k->tx_mask = tx_mask_of(d);
-    RAMP_CHECK(grid <= 0x7FFFFFFFLL, RAMP_ERR_UNSUPPORTED,
-               "grid of %lld blocks for %lld pairs exceeds 2^31 - 1", grid,
-               (long long)max_pairs);
-    k->full_grid = (unsigned)grid;
-    const char *kname = ramp_moe_poly_kernel_name(d);
+    k->nlinks = chain_of(d, k->link);
     ramp_status s = RAMP_OK;
-    if (is_v2(d)) { /* CUtensorMap wants 64-byte alignment: not calloc's */
+    for (int j = 0; j < k->nlinks && s == RAMP_OK; j++) {
+        poly_link *l = &k->link[j];
+        l->smem = link_smem(d, l->parts);
+        l->cluster = link_cluster(d, l->parts);
+        l->clusters = k->sms / l->cluster;
+        const long long g = link_need(d, l->parts, max_pairs);
+        if (g > 0x7FFFFFFFLL)
+            s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                               "grid of %lld blocks for %lld pairs exceeds 2^31 - 1", g,
+                               (long long)max_pairs);
+        l->full = (unsigned)g;
+    }
+    if (s == RAMP_OK && is_v2(d)) { /* CUtensorMap wants 64-byte alignment: not calloc's */
         k->maps = aligned_alloc(128, (sizeof *k->maps + 127) / 128 * 128);
         if (!k->maps) s = RAMP_ERR_OUT_OF_MEMORY;
         else memset(k->maps, 0, sizeof *k->maps);
     }
     ramp_jit_result *jit = NULL;
     if (s == RAMP_OK) s = ramp_moe_poly_compile(d, &jit);
-    ramp_resources r2;
-    if (s == RAMP_OK) s = ramp_moe_poly_resources_of(d, jit, &info.limits, &k->res, &r2, &k->smem_down);
-    if (s == RAMP_OK && !k->res.valid)
-        s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                           "polymorphic kernel of %d entries cannot run: %s", d->count,
-                           k->res.why);
-    const int two = k->smem_down > 0;
-    if (s == RAMP_OK && two && !r2.valid) /* the second kernel must run too */
-        s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                           "polymorphic kernel of %d entries: its phase-2 kernel cannot "
-                           "run: %s", d->count, r2.why);
+    for (int j = 0; j < k->nlinks && s == RAMP_OK; j++) {
+        poly_link *l = &k->link[j];
+        const ramp_kernel_report *rep = ramp_jit_kernel(jit, l->name);
+        if (!rep)
+            s = ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
+                               "no ptxas report for %s in the compile log", l->name);
+        if (s == RAMP_OK)
+            s = ramp_resources_from_report(rep, k->threads, (int)l->smem, &info.limits, &l->res);
+        if (s == RAMP_OK && !l->res.valid) /* every kernel of the chain must run */
+            s = ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                               "polymorphic kernel of %d entries cannot run%s%s: %s", d->count,
+                               j ? ": its kernel " : "", j ? l->name : "", l->res.why);
+    }
     if (s == RAMP_OK) s = ramp_module_load(gpu, jit->cubin, jit->cubin_size, &k->module);
-    if (s == RAMP_OK) s = ramp_module_kernel(k->module, kname, (int)k->smem, &k->kernel);
-    if (s == RAMP_OK && two)
-        s = ramp_module_kernel(k->module, RAMP_POLY_V2_DOWN_KERNEL, (int)k->smem_down,
-                               &k->kernel_down);
+    for (int j = 0; j < k->nlinks && s == RAMP_OK; j++) {
+        poly_link *l = &k->link[j];
+        s = ramp_module_kernel(k->module, l->name, (int)l->smem, &l->kernel);
+        if (s == RAMP_OK && l->cluster > 1)
+            s = ramp_moe_v2_cluster_cap(l->kernel, (int)l->smem, l->cluster, k->sms, &l->clusters);
+    }
     if (s == RAMP_OK && d->det)
         s = ramp_module_kernel(k->module, RAMP_POLY_COMBINE_KERNEL, 0, &k->kernel_combine);
     if (s == RAMP_OK && k->tx_mask) { /* the copy of x and its map, once */
@@ -501,15 +620,6 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d, int64_t
         s = ramp_gpu_alloc(gpu, (size_t)k->tx_tiles * 128 * row_bytes, &k->xt);
         if (s == RAMP_OK) s = ramp_moe_v2_map_x(&d->geom, k->xt, k->tx_tiles * 128, 128, &k->maps->x);
     }
-    k->cluster = cluster_of(d);
-    k->clusters = k->sms / k->cluster;
-    if (s == RAMP_OK && k->cluster > 1)
-        s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->smem, k->cluster, k->sms, &k->clusters);
-    k->cluster_down = cluster_down_of(d);
-    k->clusters_down = k->sms / k->cluster_down;
-    if (s == RAMP_OK && two && k->cluster_down > 1)
-        s = ramp_moe_v2_cluster_cap(k->kernel_down, (int)k->smem_down, k->cluster_down, k->sms,
-                                    &k->clusters_down);
     ramp_jit_result_free(jit);
     if (s != RAMP_OK) {
         ramp_moe_poly_free(k);
@@ -537,51 +647,27 @@ ramp_status ramp_moe_poly_set_weights(ramp_moe_poly *k, ramp_devptr w13, ramp_de
     return s;
 }
 
-/* Blocks for a launch of `pairs` token-expert pairs: the most any entry can
- * use for them, capped at RAMP_POLY_WAVES waves (or the override). */
-static unsigned grid_for(const ramp_moe_poly *k, int64_t pairs) {
-    long long need = 1;
-    for (int i = 0; i < k->d.count; i++) {
-        const ramp_config *c = &k->d.cfgs[i];
-        long long g = covered_tiles(c, entry_tiles(c, pairs, k->d.geom.experts)) *
-                      (long long)(k->d.geom.inter / c->width) * c->splitk;
-        if (g > need) need = g;
-    }
-    long long wave = (long long)k->sms * (k->res.blocks_per_sm > 0 ? k->res.blocks_per_sm : 1);
-    /* v2: blocks stride over the tiles, at most one wave (of resident clusters) */
-    if (is_v2(&k->d) && k->cluster > 1) wave = (long long)k->clusters * k->cluster;
+/* Blocks of kernel j for a launch of `pairs` token-expert pairs: the most
+ * its members can use for them (its full grid at most), capped at
+ * RAMP_POLY_WAVES waves for v1 (blocks past the cap take further tiles from
+ * the tile counter) and one wave of resident clusters for v2 (blocks stride
+ * over the tiles), or at the override; v2: whole clusters. */
+static unsigned grid_of(const ramp_moe_poly *k, int j, int64_t pairs) {
+    const poly_link *l = &k->link[j];
+    long long need = link_need(&k->d, l->parts, pairs);
+    long long wave = (long long)k->sms * (l->res.blocks_per_sm > 0 ? l->res.blocks_per_sm : 1);
+    if (is_v2(&k->d)) /* one block per SM */
+        wave = l->cluster > 1 ? (long long)l->clusters * l->cluster : (long long)k->sms;
     long long cap = k->grid_override ? (long long)k->grid_override
                                      : (is_v2(&k->d) ? 1 : RAMP_POLY_WAVES) * wave;
     if (need > cap) need = cap;
-    if (need > (long long)k->full_grid) need = k->full_grid;
-    if (k->cluster > 1) { /* whole clusters */
-        const long long c = k->cluster;
-        need = need / c * c;
-        if (need < c) need = c;
-    }
-    return (unsigned)need;
+    if (need > (long long)l->full) need = l->full;
+    const long long c = l->cluster; /* whole clusters */
+    need = need / c * c;
+    return (unsigned)(need < c ? c : need);
 }
 
-/* Blocks of the phase-2 kernel for `pairs`: the most any two-phase entry's
- * phase 2 can use, at most one per SM (its blocks stride too). */
-static unsigned grid_down_for(const ramp_moe_poly *k, int64_t pairs) {
-    long long need = 1;
-    for (int i = 0; i < k->d.count; i++) {
-        const ramp_config *c = &k->d.cfgs[i];
-        if (!c->two_phase) continue;
-        long long g = covered_tiles(c, entry_tiles(c, pairs, k->d.geom.experts)) *
-                      down_tiles_per_row_tile(&k->d, c);
-        if (g > need) need = g;
-    }
-    const long long cl = k->cluster_down;
-    long long cap = k->grid_override ? (long long)k->grid_override
-                                     : cl > 1 ? (long long)k->clusters_down * cl : (long long)k->sms;
-    if (need > cap) need = cap;
-    need = need / cl * cl; /* whole clusters */
-    return (unsigned)(need < cl ? cl : need);
-}
-
-unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k) { return k->full_grid; }
+unsigned ramp_moe_poly_full_grid(const ramp_moe_poly *k) { return k->link[0].full; }
 
 void ramp_moe_poly_free(ramp_moe_poly *k) {
     if (!k) return;
@@ -592,10 +678,10 @@ void ramp_moe_poly_free(ramp_moe_poly *k) {
 }
 
 const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k) {
-    return k ? &k->res : NULL;
+    return k ? &k->link[0].res : NULL;
 }
 
-unsigned ramp_moe_poly_grid(const ramp_moe_poly *k) { return grid_for(k, INT64_MAX / 4); }
+unsigned ramp_moe_poly_grid(const ramp_moe_poly *k) { return grid_of(k, 0, INT64_MAX / 4); }
 
 /* The most any entry needs of a split-K buffer (only one entry runs); v2:
  * the two-phase entries' intermediate, for the row tiles each can have
@@ -649,7 +735,7 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                RAMP_ERR_INVALID_ARGUMENT,
                "float4 output (red4 or a wide v2 entry): out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
-    RAMP_CHECK(!k->kernel_down || p->ws, RAMP_ERR_INVALID_ARGUMENT,
+    RAMP_CHECK(!(is_v2(&k->d) && has_two_phase(&k->d)) || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "a two-phase v2 entry needs ws (ramp_moe_poly_ws_bytes) for its intermediate");
     if (is_v2(&k->d) && (p->w13 != k->map_w13 || p->w2 != k->map_w2))
         RAMP_TRY(ramp_moe_poly_set_weights(k, p->w13, p->w2));
@@ -668,11 +754,13 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
             k->map_ws = p->ws;
         }
     }
-    unsigned grid[3] = {grid_for(k, pairs), 1, 1};
+    const poly_link *l0 = &k->link[0];
+    unsigned grid[3] = {grid_of(k, 0, pairs), 1, 1};
     unsigned block[3] = {(unsigned)k->threads, 1, 1};
-    /* a .tx entry's grid barrier needs every block resident at once */
-    RAMP_CHECK(!k->tx_mask || grid[0] <= (unsigned)(k->cluster > 1 ? k->clusters * k->cluster
-                                                                    : k->sms),
+    /* a .tx entry's grid barrier (in the first kernel) needs every block
+     * resident at once */
+    RAMP_CHECK(!k->tx_mask || grid[0] <= (unsigned)(l0->cluster > 1 ? l0->clusters * l0->cluster
+                                                                     : k->sms),
                RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2 with .tx entries: a grid of %u blocks is more than one "
                "wave (%d SMs); the copy of x ends in a grid barrier (ramp_moe_poly_set_grid)",
@@ -682,22 +770,25 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     pp.moe = *p;
     pp.choice = choice;
     pp.sched = sched;
-    long long pg = (long long)k->sms * (k->res.blocks_per_sm > 0 ? k->res.blocks_per_sm : 1);
+    long long pg = (long long)k->sms * (l0->res.blocks_per_sm > 0 ? l0->res.blocks_per_sm : 1);
     pp.persist_grid = (int)(pg < (long long)grid[0] ? pg : grid[0]);
     pp.sms = k->sms;
     /* v1: one parameter; v2: the maps and the .tx entries' copy of x too */
     ramp_devptr xt = k->xt;
     int xt_rows = k->tx_tiles * 128;
     void *args[4] = {&pp, k->maps, &xt, &xt_rows};
-    if (!(pdl & 16))
-        RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->smem, stream, args,
-                                       pdl & 1, k->cluster));
-    if (!k->kernel_down || (pdl & 4)) return RAMP_OK;
-    /* the two-phase entries' phase 2 (every other choice returns at once) */
-    grid[0] = (pdl & 8) ? (unsigned)k->cluster_down
-                        : grid_down_for(k, (int64_t)p->num_tokens * k->d.geom.topk);
-    return ramp_kernel_launch_ex(k->kernel_down, grid, block, (int)k->smem_down, stream, args,
-                                 (pdl >> 1) & 1, k->cluster_down);
+    /* the chain: a kernel whose parts hold another choice returns at once */
+    for (int j = 0; j < k->nlinks; j++) {
+        const poly_link *l = &k->link[j];
+        if (j == 0 && (pdl & 16)) continue;
+        if (j > 0 && (pdl & 4)) break;
+        grid[0] = j == 0 ? grid[0]
+                  : (pdl & 8) && j == k->nlinks - 1 ? (unsigned)l->cluster
+                                                     : grid_of(k, j, pairs);
+        RAMP_TRY(ramp_kernel_launch_ex(l->kernel, grid, block, (int)l->smem, stream, args,
+                                       j == 0 ? pdl & 1 : (pdl >> 1) & 1, l->cluster));
+    }
+    return RAMP_OK;
 }
 
 ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,

@@ -13,9 +13,13 @@
 #include "moe_gpu.h"
 
 /* The v2 polymorphic kernels: the menu's, and the phase 2 of its two-phase
- * entries (launched after it when the menu has one; moe_poly_v2.cuh). */
+ * entries (launched after it when the menu has one; moe_poly_v2.cuh); with
+ * ramp_poly_desc.split, the two-phase entries' phase 1 in a kernel of its
+ * own. At most RAMP_POLY_MAX_KERNELS in one launch. */
 #define RAMP_POLY_V2_KERNEL "ramp_moe_poly_v2"
+#define RAMP_POLY_V2_UP_KERNEL "ramp_moe_poly_v2_up"
 #define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
+#define RAMP_POLY_MAX_KERNELS 3
 /* det: the combining kernel (kernels/moe_combine.cuh) */
 #define RAMP_POLY_COMBINE_KERNEL "ramp_moe_combine"
 
@@ -34,6 +38,12 @@ typedef struct {
     int det;       /* v2, every entry two-phase: 1 = phase 2 stores each slot's rows into
                       a per-pair workspace (RAMP_MV2_DET), which the module's combining
                       kernel adds into out in a fixed order (kernels/moe_combine.cuh) */
+    int split;     /* v2 menus of fused and two-phase entries: which kernels hold what
+                      (ramp_moe_poly_chain). 0: fused entries and phase 1 in
+                      RAMP_POLY_V2_KERNEL, then phase 2 in RAMP_POLY_V2_DOWN_KERNEL;
+                      1: phase 1 in RAMP_POLY_V2_UP_KERNEL, then fused entries and
+                      phase 2 in RAMP_POLY_V2_DOWN_KERNEL; 2: three kernels, fused
+                      entries, phase 1, phase 2. Other menus: one layout, split ignored */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
@@ -50,6 +60,10 @@ ramp_status ramp_moe_poly_source(const ramp_poly_desc *d, char **source);
  * largest entry's layout). */
 void ramp_moe_poly_shape(const ramp_poly_desc *d, int *threads, long long *smem);
 
+/* The kernels a launch of d queues, in order (names into *names; the
+ * module holds them all): 1 to RAMP_POLY_MAX_KERNELS. */
+int ramp_moe_poly_chain(const ramp_poly_desc *d, const char *names[RAMP_POLY_MAX_KERNELS]);
+
 /* Compiles (or reads from the JIT cache). */
 ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out);
 
@@ -64,13 +78,14 @@ ramp_status ramp_moe_poly_create(ramp_gpu *gpu, const ramp_poly_desc *d,
 void ramp_moe_poly_free(ramp_moe_poly *k);
 
 /* What a compile of d (ramp_moe_poly_compile) can run with on a GPU of
- * limits lim: the kernel's resources (measured = 1) and, when a v2 menu
- * holds a two-phase entry, its phase-2 kernel's and that kernel's dynamic
- * shared memory (*smem_down; 0 and res_down zeroed when there is none). */
+ * limits lim: the first kernel's resources (measured = 1) and, when a v2
+ * menu holds a two-phase entry, the second kernel's and its dynamic shared
+ * memory (*smem_down; 0 and res_down zeroed when there is none). A chain of
+ * three kernels (split = 2) is refused (RAMP_ERR_INVALID_ARGUMENT). */
 ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
                                        const ramp_device_limits *lim, ramp_resources *res,
                                        ramp_resources *res_down, long long *smem_down);
-/* Resources of the polymorphic kernel (measured = 1). */
+/* Resources of the polymorphic kernel (the first of its chain; measured = 1). */
 const ramp_resources *ramp_moe_poly_resources(const ramp_moe_poly *k);
 /* The kernel's name in the module and the ptxas report: "ramp_moe_poly"
  * (v1 entries) or "ramp_moe_poly_v2". */
@@ -102,7 +117,7 @@ size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles);
 size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 
 /* Queues one launch (two when a v2 menu has a two-phase entry: the second
- * runs its phase 2): choice (device i32) picks the entry; sched (device,
+ * runs its phase 2; three with split = 2): choice (device i32) picks the entry; sched (device,
  * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
  * tile scheduler's (v2 uses words 0 and 1 as a grid barrier when a ".tx"
  * entry is chosen, moe_poly_v2.cuh; one contract). Launches on one sched
@@ -119,10 +134,11 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_devptr choice, ramp_devptr sched,
                                      ramp_stream stream);
 /* pdl: bit 0 the first kernel with programmatic dependent launch, bit 1 the
- * second (two-phase entries' phase 2); 0 is ramp_moe_poly_launch, 3
- * ramp_moe_poly_launch_pdl. Bits 2-4, for timing experiments only: 4 the first
- * kernel alone (a two-phase choice then leaves its output unwritten), 8 the
- * second with one block (cluster), 16 the second alone. */
+ * ones after it (ramp_moe_poly_chain; without split, the two-phase entries'
+ * phase 2); 0 is ramp_moe_poly_launch, 3 ramp_moe_poly_launch_pdl. Bits 2-4,
+ * for timing experiments only: 4 the first kernel alone (a two-phase choice
+ * then leaves its output unwritten), 8 the last with one block (cluster), 16
+ * all but the first. */
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl);

@@ -54,6 +54,10 @@
  * the combining kernel adds them; every forced run and every replay runs
  * twice from the same base and the two outputs must be the same bits, and
  * each within the reference's bound as always.
+ * RAMP_LAYER_POLY_SPLIT=1|2 (with v2 and a RAMP_LAYER_MENU of fused and
+ * two-phase entries): the polymorphic kernel split into a chain of kernels
+ * (ramp_poly_desc.split, ramp_layer_desc.poly_split: phase 1 first, then
+ * fused entries and phase 2; or fused, phase 1, phase 2); every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -90,6 +94,7 @@ static int g_red4; /* RAMP_LAYER_RED4 */
 static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection (v2) */
 static int g_bf16_pipe; /* RAMP_LAYER_BF16_PIPE: BF16 wide entries pipelined (v2, BF16 kinds) */
 static int g_det; /* RAMP_LAYER_DET: deterministic output (v2, two-phase menus) */
+static int g_split; /* RAMP_LAYER_POLY_SPLIT: the polymorphic kernel as a chain (v2) */
 static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
 static const char *g_menu[NMENU];
 
@@ -264,6 +269,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.l2pf_mb = g_l2pf;
     pd.bf16_pipe = bf16 ? g_bf16_pipe : 0;
     pd.det = g_det;
+    pd.split = g_split;
     pd.count = NMENU;
     for (int i = 0; i < NMENU; i++) CHECK_OK(ramp_config_parse(MENU[i], &pd.cfgs[i]));
     ramp_moe_poly *K = NULL;
@@ -481,6 +487,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.l2_prefetch_mb = g_l2pf;
     d.bf16_pipe = d.bf16 ? g_bf16_pipe : 0;
     d.deterministic = g_det;
+    d.poly_split = g_split;
     return d;
 }
 
@@ -680,6 +687,17 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
     }
+    /* the polymorphic kernel's split: kernel v2's, 0..2 */
+    static const int split_bad[][2] = {{RAMP_KERNEL_V1, 1}, {RAMP_KERNEL_V2, -1},
+                                       {RAMP_KERNEL_V2, 3}};
+    for (int i = 0; i < 3; i++) {
+        d = layer_desc(&W, 64);
+        d.w2_red4 = 0;
+        d.kernel = split_bad[i][0];
+        d.poly_split = split_bad[i][1];
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "poly_split") != NULL);
+    }
     /* deterministic output: kernel v2's, and a menu of two-phase entries
      * only (MENU_V2's entry 0 runs fused: refused, named) */
     d = layer_desc(&W, 64);
@@ -868,6 +886,15 @@ int main(void) {
                         "RAMP_LAYER_MENU of two-phase entries)\n");
         return 2;
     }
+    const char *split_env = getenv("RAMP_LAYER_POLY_SPLIT");
+    g_split = split_env ? atoi(split_env) : 0;
+    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 2)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1 or 2, with "
+                        "RAMP_LAYER_KERNEL=v2\n", split_env);
+        return 2;
+    }
+    if (g_split) printf("test_gpu_layer: the polymorphic kernel split (RAMP_LAYER_POLY_SPLIT=%d)\n",
+                        g_split);
     if (g_det) printf("test_gpu_layer: deterministic output (RAMP_LAYER_DET=1): per-slot rows, "
                       "the combining kernel, every run twice\n");
     if (g_bf16_pipe) printf("test_gpu_layer: BF16 wide entries with one stage's wgmmas in flight "

@@ -441,6 +441,94 @@ static void test_v2_det_source(void) {
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
 }
 
+/* The kernel split into a chain (split 1: phase 1 first, then fused
+ * entries and phase 2; 2: fused, phase 1, phase 2): each kernel's cases are
+ * exactly its part of the menu, in menu order and in the right namespace;
+ * every kernel but the last lets the next launch early; the L2 prefetch and
+ * the copy of x are the first kernel's; menus without both kinds of entry,
+ * and split 0, are the unsplit source byte for byte. */
+static void test_v2_split_source(void) {
+    static const char *const trig = "griddepcontrol.launch_dependents";
+    for (int split = 1; split <= 2; split++) {
+        ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+        d.split = split;
+        d.l2pf_mb = 16;
+        CHECK_OK(ramp_moe_poly_check(&d));
+        const char *chain[RAMP_POLY_MAX_KERNELS];
+        const int n = ramp_moe_poly_chain(&d, chain);
+        CHECK_EQ_INT(n, split == 1 ? 2 : 3);
+        char *src = NULL;
+        CHECK_OK(ramp_moe_poly_source(&d, &src));
+        if (!src) continue;
+        for (int j = 0; j < n; j++) {
+            char begin[96];
+            snprintf(begin, sizeof begin, "RAMP_POLY_V2_BEGIN(%s,", chain[j]);
+            const char *b = strstr(src, begin);
+            CHECK(b != NULL && count_of(src, begin) == 1);
+            if (!b) continue;
+            const char *e = strstr(b, "RAMP_POLY_V2_END");
+            const char *eol = strchr(b, '\n');
+            CHECK(e && eol);
+            if (!e || !eol) continue;
+            const int is_up = !strcmp(chain[j], RAMP_POLY_V2_UP_KERNEL);
+            const int is_down = !strcmp(chain[j], RAMP_POLY_V2_DOWN_KERNEL);
+            /* the prologue: prefetch and copy of x first, trigger but last */
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(eol - b), b);
+            CHECK((strstr(line, "RAMP_POLY_V2_L2PF") != NULL) == (j == 0));
+            CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (j == 0));
+            CHECK((strstr(line, trig) != NULL) == (j < n - 1));
+            /* the cases: entry i here iff its part is, each role once */
+            char body[8192];
+            snprintf(body, sizeof body, "%.*s", (int)(e - b), b);
+            int last = -1;
+            for (int i = 0; i < d.count; i++) {
+                const int two = d.cfgs[i].two_phase > 0;
+                const int want_e = (!two && ((split == 1 && is_down) || (split == 2 && !is_up && !is_down))) ||
+                                   (two && is_up);
+                const int want_d = two && is_down;
+                char ce[64], cd[64];
+                snprintf(ce, sizeof ce, "RAMP_POLY_V2_SETUP(%d, ramp_poly_e%d)", i, i);
+                snprintf(cd, sizeof cd, "RAMP_POLY_V2_SETUP(%d, ramp_poly_d%d)", i, i);
+                CHECK_EQ_INT(count_of(body, ce), want_e);
+                CHECK_EQ_INT(count_of(body, cd), want_d);
+                snprintf(ce, sizeof ce, "RAMP_POLY_V2_CONSUMER(%d, ramp_poly_%c%d)", i,
+                         want_d ? 'd' : 'e', i);
+                CHECK_EQ_INT(count_of(body, ce), want_e || want_d);
+                const char *at = strstr(body, ce);
+                if (at) { /* menu order */
+                    CHECK((int)(at - body) > last);
+                    last = (int)(at - body);
+                }
+            }
+        }
+        free(src);
+    }
+    /* nothing to split: the unsplit source */
+    static const char *const *const menus[] = {MENU_V2_QWEN, MENU_V2_DET, MENU_V2_TMAX};
+    for (int m = 0; m < 3; m++) {
+        ramp_poly_desc d = v2_menu(m == 0 ? "qwen3-30b" : "mixtral-8x22b", menus[m]);
+        char *a = NULL, *b = NULL;
+        CHECK_OK(ramp_moe_poly_source(&d, &a));
+        d.split = m == 2 ? 0 : 2;
+        CHECK_OK(ramp_moe_poly_source(&d, &b));
+        CHECK(a && b && strcmp(a, b) == 0);
+        free(a);
+        free(b);
+    }
+    /* refusals: out of range, or with v1 */
+    ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+    d.split = 3;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "split = 3") != NULL);
+    d.split = -1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    d = qwen3_menu(0, 0);
+    d.split = 1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "split = 1") != NULL);
+}
+
 /* Entry 3 changed to c (or the layer's kind: every entry) must be refused
  * as UNSUPPORTED, naming the first entry v2 cannot run. */
 static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
@@ -541,6 +629,27 @@ static void test_v2_refusals(void) {
  * each entry's; prints Table 12 for it. */
 static int g_v2_bf16_pipe; /* the next test_v2_compile: a BF16 layer, bf16_pipe 1 */
 static int g_v2_det;       /* the next test_v2_compile: deterministic output */
+static int g_v2_split;     /* the next test_v2_compile: the kernel split into a chain */
+
+/* Dynamic shared memory the test expects of chain kernel `name` under split
+ * (the menu's effective one): the largest layout of what it holds (fused
+ * entries and phase 1: the entry's layout; phase 2: the down layout). */
+static long long expected_smem(const ramp_poly_desc *d, int split, const char *name) {
+    const int up = !strcmp(name, RAMP_POLY_V2_UP_KERNEL), down = !strcmp(name, RAMP_POLY_V2_DOWN_KERNEL);
+    long long m = 0;
+    for (int i = 0; i < d->count; i++) {
+        ramp_moe_variant v = {d->cfgs[i], d->geom, 0};
+        const int two = d->cfgs[i].two_phase > 0;
+        long long l = 0;
+        if (down && two)
+            l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages, d->geom.bf16).total;
+        else if ((down && !two && split == 1) || (up && two) ||
+                 (!up && !down && (!two || split == 0)))
+            l = ramp_moe_v2_layout_for(&v).total;
+        m = l > m ? l : m;
+    }
+    return m;
+}
 static int test_v2_compile(const char *model, const char *const *menu, int red4, int l2pf_mb,
                            const char *tag) {
     ramp_poly_desc d = v2_menu(model, menu);
@@ -548,7 +657,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     d.l2pf_mb = l2pf_mb; /* the L2 prefetch: the same budget too */
     d.geom.bf16 = d.bf16_pipe = g_v2_bf16_pipe;
     d.det = g_v2_det;
-    g_v2_bf16_pipe = g_v2_det = 0;
+    d.split = g_v2_split;
+    g_v2_bf16_pipe = g_v2_det = g_v2_split = 0;
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -557,15 +667,14 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
         fprintf(stderr, "%s\n", ramp_last_error());
         return 1;
     }
-    const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_moe_poly_v2");
-    CHECK(k != NULL);
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s%s%s%s): entry, registers, shared memory (B)\n", model,
+    printf("Table 12 (v2, %s EP8%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
            red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
-           d.det ? ", deterministic output" : "");
+           d.det ? ", deterministic output" : "",
+           d.split == 1 ? ", split: phase 1 first" : d.split == 2 ? ", split in three" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -579,17 +688,23 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
         warnings++;
     if (warnings) fprintf(stderr, "%.4000s\n", r->log ? r->log : "");
     CHECK_EQ_INT(warnings, 0);
-    /* the menu's kernel, and the two-phase entries' phase 2 when it has any */
-    int two = 0;
-    long long smem_down = 0;
-    for (int i = 0; i < d.count; i++)
-        if (d.cfgs[i].two_phase) {
-            long long l = ramp_moe_v2_layout_down_bf(d.cfgs[i].rows, d.cfgs[i].stages,
-                                                     d.geom.bf16).total;
-            two = 1;
-            smem_down = l > smem_down ? l : smem_down;
-        }
+    /* the menu's kernel, and the two-phase entries' phase 2 when it has any;
+     * split: the chain of three kernels, or phase 1 first */
+    int two = 0, fused = 0;
+    for (int i = 0; i < d.count; i++) {
+        two |= d.cfgs[i].two_phase > 0;
+        fused |= d.cfgs[i].two_phase == 0;
+    }
+    const char *chain[RAMP_POLY_MAX_KERNELS];
+    const int n = ramp_moe_poly_chain(&d, chain);
+    const int split = two && fused ? d.split : 0;
+    CHECK_EQ_INT(n, two ? (split == 2 ? 3 : 2) : 1);
+    CHECK(strcmp(chain[0], split == 1 ? RAMP_POLY_V2_UP_KERNEL : RAMP_POLY_V2_KERNEL) == 0);
+    if (n == 3) CHECK(strcmp(chain[1], RAMP_POLY_V2_UP_KERNEL) == 0);
+    if (n > 1) CHECK(strcmp(chain[n - 1], RAMP_POLY_V2_DOWN_KERNEL) == 0);
     CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) != NULL) == two);
+    CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_UP_KERNEL) != NULL) == (split != 0));
+    CHECK((ramp_jit_kernel(r, RAMP_POLY_V2_KERNEL) != NULL) == (split != 1));
     const ramp_kernel_report *kc = ramp_jit_kernel(r, RAMP_POLY_COMBINE_KERNEL);
     CHECK((kc != NULL) == d.det);
     if (kc) { /* a plain streaming kernel: no spills, no stack */
@@ -597,13 +712,15 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
                kc->registers, kc->spill_store_bytes, kc->spill_load_bytes, kc->stack_bytes);
         CHECK(kc->spill_store_bytes == 0 && kc->spill_load_bytes == 0 && kc->stack_bytes == 0);
     }
-    for (int kk = 0; kk < 1 + two; kk++) {
-        const ramp_kernel_report *kr = kk ? ramp_jit_kernel(r, RAMP_POLY_V2_DOWN_KERNEL) : k;
-        const long long sm = kk ? smem_down : smem;
+    if (!split) CHECK(expected_smem(&d, 0, RAMP_POLY_V2_KERNEL) == smem);
+    for (int kk = 0; kk < n; kk++) {
+        const ramp_kernel_report *kr = ramp_jit_kernel(r, chain[kk]);
+        CHECK(kr != NULL);
+        const long long sm = expected_smem(&d, split, chain[kk]);
         if (!kr) continue;
         printf("  %-28s %4d %7lld  (spills %d/%d B, stack %d B, static smem %d B, %d ptxas "
                "warning(s)%s)\n",
-               kk ? "polymorphic v2, ph. 2" : "polymorphic v2", kr->registers, sm,
+               chain[kk], kr->registers, sm,
                kr->spill_store_bytes, kr->spill_load_bytes, kr->stack_bytes, kr->smem_bytes,
                warnings, r->from_cache ? ", cached" : "");
         CHECK_EQ_INT(kr->spill_store_bytes, 0);
@@ -657,6 +774,7 @@ int main(void) {
     test_v2_mcast_source();
     test_v2_bf16_pipe_source();
     test_v2_det_source();
+    test_v2_split_source();
     test_v2_tma_x_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
@@ -673,6 +791,10 @@ int main(void) {
     test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-narrow2");
     test_v2_compile("mixtral-8x22b", MENU_V2_MCAST, 0, 0, "-mc"); /* (sass-check: multicast) */
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx");
+    g_v2_split = 1;
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split1");
+    g_v2_split = 2;
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split2");
     g_v2_bf16_pipe = 1;
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");

@@ -1909,11 +1909,14 @@ typedef struct {
                                phase 2 in a second; 1: phase 1 first, then
                                one kernel of the fused entries and phase 2;
                                2: three kernels, fused entries, phase 1,
-                               phase 2. Inside a kernel that also holds a
-                               phase 1, fused narrow entries run up to 1.2x
-                               slower than alone (kernels/moe_v2.md,
-                               session 21); a split keeps them apart at
-                               the cost of a launch. */
+                               phase 2; 3: by cluster, entries that run on
+                               one CTA apart from those on clusters of two
+                               (split-K, multicast), whose launch caps the
+                               grid at the resident clusters (120 of 132
+                               SMs with 220 KB of shared memory). Extra
+                               kernels cost a launch each when another
+                               entry is chosen; measured in
+                               kernels/moe_v2.md, session 22. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

@@ -18,10 +18,11 @@
 /* The kernels one launch queues, in order (moe_poly_v2.cuh, "Split"):
  * which parts of the menu each holds. A v1 menu and a v2 menu without
  * two-phase entries are one kernel of fused entries. */
-enum { PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4 };
+enum { PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4, PART_C1 = 8, PART_C2 = 16 };
 typedef struct {
     const char *name;
-    int parts;    /* PART_*: fused entries, two-phase entries' phase 1, their phase 2 */
+    int parts;    /* PART_*: fused entries, two-phase entries' phase 1, their phase 2;
+                     C1 / C2: only those that run on one CTA / a cluster of two */
     ramp_kernel *kernel;
     long long smem;
     ramp_resources res;
@@ -95,6 +96,21 @@ static int has_fused(const ramp_poly_desc *d) {
     return 0;
 }
 
+/* What of entry i a kernel of these parts runs: 0 none, else the phase's
+ * namespace letter ('e': fused or phase 1, 'd': phase 2). C1 / C2: only
+ * where that phase runs on one CTA (C1) or a cluster of two (C2: split-K in
+ * one launch, multicast in either phase). */
+static char member(const ramp_poly_desc *d, int parts, int i) {
+    const ramp_config *c = &d->cfgs[i];
+    char ns = 0;
+    if (!c->two_phase) ns = (parts & PART_FUSED) ? 'e' : 0;
+    else if (parts & PART_UP) ns = 'e';
+    else if (parts & PART_DOWN) ns = 'd';
+    if (!ns || !(parts & (PART_C1 | PART_C2))) return ns;
+    const int paired = c->mcast || (ns == 'e' && c->splitk > 1);
+    return (parts & (paired ? PART_C2 : PART_C1)) ? ns : 0;
+}
+
 /* The kernels a launch queues (names and parts; moe_poly_v2.cuh, "Split"):
  * split only changes a v2 menu that holds both fused and two-phase entries. */
 static int chain_of(const ramp_poly_desc *d, poly_link *out) {
@@ -114,6 +130,22 @@ static int chain_of(const ramp_poly_desc *d, poly_link *out) {
         out[1].parts = PART_FUSED | PART_DOWN;
         return 2;
     }
+    if (d->split == 3) { /* by cluster: a kernel of clusters caps every entry's grid */
+        static const struct { const char *name; int parts; } by_cluster[4] = {
+            {RAMP_POLY_V2_KERNEL, PART_FUSED | PART_UP | PART_C1},
+            {RAMP_POLY_V2_C2_KERNEL, PART_FUSED | PART_UP | PART_C2},
+            {RAMP_POLY_V2_DOWN_KERNEL, PART_DOWN | PART_C1},
+            {RAMP_POLY_V2_DOWN_C2_KERNEL, PART_DOWN | PART_C2}};
+        int n = 0;
+        for (int j = 0; j < 4; j++) {
+            int any = 0;
+            for (int i = 0; i < d->count; i++) any |= member(d, by_cluster[j].parts, i) != 0;
+            if (!any) continue;
+            out[n].name = by_cluster[j].name;
+            out[n++].parts = by_cluster[j].parts;
+        }
+        return n;
+    }
     if (d->split == 2 && has_fused(d)) {
         out[0].parts = PART_FUSED;
         out[1].name = RAMP_POLY_V2_UP_KERNEL;
@@ -127,13 +159,6 @@ static int chain_of(const ramp_poly_desc *d, poly_link *out) {
     return 2;
 }
 
-/* What of entry i a kernel of these parts runs: 0 none, else the phase's
- * namespace letter ('e': fused or phase 1, 'd': phase 2). */
-static char member(const ramp_poly_desc *d, int parts, int i) {
-    if (!d->cfgs[i].two_phase) return (parts & PART_FUSED) ? 'e' : 0;
-    if (parts & PART_UP) return 'e';
-    return (parts & PART_DOWN) ? 'd' : 0;
-}
 
 /* CTAs per cluster of a kernel: a v2 split-K entry runs a tile on that many,
  * a multicast entry (.mc) each pair of row tiles on two, in both phases;
@@ -176,10 +201,10 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->det == 0 || (d->det == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: det = %d (deterministic output is a kernel v2 option: 0, or "
                "1 with v2)", d->det);
-    RAMP_CHECK(d->split >= 0 && d->split <= 2 && (!d->split || is_v2(d)),
+    RAMP_CHECK(d->split >= 0 && d->split <= 3 && (!d->split || is_v2(d)),
                RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: split = %d (how a v2 menu of fused and two-phase entries is "
-               "split into kernels: 0, 1 or 2, with v2)", d->split);
+               "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..3, with "
+               "v2)", d->split);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");

@@ -19,7 +19,9 @@
 #define RAMP_POLY_V2_KERNEL "ramp_moe_poly_v2"
 #define RAMP_POLY_V2_UP_KERNEL "ramp_moe_poly_v2_up"
 #define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
-#define RAMP_POLY_MAX_KERNELS 3
+#define RAMP_POLY_V2_C2_KERNEL "ramp_moe_poly_v2_c2"
+#define RAMP_POLY_V2_DOWN_C2_KERNEL "ramp_moe_poly_v2_down_c2"
+#define RAMP_POLY_MAX_KERNELS 4
 /* det: the combining kernel (kernels/moe_combine.cuh) */
 #define RAMP_POLY_COMBINE_KERNEL "ramp_moe_combine"
 
@@ -43,7 +45,12 @@ typedef struct {
                       RAMP_POLY_V2_KERNEL, then phase 2 in RAMP_POLY_V2_DOWN_KERNEL;
                       1: phase 1 in RAMP_POLY_V2_UP_KERNEL, then fused entries and
                       phase 2 in RAMP_POLY_V2_DOWN_KERNEL; 2: three kernels, fused
-                      entries, phase 1, phase 2. Other menus: one layout, split ignored */
+                      entries, phase 1, phase 2 (1 and 2: other menus as 0); 3: by
+                      cluster, what runs on one CTA apart from what runs on clusters
+                      of two (split-K, multicast), whose launch caps the grid at the
+                      resident clusters: fused and phase 1 on one CTA (_V2_KERNEL),
+                      on pairs (_V2_C2_KERNEL), then phase 2 likewise (_DOWN_KERNEL,
+                      _DOWN_C2_KERNEL); kernels with nothing to run are left out */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
@@ -81,7 +88,7 @@ void ramp_moe_poly_free(ramp_moe_poly *k);
  * limits lim: the first kernel's resources (measured = 1) and, when a v2
  * menu holds a two-phase entry, the second kernel's and its dynamic shared
  * memory (*smem_down; 0 and res_down zeroed when there is none). A chain of
- * three kernels (split = 2) is refused (RAMP_ERR_INVALID_ARGUMENT). */
+ * more kernels (split 2 or 3) is refused (RAMP_ERR_INVALID_ARGUMENT). */
 ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
                                        const ramp_device_limits *lim, ramp_resources *res,
                                        ramp_resources *res_down, long long *smem_down);
@@ -117,7 +124,7 @@ size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles);
 size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 
 /* Queues one launch (two when a v2 menu has a two-phase entry: the second
- * runs its phase 2; three with split = 2): choice (device i32) picks the entry; sched (device,
+ * runs its phase 2; up to four with split): choice (device i32) picks the entry; sched (device,
  * RAMP_POLY_SCHED_BYTES, zero before the first launch, left zero) is the
  * tile scheduler's (v2 uses words 0 and 1 as a grid barrier when a ".tx"
  * entry is chosen, moe_poly_v2.cuh; one contract). Launches on one sched

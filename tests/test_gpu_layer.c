@@ -57,7 +57,8 @@
  * RAMP_LAYER_POLY_SPLIT=1|2 (with v2 and a RAMP_LAYER_MENU of fused and
  * two-phase entries): the polymorphic kernel split into a chain of kernels
  * (ramp_poly_desc.split, ramp_layer_desc.poly_split: phase 1 first, then
- * fused entries and phase 2; or fused, phase 1, phase 2); every check holds.
+ * fused entries and phase 2; or fused, phase 1, phase 2; 3: by cluster size);
+ * every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -689,7 +690,7 @@ static void test_bad_input(ctx *C) {
     }
     /* the polymorphic kernel's split: kernel v2's, 0..2 */
     static const int split_bad[][2] = {{RAMP_KERNEL_V1, 1}, {RAMP_KERNEL_V2, -1},
-                                       {RAMP_KERNEL_V2, 3}};
+                                       {RAMP_KERNEL_V2, 4}};
     for (int i = 0; i < 3; i++) {
         d = layer_desc(&W, 64);
         d.w2_red4 = 0;
@@ -888,8 +889,8 @@ int main(void) {
     }
     const char *split_env = getenv("RAMP_LAYER_POLY_SPLIT");
     g_split = split_env ? atoi(split_env) : 0;
-    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 2)) {
-        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1 or 2, with "
+    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 3)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1..3, with "
                         "RAMP_LAYER_KERNEL=v2\n", split_env);
         return 2;
     }

@@ -1912,11 +1912,11 @@ typedef struct {
                                phase 2; 3: by cluster, entries that run on
                                one CTA apart from those on clusters of two
                                (split-K, multicast), whose launch caps the
-                               grid at the resident clusters (120 of 132
-                               SMs with 220 KB of shared memory). Extra
-                               kernels cost a launch each when another
-                               entry is chosen; measured in
-                               kernels/moe_v2.md, session 22. */
+                               grid at the resident clusters. Measured
+                               (kernels/moe_v2.md, session 22): none is
+                               faster in the layer on the shipped plans;
+                               the idle kernels cost 1-5 us a layer, and
+                               1 and 3 up to 11% on large two-phase loads. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

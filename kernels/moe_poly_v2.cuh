@@ -42,6 +42,17 @@
  * implies the first kernel's, which is what the work after the layer on the
  * stream relies on.
  *
+ * Split (ramp_poly_desc.split, session 22; an experiment, 0 by default): the
+ * same macros make a chain of up to four kernels, each holding a part of
+ * the menu (src/moe_poly.c, chain_of): 1, the two-phase entries' phase 1
+ * (ramp_moe_poly_v2_up), then the fused entries and phase 2 (_down); 2,
+ * fused entries, phase 1, phase 2; 3, by cluster size, what runs on one CTA
+ * apart from split-K and multicast entries (_v2, _v2_c2, _down,
+ * _down_c2). Each kernel but the last triggers the next right after its
+ * wait; the first does the L2 prefetch and the copy of x. A kernel whose
+ * part does not hold the choice returns after reading it. Measured in
+ * moe_v2.md, session 22: no split was faster in the layer.
+ *
  * The kernel, per block (384 threads: every v2 entry's block):
  *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
  *      while the selection kernel runs), then the choice and num_tiles;

@@ -1912,7 +1912,10 @@ typedef struct {
                                phase 2; 3: by cluster, entries that run on
                                one CTA apart from those on clusters of two
                                (split-K, multicast), whose launch caps the
-                               grid at the resident clusters. Measured
+                               grid at the resident clusters; 4: by width,
+                               narrow entries (both phases) apart from wide
+                               tiles, whose shared memory sets the
+                               kernel's carve-out for every entry. Measured
                                (kernels/moe_v2.md, session 22): none is
                                faster in the layer on the shipped plans;
                                the idle kernels cost 1-5 us a layer, and

@@ -117,11 +117,11 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: deterministic = %d: per-slot output rows and a combining kernel are a "
                "kernel v2 option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
                d->deterministic, d->kernel);
-    RAMP_CHECK(d->poly_split >= 0 && d->poly_split <= 3 &&
+    RAMP_CHECK(d->poly_split >= 0 && d->poly_split <= 4 &&
                    (d->poly_split == 0 || d->kernel == RAMP_KERNEL_V2),
                RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split = %d: how a menu is split into kernels is a kernel v2 option "
-               "(0..3, with kernel = RAMP_KERNEL_V2; "
+               "(0..4, with kernel = RAMP_KERNEL_V2; "
                "here kernel %d)", d->poly_split, d->kernel);
     return RAMP_OK;
 }

@@ -18,7 +18,11 @@
 /* The kernels one launch queues, in order (moe_poly_v2.cuh, "Split"):
  * which parts of the menu each holds. A v1 menu and a v2 menu without
  * two-phase entries are one kernel of fused entries. */
-enum { PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4, PART_C1 = 8, PART_C2 = 16 };
+enum {
+    PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4,
+    PART_C1 = 8, PART_C2 = 16,      /* only entries on one CTA / on clusters of two */
+    PART_NARROW = 32, PART_WIDE = 64 /* only entries of rows <= 64 / wide tiles */
+};
 typedef struct {
     const char *name;
     int parts;    /* PART_*: fused entries, two-phase entries' phase 1, their phase 2;
@@ -106,6 +110,9 @@ static char member(const ramp_poly_desc *d, int parts, int i) {
     if (!c->two_phase) ns = (parts & PART_FUSED) ? 'e' : 0;
     else if (parts & PART_UP) ns = 'e';
     else if (parts & PART_DOWN) ns = 'd';
+    if (ns && (parts & (PART_NARROW | PART_WIDE)) &&
+        !(parts & (c->rows > 64 ? PART_WIDE : PART_NARROW)))
+        return 0;
     if (!ns || !(parts & (PART_C1 | PART_C2))) return ns;
     const int paired = c->mcast || (ns == 'e' && c->splitk > 1);
     return (parts & (paired ? PART_C2 : PART_C1)) ? ns : 0;
@@ -130,19 +137,27 @@ static int chain_of(const ramp_poly_desc *d, poly_link *out) {
         out[1].parts = PART_FUSED | PART_DOWN;
         return 2;
     }
-    if (d->split == 3) { /* by cluster: a kernel of clusters caps every entry's grid */
-        static const struct { const char *name; int parts; } by_cluster[4] = {
-            {RAMP_POLY_V2_KERNEL, PART_FUSED | PART_UP | PART_C1},
-            {RAMP_POLY_V2_C2_KERNEL, PART_FUSED | PART_UP | PART_C2},
-            {RAMP_POLY_V2_DOWN_KERNEL, PART_DOWN | PART_C1},
-            {RAMP_POLY_V2_DOWN_C2_KERNEL, PART_DOWN | PART_C2}};
+    if (d->split >= 3) {
+        /* 3, by cluster: a kernel of clusters caps every entry's grid; 4, by
+         * width: a wide entry's shared memory sets every entry's carve-out
+         * (s22-run3: narrow entries stream 15% slower at 233 KB) */
+        static const struct { const char *name; int parts; } groups[2][4] = {
+            {{RAMP_POLY_V2_KERNEL, PART_FUSED | PART_UP | PART_C1},
+             {RAMP_POLY_V2_C2_KERNEL, PART_FUSED | PART_UP | PART_C2},
+             {RAMP_POLY_V2_DOWN_KERNEL, PART_DOWN | PART_C1},
+             {RAMP_POLY_V2_DOWN_C2_KERNEL, PART_DOWN | PART_C2}},
+            {{RAMP_POLY_V2_KERNEL, PART_FUSED | PART_UP | PART_NARROW},
+             {RAMP_POLY_V2_DOWN_KERNEL, PART_DOWN | PART_NARROW},
+             {RAMP_POLY_V2_WIDE_KERNEL, PART_FUSED | PART_UP | PART_WIDE},
+             {RAMP_POLY_V2_DOWN_WIDE_KERNEL, PART_DOWN | PART_WIDE}}};
         int n = 0;
         for (int j = 0; j < 4; j++) {
+            const int parts = groups[d->split - 3][j].parts;
             int any = 0;
-            for (int i = 0; i < d->count; i++) any |= member(d, by_cluster[j].parts, i) != 0;
+            for (int i = 0; i < d->count; i++) any |= member(d, parts, i) != 0;
             if (!any) continue;
-            out[n].name = by_cluster[j].name;
-            out[n++].parts = by_cluster[j].parts;
+            out[n].name = groups[d->split - 3][j].name;
+            out[n++].parts = parts;
         }
         return n;
     }
@@ -201,9 +216,9 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->det == 0 || (d->det == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: det = %d (deterministic output is a kernel v2 option: 0, or "
                "1 with v2)", d->det);
-    RAMP_CHECK(d->split >= 0 && d->split <= 3 && (!d->split || is_v2(d)),
+    RAMP_CHECK(d->split >= 0 && d->split <= 4 && (!d->split || is_v2(d)),
                RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..3, with "
+               "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..4, with "
                "v2)", d->split);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "

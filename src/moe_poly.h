@@ -21,6 +21,8 @@
 #define RAMP_POLY_V2_DOWN_KERNEL "ramp_moe_poly_v2_down"
 #define RAMP_POLY_V2_C2_KERNEL "ramp_moe_poly_v2_c2"
 #define RAMP_POLY_V2_DOWN_C2_KERNEL "ramp_moe_poly_v2_down_c2"
+#define RAMP_POLY_V2_WIDE_KERNEL "ramp_moe_poly_v2_wide"
+#define RAMP_POLY_V2_DOWN_WIDE_KERNEL "ramp_moe_poly_v2_down_wide"
 #define RAMP_POLY_MAX_KERNELS 4
 /* det: the combining kernel (kernels/moe_combine.cuh) */
 #define RAMP_POLY_COMBINE_KERNEL "ramp_moe_combine"
@@ -50,7 +52,11 @@ typedef struct {
                       of two (split-K, multicast), whose launch caps the grid at the
                       resident clusters: fused and phase 1 on one CTA (_V2_KERNEL),
                       on pairs (_V2_C2_KERNEL), then phase 2 likewise (_DOWN_KERNEL,
-                      _DOWN_C2_KERNEL); kernels with nothing to run are left out */
+                      _DOWN_C2_KERNEL); 4: by width, narrow entries (rows <= 64) in
+                      _V2_KERNEL then _DOWN_KERNEL, wide tiles in _V2_WIDE_KERNEL
+                      then _DOWN_WIDE_KERNEL, so that narrow entries do not run with
+                      a wide tile's shared-memory carve-out; kernels with nothing
+                      to run are left out */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
@@ -88,7 +94,7 @@ void ramp_moe_poly_free(ramp_moe_poly *k);
  * limits lim: the first kernel's resources (measured = 1) and, when a v2
  * menu holds a two-phase entry, the second kernel's and its dynamic shared
  * memory (*smem_down; 0 and res_down zeroed when there is none). A chain of
- * more kernels (split 2 or 3) is refused (RAMP_ERR_INVALID_ARGUMENT). */
+ * more kernels (split 2 to 4) is refused (RAMP_ERR_INVALID_ARGUMENT). */
 ramp_status ramp_moe_poly_resources_of(const ramp_poly_desc *d, const ramp_jit_result *jit,
                                        const ramp_device_limits *lim, ramp_resources *res,
                                        ramp_resources *res_down, long long *smem_down);

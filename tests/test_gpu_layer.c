@@ -57,7 +57,8 @@
  * RAMP_LAYER_POLY_SPLIT=1|2 (with v2 and a RAMP_LAYER_MENU of fused and
  * two-phase entries): the polymorphic kernel split into a chain of kernels
  * (ramp_poly_desc.split, ramp_layer_desc.poly_split: phase 1 first, then
- * fused entries and phase 2; or fused, phase 1, phase 2; 3: by cluster size);
+ * fused entries and phase 2; or fused, phase 1, phase 2; 3: by cluster size;
+ * 4: by tile width);
  * every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
@@ -690,7 +691,7 @@ static void test_bad_input(ctx *C) {
     }
     /* the polymorphic kernel's split: kernel v2's, 0..2 */
     static const int split_bad[][2] = {{RAMP_KERNEL_V1, 1}, {RAMP_KERNEL_V2, -1},
-                                       {RAMP_KERNEL_V2, 4}};
+                                       {RAMP_KERNEL_V2, 5}};
     for (int i = 0; i < 3; i++) {
         d = layer_desc(&W, 64);
         d.w2_red4 = 0;
@@ -889,8 +890,8 @@ int main(void) {
     }
     const char *split_env = getenv("RAMP_LAYER_POLY_SPLIT");
     g_split = split_env ? atoi(split_env) : 0;
-    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 3)) {
-        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1..3, with "
+    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 4)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1..4, with "
                         "RAMP_LAYER_KERNEL=v2\n", split_env);
         return 2;
     }

@@ -505,15 +505,22 @@ static void test_v2_split_source(void) {
         free(src);
     }
     /* split 3, by cluster: entry 3 (.mc) on pairs in both phases, the rest on
-     * one CTA; four kernels, each with exactly its class */
-    {
+     * one CTA; split 4, by width: entries 0 and 1 narrow, the rest wide tiles,
+     * each phase 2 right after its phase 1. Four kernels each, each with
+     * exactly its class */
+    for (int sp = 3; sp <= 4; sp++) {
         ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
-        d.split = 3;
+        d.split = sp;
         const char *chain[RAMP_POLY_MAX_KERNELS];
         CHECK_EQ_INT(ramp_moe_poly_chain(&d, chain), 4);
-        static const char *const want[4] = {RAMP_POLY_V2_KERNEL, RAMP_POLY_V2_C2_KERNEL,
-                                            RAMP_POLY_V2_DOWN_KERNEL, RAMP_POLY_V2_DOWN_C2_KERNEL};
-        static const char *const cases[4] = {"0e1e2e4e5e", "3e", "0d4d5d", "3d"};
+        static const char *const wants[2][4] = {
+            {RAMP_POLY_V2_KERNEL, RAMP_POLY_V2_C2_KERNEL, RAMP_POLY_V2_DOWN_KERNEL,
+             RAMP_POLY_V2_DOWN_C2_KERNEL},
+            {RAMP_POLY_V2_KERNEL, RAMP_POLY_V2_DOWN_KERNEL, RAMP_POLY_V2_WIDE_KERNEL,
+             RAMP_POLY_V2_DOWN_WIDE_KERNEL}};
+        static const char *const casess[2][4] = {{"0e1e2e4e5e", "3e", "0d4d5d", "3d"},
+                                                 {"0e1e", "0d", "2e3e4e5e", "3d4d5d"}};
+        const char *const *want = wants[sp - 3], *const *cases = casess[sp - 3];
         char *src = NULL;
         CHECK_OK(ramp_moe_poly_source(&d, &src));
         for (int j = 0; j < 4 && src; j++) {
@@ -529,13 +536,13 @@ static void test_v2_split_source(void) {
                     snprintf(got + strlen(got), sizeof got - strlen(got), "%d%c", i, ns);
             }
             CHECK(strcmp(got, cases[j]) == 0);
-            if (strcmp(got, cases[j])) fprintf(stderr, "split 3 %s: %s\n", want[j], got);
+            if (strcmp(got, cases[j])) fprintf(stderr, "split %d %s: %s\n", sp, want[j], got);
         }
         free(src);
-        d = v2_menu("deepseek-v3", MENU_V2_DSV3); /* no pairs: one kernel, unsplit */
+        d = v2_menu("deepseek-v3", MENU_V2_DSV3); /* no pairs, no wide tile: unsplit */
         char *a = NULL, *b = NULL;
         CHECK_OK(ramp_moe_poly_source(&d, &a));
-        d.split = 3;
+        d.split = sp;
         CHECK_OK(ramp_moe_poly_source(&d, &b));
         CHECK(a && b && strcmp(a, b) == 0);
         free(a);
@@ -555,9 +562,9 @@ static void test_v2_split_source(void) {
     }
     /* refusals: out of range, or with v1 */
     ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
-    d.split = 4;
+    d.split = 5;
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(ramp_last_error(), "split = 4") != NULL);
+    CHECK(strstr(ramp_last_error(), "split = 5") != NULL);
     d.split = -1;
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
     d = qwen3_menu(0, 0);
@@ -674,13 +681,21 @@ static int g_v2_split;     /* the next test_v2_compile: the kernel split into a 
 static long long expected_smem(const ramp_poly_desc *d, int split, const char *name) {
     const int up = !strcmp(name, RAMP_POLY_V2_UP_KERNEL), down = !strcmp(name, RAMP_POLY_V2_DOWN_KERNEL);
     const int c2 = !strcmp(name, RAMP_POLY_V2_C2_KERNEL), down2 = !strcmp(name, RAMP_POLY_V2_DOWN_C2_KERNEL);
+    const int wide = !strcmp(name, RAMP_POLY_V2_WIDE_KERNEL),
+              downw = !strcmp(name, RAMP_POLY_V2_DOWN_WIDE_KERNEL);
     long long m = 0;
     for (int i = 0; i < d->count; i++) {
         ramp_moe_variant v = {d->cfgs[i], d->geom, 0};
         const int two = d->cfgs[i].two_phase > 0;
         const int pair_e = d->cfgs[i].mcast || d->cfgs[i].splitk > 1, pair_d = d->cfgs[i].mcast;
         long long l = 0;
-        if (split == 3) { /* by cluster */
+        if (split == 4) { /* by width */
+            const int w = d->cfgs[i].rows > 64;
+            if (two && ((down && !w) || (downw && w)))
+                l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages, d->geom.bf16).total;
+            else if ((!down && !downw && !wide && !w) || (wide && w))
+                l = ramp_moe_v2_layout_for(&v).total;
+        } else if (split == 3) { /* by cluster */
             if ((down && two && !pair_d) || (down2 && two && pair_d))
                 l = ramp_moe_v2_layout_down_bf(d->cfgs[i].rows, d->cfgs[i].stages, d->geom.bf16).total;
             else if ((!down && !down2 && !c2 && !pair_e) || (c2 && pair_e))
@@ -719,7 +734,7 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
            d.det ? ", deterministic output" : "",
            d.split == 1 ? ", split: phase 1 first" : d.split == 2 ? ", split in three"
-           : d.split == 3 ? ", split by cluster" : "");
+           : d.split == 3 ? ", split by cluster" : d.split == 4 ? ", split by width" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -742,11 +757,11 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     }
     const char *chain[RAMP_POLY_MAX_KERNELS];
     const int n = ramp_moe_poly_chain(&d, chain);
-    const int split = d.split == 3 ? 3 : two && fused ? d.split : 0;
-    if (split == 3) { /* by cluster: every kernel in the module, none empty */
+    const int split = d.split >= 3 ? d.split : two && fused ? d.split : 0;
+    if (split >= 3) { /* by cluster or width: every kernel in the module, none empty */
         for (int j = 0; j < n; j++) CHECK(ramp_jit_kernel(r, chain[j]) != NULL);
         CHECK(n >= 1 && n <= 4);
-        for (int j = 0; j < n; j++) CHECK(expected_smem(&d, 3, chain[j]) > 0);
+        for (int j = 0; j < n; j++) CHECK(expected_smem(&d, split, chain[j]) > 0);
     } else {
         CHECK_EQ_INT(n, two ? (split == 2 ? 3 : 2) : 1);
         CHECK(strcmp(chain[0], split == 1 ? RAMP_POLY_V2_UP_KERNEL : RAMP_POLY_V2_KERNEL) == 0);
@@ -848,6 +863,8 @@ int main(void) {
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split2");
     g_v2_split = 3;
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split3");
+    g_v2_split = 4;
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split4");
     g_v2_bf16_pipe = 1;
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");

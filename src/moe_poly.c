@@ -119,7 +119,8 @@ static char member(const ramp_poly_desc *d, int parts, int i) {
 }
 
 /* The kernels a launch queues (names and parts; moe_poly_v2.cuh, "Split"):
- * split only changes a v2 menu that holds both fused and two-phase entries. */
+ * split only changes a v2 menu with a two-phase entry (1 and 2: and a fused
+ * one); a menu of fused entries stays one kernel whatever split says. */
 static int chain_of(const ramp_poly_desc *d, poly_link *out) {
     memset(out, 0, sizeof(poly_link) * RAMP_POLY_MAX_KERNELS);
     if (!is_v2(d)) {
@@ -173,7 +174,6 @@ static int chain_of(const ramp_poly_desc *d, poly_link *out) {
     out[1].parts = PART_DOWN;
     return 2;
 }
-
 
 /* CTAs per cluster of a kernel: a v2 split-K entry runs a tile on that many,
  * a multicast entry (.mc) each pair of row tiles on two, in both phases;

@@ -89,7 +89,7 @@ static const char *USAGE =
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
-    "                   [--det 0|1] [--split 1,2,3,4]\n"
+    "                   [--det 0|1] [--split 1,2,3,4,5]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -124,7 +124,8 @@ static const char *USAGE =
     "--split LIST (with --kernel v2, a menu of fused and two-phase entries): also\n"
     "the layer whose polymorphic kernel is split (ramp_layer_desc.poly_split 1:\n"
     "phase 1 first, then fused entries and phase 2; 2: fused, phase 1, phase 2 in\n"
-    "three kernels; 3: by cluster size; 4: by tile width; impl ramp-split1..4),\n"
+    "three kernels; 3: by cluster size; 4: by tile width; 5: a kernel per entry,\n"
+    "the chosen one's run by a graph switch node; impl ramp-split1..5),\n"
     "same plan, same choices; its output is checked against the plain layer's\n"
     "(1e-4 of the largest |out|): exit 1 if not.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
@@ -482,8 +483,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--split")) {
             for (const char *q = v; *q;) {
                 size_t len = strcspn(q, ",");
-                if (len != 1 || q[0] < '1' || q[0] > '4') {
-                    fprintf(stderr, "bench_layer: --split %s: a comma list of 1..4\n%s", v, USAGE);
+                if (len != 1 || q[0] < '1' || q[0] > '5') {
+                    fprintf(stderr, "bench_layer: --split %s: a comma list of 1..5\n%s", v, USAGE);
                     return 2;
                 }
                 split_mask |= 1 << (q[0] - '1');
@@ -753,7 +754,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lpipe = NULL;                     /* --bf16-pipe: wide entries pipelined */
     ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
-    ramp_layer *Lsplit[4] = {NULL, NULL, NULL, NULL}; /* --split: poly_split 1..4 */
+    ramp_layer *Lsplit[5] = {NULL, NULL, NULL, NULL, NULL}; /* --split: poly_split 1..5 */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -798,7 +799,7 @@ int main(int argc, char **argv) {
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ldet));
         ld.deterministic = 0;
     }
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < 5; q++) {
         if (!(split_mask >> q & 1)) continue;
         ld.poly_split = 1 + q;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
@@ -994,13 +995,15 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            ramp_layer *const variant[12] = {Lq[0],     Lq[1],     Lp,        Lpipe,
+            ramp_layer *const variant[13] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                              Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
-                                             Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3]};
-            static const char *const variant_row[12] = {
-                "ramp-pdl1", "ramp-pdl2", "ramp-l2pf",   "ramp-pipe",   "ramp-tx",     "ramp-mc",
-                "ramp-mctx", "ramp-det",  "ramp-split1", "ramp-split2", "ramp-split3", "ramp-split4"};
-            for (int q = 0; q < 12; q++) {
+                                             Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
+                                             Lsplit[4]};
+            static const char *const variant_row[13] = {
+                "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",  "ramp-tx",
+                "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
+                "ramp-split3", "ramp-split4", "ramp-split5"};
+            for (int q = 0; q < 13; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -1301,10 +1304,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
     ramp_layer_free(Ldet);
-    ramp_layer_free(Lsplit[0]);
-    ramp_layer_free(Lsplit[1]);
-    ramp_layer_free(Lsplit[2]);
-    ramp_layer_free(Lsplit[3]);
+    for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);
     ramp_timing_free(ds1);

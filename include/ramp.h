@@ -1919,7 +1919,15 @@ typedef struct {
                                (kernels/moe_v2.md, session 22): none is
                                faster in the layer on the shipped plans;
                                the idle kernels cost 1-5 us a layer, and
-                               1 and 3 up to 11% on large two-phase loads. */
+                               1 and 3 up to 11% on large two-phase loads.
+                               5 (session 23): a kernel per entry (two for
+                               a two-phase entry), each with its own grid
+                               and shared memory; captured in a graph, a
+                               switch node that the selection kernel sets
+                               runs only the chosen entry's kernels
+                               (CUDA 12.8+ driver); run outside a capture,
+                               every entry's kernels in turn (correct,
+                               slow). Not with l2_prefetch_mb. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

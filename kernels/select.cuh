@@ -61,6 +61,10 @@
  * group-and-pad kernel for entry 0's tile size that RaMP replaces (the
  * benchmark baseline). RAMP_SELECT_PROFILE=1 runs the whole body twice and
  * records clock64 at each step's end (select_params.h says where).
+ * RAMP_SELECT_SWITCH=1 also writes the choice to p.cond, a graph switch
+ * node's handle (the layer's poly_split 5), which then runs only the
+ * chosen entry's kernels. The driver resolves cudaGraphSetConditional when
+ * it loads the module: no device runtime library is linked.
  */
 #ifndef RAMP_SELECT_CUH
 #define RAMP_SELECT_CUH
@@ -73,6 +77,14 @@
 #endif
 #ifndef RAMP_SELECT_PROFILE
 #define RAMP_SELECT_PROFILE 0
+#endif
+#ifndef RAMP_SELECT_SWITCH
+#define RAMP_SELECT_SWITCH 0
+#endif
+#if RAMP_SELECT_SWITCH
+/* the device runtime's declaration (cuda_device_runtime_api.h) */
+extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(unsigned long long handle,
+                                                                     unsigned int value);
 #endif
 
 #if RAMP_SEL_CTAS > 1
@@ -531,6 +543,9 @@ ramp_select(const ramp_sel_params p) {
         if (lane == 0) {
             int *meta = (int *)p.meta;
             meta[0] = chosen;
+#if RAMP_SELECT_SWITCH
+            if (p.cond) cudaGraphSetConditional(p.cond, (unsigned)chosen);
+#endif
             meta[1] = tstart[EL];
             meta[2] = tstart[EL] * rows;
             meta[3] = misc[2];

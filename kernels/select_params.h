@@ -82,6 +82,8 @@ typedef struct {
     ramp_sel_u64 tile_start;   /* int32 [local_experts + 1] */
     ramp_sel_u64 sorted_ids;   /* int32 [max_slots] */
     ramp_sel_u64 tile_expert;  /* int32 [max_tiles] */
+    ramp_sel_u64 cond;         /* RAMP_SELECT_SWITCH builds: 0, or the graph
+                                  switch handle the choice is written to */
     ramp_sel_i32 tokens;       /* used when tokens_dev == 0 */
     ramp_sel_i32 max_tokens;
     ramp_sel_i32 topk;
@@ -98,7 +100,7 @@ typedef struct {
         off_misc, off_map;
 } ramp_sel_params;
 
-#define RAMP_SEL_PARAMS_BYTES (11 * 8 + 18 * 4)
+#define RAMP_SEL_PARAMS_BYTES (12 * 8 + 18 * 4)
 
 /* Byte offsets of the shared-memory regions, all 16-byte aligned:
  *   hist   int32 [warps][local_experts] each warp's count per expert, then

@@ -33,6 +33,38 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+
+/* Conditional graph nodes (cuda.h, CUDA 12.3+; the switch type 12.8+): a
+ * node whose body graph n runs when a value set on the device (the
+ * selection kernel's cudaGraphSetConditional) is n. Layouts are the
+ * driver's: CUgraphNodeParams is 256 bytes, the union at byte 16. */
+typedef unsigned long long CUgraphConditionalHandle;
+#define RAMP_CU_GRAPH_NODE_TYPE_CONDITIONAL 13
+#define RAMP_CU_GRAPH_COND_TYPE_SWITCH 2
+#define RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT 1
+#define RAMP_CU_STREAM_CAPTURE_STATUS_ACTIVE 1
+#define RAMP_CU_STREAM_SET_CAPTURE_DEPENDENCIES 1
+typedef struct {
+    unsigned char from_port, to_port, type, reserved[5];
+} CUgraphEdgeData;
+typedef struct {
+    int type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        struct {
+            CUgraphConditionalHandle handle;
+            int type;          /* RAMP_CU_GRAPH_COND_TYPE_* */
+            unsigned size;     /* bodies */
+            CUgraph *bodies;   /* out: the driver's array of body graphs */
+            CUcontext ctx;
+        } conditional;
+    } u;
+    long long reserved2;
+} CUgraphNodeParams;
+_Static_assert(sizeof(CUgraphNodeParams) == 256, "CUgraphNodeParams layout");
+_Static_assert(sizeof(CUgraphEdgeData) == 8, "CUgraphEdgeData layout");
 
 /* cuLaunchKernelEx's configuration (cuda.h, CUDA 12.0+), for programmatic
  * dependent launch: the attribute id and the value layout are the driver's. */
@@ -187,6 +219,23 @@ typedef struct {
     CUresult (*GraphLaunch)(CUgraphExec exec, CUstream s);
     CUresult (*GraphExecDestroy)(CUgraphExec exec);
     CUresult (*GraphDestroy)(CUgraph graph);
+    /* optional (NULL before CUDA 12.3): conditional nodes during a capture */
+    CUresult (*StreamGetCaptureInfo)(CUstream s, int *status, unsigned long long *id,
+                                     CUgraph *graph, const CUgraphNode **deps,
+                                     const CUgraphEdgeData **edges, size_t *ndeps);
+    CUresult (*StreamUpdateCaptureDependencies)(CUstream s, CUgraphNode *deps,
+                                                const CUgraphEdgeData *edges,
+                                                size_t ndeps, unsigned flags);
+    CUresult (*StreamBeginCaptureToGraph)(CUstream s, CUgraph graph,
+                                          const CUgraphNode *deps,
+                                          const CUgraphEdgeData *edges, size_t ndeps,
+                                          int mode);
+    CUresult (*GraphAddNode)(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                             const CUgraphEdgeData *edges, size_t ndeps,
+                             CUgraphNodeParams *params);
+    CUresult (*GraphConditionalHandleCreate)(CUgraphConditionalHandle *h, CUgraph graph,
+                                             CUcontext ctx, unsigned default_value,
+                                             unsigned flags);
     CUresult (*EventCreate)(CUevent *e, unsigned flags);
     CUresult (*EventDestroy)(CUevent e);
     CUresult (*EventRecord)(CUevent e, CUstream s);

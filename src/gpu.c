@@ -361,6 +361,110 @@ void ramp_graph_free(ramp_graph *graph) {
     free(graph);
 }
 
+/* ------------------------------------------------------ switch nodes */
+
+#define SWITCH_API(gpu)                                                           \
+    RAMP_CHECK((gpu)->cu->StreamGetCaptureInfo && (gpu)->cu->GraphAddNode &&      \
+                   (gpu)->cu->GraphConditionalHandleCreate &&                     \
+                   (gpu)->cu->StreamUpdateCaptureDependencies &&                  \
+                   (gpu)->cu->StreamBeginCaptureToGraph,                          \
+               RAMP_ERR_UNSUPPORTED,                                              \
+               "%s: graph conditional nodes need a CUDA 12.8+ driver", __func__)
+
+ramp_status ramp_stream_capturing(ramp_gpu *gpu, ramp_stream stream, int *capturing) {
+    GPU_ARG(gpu);
+    STREAM_ARG(stream);
+    RAMP_CHECK(capturing, RAMP_ERR_INVALID_ARGUMENT, "ramp_stream_capturing: NULL out");
+    SWITCH_API(gpu);
+    int status = 0;
+    RAMP_CU(gpu->cu->StreamGetCaptureInfo((CUstream)stream, &status, NULL, NULL, NULL, NULL,
+                                          NULL));
+    *capturing = status == RAMP_CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return RAMP_OK;
+}
+
+/* The graph `stream` is capturing into, and its open dependencies. */
+static ramp_status capture_state(ramp_gpu *gpu, ramp_stream stream, CUgraph *graph,
+                                 const CUgraphNode **deps, const CUgraphEdgeData **edges,
+                                 size_t *ndeps) {
+    int status = 0;
+    RAMP_CU(gpu->cu->StreamGetCaptureInfo((CUstream)stream, &status, NULL, graph, deps, edges,
+                                          ndeps));
+    RAMP_CHECK(status == RAMP_CU_STREAM_CAPTURE_STATUS_ACTIVE && *graph,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "a switch node is built during a capture of the stream (ramp_graph_capture_begin)");
+    return RAMP_OK;
+}
+
+ramp_status ramp_switch_handle(ramp_gpu *gpu, ramp_stream stream, unsigned bodies,
+                               ramp_switch *sw) {
+    GPU_ARG(gpu);
+    STREAM_ARG(stream);
+    RAMP_CHECK(sw && bodies >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_switch_handle: NULL out or no bodies");
+    SWITCH_API(gpu);
+    CUgraph graph = NULL;
+    const CUgraphNode *deps = NULL;
+    const CUgraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    RAMP_TRY(capture_state(gpu, stream, &graph, &deps, &edges, &ndeps));
+    memset(sw, 0, sizeof *sw);
+    sw->bodies = bodies;
+    /* reset at every launch to `bodies` (no body), so a replay whose kernel
+     * did not set it runs nothing rather than the last replay's choice */
+    RAMP_CU(gpu->cu->GraphConditionalHandleCreate(&sw->handle, graph, gpu->ctx, bodies,
+                                                  RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT));
+    return RAMP_OK;
+}
+
+ramp_status ramp_switch_add(ramp_gpu *gpu, ramp_stream stream, ramp_switch *sw) {
+    GPU_ARG(gpu);
+    STREAM_ARG(stream);
+    RAMP_CHECK(sw && sw->handle && sw->bodies >= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_switch_add: no handle (ramp_switch_handle first)");
+    CUgraph graph = NULL;
+    const CUgraphNode *deps = NULL;
+    const CUgraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    RAMP_TRY(capture_state(gpu, stream, &graph, &deps, &edges, &ndeps));
+    CUgraphNodeParams prm;
+    memset(&prm, 0, sizeof prm);
+    prm.type = RAMP_CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    prm.u.conditional.handle = sw->handle;
+    prm.u.conditional.type = RAMP_CU_GRAPH_COND_TYPE_SWITCH;
+    prm.u.conditional.size = sw->bodies;
+    prm.u.conditional.ctx = gpu->ctx;
+    CUgraphNode node = NULL;
+    RAMP_CU(gpu->cu->GraphAddNode(&node, graph, deps, edges, ndeps, &prm));
+    RAMP_CHECK(prm.u.conditional.bodies, RAMP_ERR_CUDA, "the switch node came without bodies");
+    sw->body_graphs = (void **)prm.u.conditional.bodies;
+    /* what the stream queues next runs after the switch */
+    RAMP_CU(gpu->cu->StreamUpdateCaptureDependencies((CUstream)stream, &node, NULL, 1,
+                                                     RAMP_CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    return RAMP_OK;
+}
+
+ramp_status ramp_switch_body_begin(ramp_gpu *gpu, const ramp_switch *sw, unsigned body,
+                                   ramp_stream body_stream) {
+    GPU_ARG(gpu);
+    STREAM_ARG(body_stream);
+    RAMP_CHECK(sw && sw->body_graphs && body < sw->bodies, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_switch_body_begin: body %u of a switch of %u (ramp_switch_add first)", body,
+               sw ? sw->bodies : 0);
+    RAMP_CU(gpu->cu->StreamBeginCaptureToGraph((CUstream)body_stream,
+                                               (CUgraph)sw->body_graphs[body], NULL, NULL, 0,
+                                               RAMP_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    return RAMP_OK;
+}
+
+ramp_status ramp_switch_body_end(ramp_gpu *gpu, ramp_stream body_stream) {
+    GPU_ARG(gpu);
+    STREAM_ARG(body_stream);
+    CUgraph graph = NULL;
+    RAMP_CU(gpu->cu->StreamEndCapture((CUstream)body_stream, &graph));
+    return RAMP_OK;
+}
+
 /* ------------------------------------------------------------ modules */
 
 ramp_status ramp_module_load(ramp_gpu *gpu, const void *cubin, size_t size,

@@ -62,4 +62,23 @@ static inline uint64_t ramp_mix64(uint64_t x) {
     return x ^ (x >> 33);
 }
 
+/* A graph switch node during a stream capture (gpu.c; CUDA 12.8+ drivers):
+ * the layer's poly_split 5 runs only the chosen entry's kernels. Order:
+ * ramp_switch_handle (the value a kernel sets, `bodies` = none when it does
+ * not), the kernel that sets it, ramp_switch_add (the node after what the
+ * stream captured so far), then per body ramp_switch_body_begin, the body's
+ * launches on `body_stream`, ramp_switch_body_end. */
+typedef struct {
+    unsigned long long handle;
+    unsigned bodies;
+    void **body_graphs; /* the driver's CUgraph array, valid while the node lives */
+} ramp_switch;
+ramp_status ramp_stream_capturing(ramp_gpu *gpu, ramp_stream stream, int *capturing);
+ramp_status ramp_switch_handle(ramp_gpu *gpu, ramp_stream stream, unsigned bodies,
+                               ramp_switch *sw);
+ramp_status ramp_switch_add(ramp_gpu *gpu, ramp_stream stream, ramp_switch *sw);
+ramp_status ramp_switch_body_begin(ramp_gpu *gpu, const ramp_switch *sw, unsigned body,
+                                   ramp_stream body_stream);
+ramp_status ramp_switch_body_end(ramp_gpu *gpu, ramp_stream body_stream);
+
 #endif /* RAMP_INTERNAL_H */

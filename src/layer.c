@@ -28,6 +28,7 @@ struct ramp_layer {
     ramp_devptr ws, ws_count, sched;
     ramp_devptr pws;       /* deterministic: the per-pair output rows */
     ramp_devptr local_dev; /* deterministic with local_of: its device copy */
+    ramp_stream body;      /* poly_split 5: the stream a switch node's bodies are captured on */
     ramp_layer_info info;
 };
 
@@ -35,6 +36,7 @@ void ramp_layer_free(ramp_layer *L) {
     if (!L) return;
     ramp_selector_free(L->sel);
     ramp_moe_poly_free(L->poly);
+    if (L->gpu && L->body) ramp_stream_destroy(L->gpu, L->body);
     if (L->gpu) {
         ramp_gpu_free(L->gpu, L->ws);
         ramp_gpu_free(L->gpu, L->ws_count);
@@ -117,12 +119,16 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: deterministic = %d: per-slot output rows and a combining kernel are a "
                "kernel v2 option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
                d->deterministic, d->kernel);
-    RAMP_CHECK(d->poly_split >= 0 && d->poly_split <= 4 &&
+    RAMP_CHECK(d->poly_split >= 0 && d->poly_split <= 5 &&
                    (d->poly_split == 0 || d->kernel == RAMP_KERNEL_V2),
                RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split = %d: how a menu is split into kernels is a kernel v2 option "
-               "(0..4, with kernel = RAMP_KERNEL_V2; "
+               "(0..5, with kernel = RAMP_KERNEL_V2; "
                "here kernel %d)", d->poly_split, d->kernel);
+    RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
+               "selection kernel, which a switch node's bodies start after (0 with split 5)",
+               d->l2_prefetch_mb);
     return RAMP_OK;
 }
 
@@ -171,7 +177,8 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     L->plan = *plan;
     L->desc = *d;
     L->desc.local_of = NULL;
-    ramp_status s = ramp_selector_create(gpu, &sd, &L->sel);
+    ramp_status s = ramp_selector_create_switch(gpu, &sd, d->poly_split == 5, &L->sel);
+    if (s == RAMP_OK && d->poly_split == 5) s = ramp_stream_create(gpu, &L->body);
     if (s == RAMP_OK) s = ramp_selector_device(L->sel, &L->sdev);
     if (s == RAMP_OK && L->sdev.max_tiles > INT_MAX)
         s = ramp_set_error(RAMP_ERR_INVALID_ARGUMENT, __FILE__, __LINE__,
@@ -261,7 +268,14 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     RAMP_CHECK(!L->desc.deterministic || io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
                "aligned", (unsigned long long)io->out);
-    RAMP_TRY(ramp_selector_launch(L->sel, io->topk_ids, io->tokens, io->tokens_dev, stream));
+    /* poly_split 5 in a capture: the selection sets a switch node that runs
+     * the chosen entry's kernels alone */
+    int capturing = 0;
+    ramp_switch sw = {0};
+    if (L->desc.poly_split == 5) RAMP_TRY(ramp_stream_capturing(L->gpu, stream, &capturing));
+    if (capturing) RAMP_TRY(ramp_switch_handle(L->gpu, stream, (unsigned)L->plan.count, &sw));
+    RAMP_TRY(ramp_selector_launch_switch(L->sel, io->topk_ids, io->tokens, io->tokens_dev,
+                                         sw.handle, stream));
     ramp_moe_params p;
     memset(&p, 0, sizeof p);
     p.x = io->x;
@@ -282,9 +296,20 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    RAMP_TRY(ramp_moe_poly_launch_mode(
-        L->poly, &p, choice, L->sched, stream,
-        ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch)));
+    const int pdl = ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch);
+    if (capturing) {
+        RAMP_TRY(ramp_switch_add(L->gpu, stream, &sw));
+        for (int i = 0; i < L->plan.count; i++) {
+            RAMP_TRY(ramp_switch_body_begin(L->gpu, &sw, (unsigned)i, L->body));
+            ramp_status st = ramp_moe_poly_launch_entry(L->poly, &p, choice, L->sched, L->body,
+                                                        pdl, i);
+            ramp_status end = ramp_switch_body_end(L->gpu, L->body);
+            RAMP_TRY(st);
+            RAMP_TRY(end);
+        }
+    } else {
+        RAMP_TRY(ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream, pdl));
+    }
     if (!L->desc.deterministic) return RAMP_OK;
     const ramp_poly_locality loc = {L->local_dev, L->desc.first_expert, L->desc.local_experts,
                                     L->desc.experts};
@@ -293,7 +318,7 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     return ramp_moe_poly_combine(L->poly, io->out, L->pws, io->topk_ids, choice,
                                  L->sdev.meta + 4 * RAMP_SELECT_META_TOKENS, &loc,
                                  (int64_t)p.num_tokens * L->plan.geom.topk, p.num_tokens,
-                                 L->desc.serial_launch != 1, stream);
+                                 L->desc.serial_launch != 1 && !capturing, stream);
 }
 
 ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {

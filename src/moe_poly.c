@@ -21,8 +21,21 @@
 enum {
     PART_FUSED = 1, PART_UP = 2, PART_DOWN = 4,
     PART_C1 = 8, PART_C2 = 16,      /* only entries on one CTA / on clusters of two */
-    PART_NARROW = 32, PART_WIDE = 64 /* only entries of rows <= 64 / wide tiles */
+    PART_NARROW = 32, PART_WIDE = 64, /* only entries of rows <= 64 / wide tiles */
+    PART_ENTRY = 128 /* only entry (parts >> PART_ENTRY_SHIFT): split 5 */
 };
+#define PART_ENTRY_SHIFT 8
+#define PART_ONLY(i) (PART_ENTRY | (i) << PART_ENTRY_SHIFT)
+/* -1: a kernel of every entry, else the one entry split 5 gave it */
+static int part_entry(int parts) { return parts & PART_ENTRY ? parts >> PART_ENTRY_SHIFT : -1; }
+
+#define ENTRY_NAMES(p)                                                                      \
+    {p "0", p "1", p "2", p "3", p "4", p "5", p "6", p "7", p "8", p "9", p "10", p "11",  \
+     p "12", p "13", p "14", p "15"}
+static const char *const ENTRY_KERNEL[RAMP_MENU_MAX] = ENTRY_NAMES(RAMP_POLY_V2_KERNEL "_e");
+static const char *const ENTRY_DOWN_KERNEL[RAMP_MENU_MAX] =
+    ENTRY_NAMES(RAMP_POLY_V2_DOWN_KERNEL "_e");
+_Static_assert(RAMP_MENU_MAX == 16, "ENTRY_NAMES spells out 16 names");
 typedef struct {
     const char *name;
     int parts;    /* PART_*: fused entries, two-phase entries' phase 1, their phase 2;
@@ -107,6 +120,7 @@ static int has_fused(const ramp_poly_desc *d) {
 static char member(const ramp_poly_desc *d, int parts, int i) {
     const ramp_config *c = &d->cfgs[i];
     char ns = 0;
+    if (part_entry(parts) >= 0 && part_entry(parts) != i) return 0;
     if (!c->two_phase) ns = (parts & PART_FUSED) ? 'e' : 0;
     else if (parts & PART_UP) ns = 'e';
     else if (parts & PART_DOWN) ns = 'd';
@@ -127,6 +141,17 @@ static int chain_of(const ramp_poly_desc *d, poly_link *out) {
         out[0].name = "ramp_moe_poly";
         out[0].parts = PART_FUSED;
         return 1;
+    }
+    if (d->split == 5) { /* by entry: a switch node's bodies */
+        int n = 0;
+        for (int i = 0; i < d->count; i++) {
+            out[n].name = ENTRY_KERNEL[i];
+            out[n++].parts = PART_FUSED | PART_UP | PART_ONLY(i);
+            if (!d->cfgs[i].two_phase) continue;
+            out[n].name = ENTRY_DOWN_KERNEL[i];
+            out[n++].parts = PART_DOWN | PART_ONLY(i);
+        }
+        return n;
     }
     out[0].name = RAMP_POLY_V2_KERNEL;
     out[0].parts = PART_FUSED | PART_UP;
@@ -216,9 +241,9 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->det == 0 || (d->det == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: det = %d (deterministic output is a kernel v2 option: 0, or "
                "1 with v2)", d->det);
-    RAMP_CHECK(d->split >= 0 && d->split <= 4 && (!d->split || is_v2(d)),
+    RAMP_CHECK(d->split >= 0 && d->split <= 5 && (!d->split || is_v2(d)),
                RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..4, with "
+               "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..5, with "
                "v2)", d->split);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
@@ -409,9 +434,19 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         }
         for (int j = 0; j < n; j++) {
             if (!(chain[j].parts & PART_DOWN) != (pass == 0)) continue;
+            const int e = part_entry(chain[j].parts);
+            char own[160]; /* split 5: an entry's first kernel triggers its phase 2 */
+            if (e >= 0)
+                snprintf(own, sizeof own, "%s%s",
+                         chain[j].parts & PART_DOWN ? (d->det ? trigger : ";")
+                         : d->cfgs[e].two_phase     ? trigger
+                                                    : ";",
+                         !(chain[j].parts & PART_DOWN) && d->cfgs[e].tma_x
+                             ? "; RAMP_POLY_V2_XCOPY()"
+                             : "");
             put_kernel_v2(&b, d, &chain[j],
-                          j == 0 && d->l2pf_mb ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";",
-                          j == 0 ? first : (j < n - 1 || d->det) ? trigger : ";");
+                          j == 0 && d->l2pf_mb && e < 0 ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";",
+                          e >= 0 ? own : j == 0 ? first : (j < n - 1 || d->det) ? trigger : ";");
         }
     }
     if (d->det) { /* the combining kernel, with each entry's K parts */
@@ -756,8 +791,17 @@ size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles) {
 
 static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                                ramp_devptr choice, ramp_devptr sched, ramp_stream stream,
-                               int pdl) {
+                               int pdl, int entry) {
     RAMP_CHECK(k && p, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    /* entry >= 0: that entry's kernels only (split 5, a switch node's body) */
+    int j0 = 0;
+    if (entry >= 0) {
+        RAMP_CHECK(k->d.split == 5 && entry < k->d.count, RAMP_ERR_INVALID_ARGUMENT,
+                   "launch of entry %d alone: needs split 5 and an entry of the menu (split %d, "
+                   "%d entries)", entry, k->d.split, k->d.count);
+        while (part_entry(k->link[j0].parts) != entry) j0++;
+        pdl &= 2;
+    }
     RAMP_CHECK(sizeof(ramp_poly_params) == RAMP_POLY_PARAMS_BYTES, RAMP_ERR_INTERNAL,
                "ramp_poly_params is %zu bytes, expected %d", sizeof(ramp_poly_params),
                RAMP_POLY_PARAMS_BYTES);
@@ -794,8 +838,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
             k->map_ws = p->ws;
         }
     }
-    const poly_link *l0 = &k->link[0];
-    unsigned grid[3] = {grid_of(k, 0, pairs), 1, 1};
+    const poly_link *l0 = &k->link[j0];
+    unsigned grid[3] = {grid_of(k, j0, pairs), 1, 1};
     unsigned block[3] = {(unsigned)k->threads, 1, 1};
     /* a .tx entry's grid barrier (in the first kernel) needs every block
      * resident at once */
@@ -818,28 +862,36 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
     int xt_rows = k->tx_tiles * 128;
     void *args[4] = {&pp, k->maps, &xt, &xt_rows};
     /* the chain: a kernel whose parts hold another choice returns at once */
-    for (int j = 0; j < k->nlinks; j++) {
+    for (int j = j0; j < k->nlinks; j++) {
         const poly_link *l = &k->link[j];
-        if (j == 0 && (pdl & 16)) continue;
-        if (j > 0 && (pdl & 4)) break;
-        grid[0] = j == 0 ? grid[0]
+        if (entry >= 0 && part_entry(l->parts) != entry) break;
+        if (j == j0 && (pdl & 16)) continue;
+        if (j > j0 && (pdl & 4)) break;
+        grid[0] = j == j0 ? grid[0]
                   : (pdl & 8) && j == k->nlinks - 1 ? (unsigned)l->cluster
                                                      : grid_of(k, j, pairs);
         RAMP_TRY(ramp_kernel_launch_ex(l->kernel, grid, block, (int)l->smem, stream, args,
-                                       j == 0 ? pdl & 1 : (pdl >> 1) & 1, l->cluster));
+                                       j == j0 ? pdl & 1 : (pdl >> 1) & 1, l->cluster));
     }
     return RAMP_OK;
 }
 
 ramp_status ramp_moe_poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                                  ramp_devptr choice, ramp_devptr sched, ramp_stream stream) {
-    return poly_launch(k, p, choice, sched, stream, 0);
+    return poly_launch(k, p, choice, sched, stream, 0, -1);
 }
 
 ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
                                      ramp_devptr choice, ramp_devptr sched,
                                      ramp_stream stream) {
-    return poly_launch(k, p, choice, sched, stream, 3);
+    return poly_launch(k, p, choice, sched, stream, 3, -1);
+}
+
+ramp_status ramp_moe_poly_launch_entry(ramp_moe_poly *k, const ramp_moe_params *p,
+                                       ramp_devptr choice, ramp_devptr sched,
+                                       ramp_stream stream, int pdl, int entry) {
+    RAMP_CHECK(entry >= 0, RAMP_ERR_INVALID_ARGUMENT, "entry = %d", entry);
+    return poly_launch(k, p, choice, sched, stream, pdl, entry);
 }
 
 size_t ramp_moe_poly_pair_ws_bytes(const ramp_moe_poly *k, int64_t max_pairs) {
@@ -891,5 +943,5 @@ ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p
                "polymorphic launch mode %d: not 0..31 (bit 0 the first kernel's PDL, bit 1 the "
                "second's; experiments: bit 2 the first kernel alone, bit 3 the second with one "
                "block, bit 4 the second alone)", pdl);
-    return poly_launch(k, p, choice, sched, stream, pdl);
+    return poly_launch(k, p, choice, sched, stream, pdl, -1);
 }

@@ -23,7 +23,7 @@
 #define RAMP_POLY_V2_DOWN_C2_KERNEL "ramp_moe_poly_v2_down_c2"
 #define RAMP_POLY_V2_WIDE_KERNEL "ramp_moe_poly_v2_wide"
 #define RAMP_POLY_V2_DOWN_WIDE_KERNEL "ramp_moe_poly_v2_down_wide"
-#define RAMP_POLY_MAX_KERNELS 4
+#define RAMP_POLY_MAX_KERNELS (2 * RAMP_MENU_MAX) /* split 5: two per entry */
 /* det: the combining kernel (kernels/moe_combine.cuh) */
 #define RAMP_POLY_COMBINE_KERNEL "ramp_moe_combine"
 
@@ -56,7 +56,13 @@ typedef struct {
                       _V2_KERNEL then _DOWN_KERNEL, wide tiles in _V2_WIDE_KERNEL
                       then _DOWN_WIDE_KERNEL, so that narrow entries do not run with
                       a wide tile's shared-memory carve-out; kernels with nothing
-                      to run are left out */
+                      to run are left out; 5: by entry, entry i's fused or phase-1
+                      kernel ramp_moe_poly_v2_e<i>, then for a two-phase entry its
+                      phase 2, ramp_moe_poly_v2_down_e<i>, each with its own grid
+                      and shared memory; every v2 menu. In a captured graph the
+                      layer runs only the chosen entry's (a switch node,
+                      ramp_moe_poly_launch_entry); launched plainly, the chain
+                      of every entry's kernels */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:
@@ -152,6 +158,11 @@ ramp_status ramp_moe_poly_launch_pdl(ramp_moe_poly *k, const ramp_moe_params *p,
  * for timing experiments only: 4 the first kernel alone (a two-phase choice
  * then leaves its output unwritten), 8 the last with one block (cluster), 16
  * all but the first. */
+/* split 5: only entry `entry`'s kernels (a switch node's body; pdl bit 0 is
+ * ignored: the body's first kernel has nothing in its graph to overlap). */
+ramp_status ramp_moe_poly_launch_entry(ramp_moe_poly *k, const ramp_moe_params *p,
+                                       ramp_devptr choice, ramp_devptr sched,
+                                       ramp_stream stream, int pdl, int entry);
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,
                                       ramp_devptr choice, ramp_devptr sched,
                                       ramp_stream stream, int pdl);

@@ -38,6 +38,19 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
 ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
                                         int profile, ramp_jit_result **out);
 ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out);
+/* The same with cond_switch 0/1 (RAMP_SELECT_SWITCH: the choice also set on
+ * a graph switch node's handle). */
+ramp_status ramp_select_compile_switch(int group_only, int warps, int ctas, int profile,
+                                       int cond_switch, ramp_jit_result **out);
+
+/* A selector whose kernel can set a graph switch node to its choice
+ * (ramp_switch, internal.h): ramp_selector_launch_switch with the node's
+ * handle (0: none, as ramp_selector_launch). The layer's poly_split 5. */
+ramp_status ramp_selector_create_switch(ramp_gpu *gpu, const ramp_select_desc *d,
+                                        int cond_switch, ramp_selector **out);
+ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, int tokens,
+                                        ramp_devptr tokens_dev, unsigned long long cond,
+                                        ramp_stream stream);
 
 /* The selector's launch shape: blocks (one cluster) and warps per block. */
 int ramp_selector_ctas(const ramp_selector *s);

@@ -47,6 +47,7 @@ struct ramp_selector {
     int warps;              /* block = warps * 32 threads */
     int ctas;               /* blocks = one cluster */
     int smem;
+    int cond_switch;        /* built with RAMP_SELECT_SWITCH (ramp_selector_create_switch) */
     ramp_sel_params params; /* everything but the per-launch fields */
     ramp_select_device dev;
     ramp_devptr local_of, menu, profile;
@@ -102,6 +103,11 @@ static int select_first_expert(const ramp_select_desc *d) {
 
 ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
                                         int profile, ramp_jit_result **out) {
+    return ramp_select_compile_switch(group_only, warps, ctas, profile, 0, out);
+}
+
+ramp_status ramp_select_compile_switch(int group_only, int warps, int ctas, int profile,
+                                       int cond_switch, ramp_jit_result **out) {
     RAMP_CHECK(warps == 8 || warps == 16 || warps == 32, RAMP_ERR_INVALID_ARGUMENT,
                "selection kernel warps = %d, expected 8, 16 or 32", warps);
     RAMP_CHECK(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8 || ctas == 16,
@@ -110,13 +116,14 @@ ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
     char warps_def[32], ctas_def[32];
     snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", warps);
     snprintf(ctas_def, sizeof ctas_def, "RAMP_SEL_CTAS=%d", ctas);
-    const char *defs[4] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
+    const char *defs[5] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
                                       : "RAMP_SELECT_GROUP_ONLY=0",
                            warps_def, ctas_def};
     int n = 3;
     if (profile) defs[n++] = "RAMP_SELECT_PROFILE=1";
+    if (cond_switch) defs[n++] = "RAMP_SELECT_SWITCH=1";
     ramp_jit_request req = {
-        .name = group_only ? "select-group" : "select",
+        .name = group_only ? "select-group" : cond_switch ? "select-switch" : "select",
         .source = "#include \"select.cuh\"\n",
         .defines = defs,
         .ndefines = n,
@@ -174,7 +181,8 @@ static ramp_status selector_init(ramp_selector *s) {
     const int profile = prof_env && prof_env[0] == '1';
 
     ramp_jit_result *jit = NULL;
-    RAMP_TRY(ramp_select_compile_variant(d->group_only, s->warps, s->ctas, profile, &jit));
+    RAMP_TRY(ramp_select_compile_switch(d->group_only, s->warps, s->ctas, profile,
+                                        s->cond_switch, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
         ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
@@ -272,6 +280,11 @@ static ramp_status selector_init(ramp_selector *s) {
 
 ramp_status ramp_selector_create(ramp_gpu *gpu, const ramp_select_desc *d,
                                  ramp_selector **out) {
+    return ramp_selector_create_switch(gpu, d, 0, out);
+}
+
+ramp_status ramp_selector_create_switch(ramp_gpu *gpu, const ramp_select_desc *d,
+                                        int cond_switch, ramp_selector **out) {
     RAMP_CHECK(gpu && out, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_selector_create: NULL gpu or out");
     RAMP_TRY(ramp_select_desc_check(d));
@@ -279,6 +292,7 @@ ramp_status ramp_selector_create(ramp_gpu *gpu, const ramp_select_desc *d,
     if (!s) return RAMP_ERR_OUT_OF_MEMORY;
     s->gpu = gpu;
     s->desc = *d;
+    s->cond_switch = cond_switch != 0;
     ramp_status st = selector_init(s); /* reads the caller's local_of */
     s->desc.local_of = NULL;           /* the map lives on the device now */
     if (st != RAMP_OK) {
@@ -292,6 +306,12 @@ ramp_status ramp_selector_create(ramp_gpu *gpu, const ramp_select_desc *d,
 ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
                                  int tokens, ramp_devptr tokens_dev,
                                  ramp_stream stream) {
+    return ramp_selector_launch_switch(s, topk_ids, tokens, tokens_dev, 0, stream);
+}
+
+ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, int tokens,
+                                        ramp_devptr tokens_dev, unsigned long long cond,
+                                        ramp_stream stream) {
     RAMP_CHECK(s, RAMP_ERR_INVALID_ARGUMENT, "ramp_selector_launch: NULL selector");
     RAMP_CHECK(stream, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_selector_launch: NULL stream; create one with "
@@ -311,6 +331,10 @@ ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
     p.ids = topk_ids;
     p.tokens = tokens;
     p.tokens_dev = tokens_dev;
+    RAMP_CHECK(!cond || s->cond_switch, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_selector_launch: a switch handle for a selector built without "
+               "(ramp_selector_create_switch)");
+    p.cond = cond;
     void *args[] = {&p};
     const unsigned grid[3] = {(unsigned)s->ctas, 1, 1};
     const unsigned block[3] = {(unsigned)s->warps * 32, 1, 1};

@@ -58,7 +58,8 @@
  * two-phase entries): the polymorphic kernel split into a chain of kernels
  * (ramp_poly_desc.split, ramp_layer_desc.poly_split: phase 1 first, then
  * fused entries and phase 2; or fused, phase 1, phase 2; 3: by cluster size;
- * 4: by tile width);
+ * 4: by tile width; 5: by entry, the captured graph's switch node running
+ * the chosen entry's kernels, every entry's kernels in turn outside it);
  * every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
@@ -689,14 +690,16 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
     }
-    /* the polymorphic kernel's split: kernel v2's, 0..2 */
-    static const int split_bad[][2] = {{RAMP_KERNEL_V1, 1}, {RAMP_KERNEL_V2, -1},
-                                       {RAMP_KERNEL_V2, 5}};
-    for (int i = 0; i < 3; i++) {
+    /* the polymorphic kernel's split: kernel v2's, 0..5; 5 (a switch node's
+     * bodies) without the L2 prefetch under the selection */
+    static const int split_bad[][3] = {{RAMP_KERNEL_V1, 1, 0}, {RAMP_KERNEL_V2, -1, 0},
+                                       {RAMP_KERNEL_V2, 6, 0}, {RAMP_KERNEL_V2, 5, 16}};
+    for (int i = 0; i < 4; i++) {
         d = layer_desc(&W, 64);
         d.w2_red4 = 0;
         d.kernel = split_bad[i][0];
         d.poly_split = split_bad[i][1];
+        d.l2_prefetch_mb = split_bad[i][2];
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "poly_split") != NULL);
     }
@@ -890,8 +893,8 @@ int main(void) {
     }
     const char *split_env = getenv("RAMP_LAYER_POLY_SPLIT");
     g_split = split_env ? atoi(split_env) : 0;
-    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 4)) {
-        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1..4, with "
+    if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 5)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_POLY_SPLIT=%s: 1..5, with "
                         "RAMP_LAYER_KERNEL=v2\n", split_env);
         return 2;
     }

@@ -233,6 +233,29 @@ static void selection_kernel_report(void) {
         CHECK(ramp_jit_kernel(r, "nope") == NULL);
         ramp_jit_result_free(r);
     }
+    /* the switch-node build (the layer's poly_split 5) calls the device
+     * runtime's cudaGraphSetConditional, left for the driver to resolve at
+     * load: the name is in its cubin, not in the plain build's; no spills */
+    for (int sw = 0; sw < 2; sw++) {
+        ramp_jit_result *r = NULL;
+        CHECK_OK(ramp_select_compile_switch(0, 32, 8, 0, sw, &r));
+        if (!r) continue;
+        const ramp_kernel_report *k = ramp_jit_kernel(r, "ramp_select");
+        CHECK(k != NULL);
+        int named = 0;
+        static const char sym[] = "cudaGraphSetConditional";
+        for (size_t i = 0; i + sizeof sym - 1 <= r->cubin_size && !named; i++)
+            named = memcmp((const char *)r->cubin + i, sym, sizeof sym - 1) == 0;
+        CHECK_EQ_INT(named, sw);
+        if (k) {
+            printf("ramp_select (switch build %d): %d registers, %d B stack, %d/%d B spills\n", sw,
+                   k->registers, k->stack_bytes, k->spill_store_bytes, k->spill_load_bytes);
+            CHECK_EQ_INT(k->spill_store_bytes, 0);
+            CHECK_EQ_INT(k->spill_load_bytes, 0);
+        }
+        CHECK_EQ_INT(r->ptxas_warnings, 0);
+        ramp_jit_result_free(r);
+    }
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_select_compile(0, 12, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK_ERR(ramp_select_compile_variant(0, 32, 3, 0, &r), RAMP_ERR_INVALID_ARGUMENT);

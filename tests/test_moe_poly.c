@@ -560,11 +560,59 @@ static void test_v2_split_source(void) {
         free(a);
         free(b);
     }
+    /* split 5, by entry: entry i's kernel holds entry i alone (phase 1 or
+     * fused), a two-phase entry's phase 2 follows in its own kernel; the
+     * first triggers the second and copies x for a .tx entry, nothing
+     * prefetches (the selection has ended when a switch body starts), and
+     * a menu of fused entries is split too (DeepSeek-V3's) */
+    static const char *const *const menus5[] = {MENU_V2_TMAX, MENU_V2_DSV3};
+    for (int m = 0; m < 2; m++) {
+        ramp_poly_desc d = v2_menu(m ? "deepseek-v3" : "mixtral-8x22b", menus5[m]);
+        d.split = 5;
+        d.l2pf_mb = 16;
+        CHECK_OK(ramp_moe_poly_check(&d));
+        const char *chain[RAMP_POLY_MAX_KERNELS];
+        const int n = ramp_moe_poly_chain(&d, chain);
+        int want_n = d.count;
+        for (int i = 0; i < d.count; i++) want_n += d.cfgs[i].two_phase > 0;
+        CHECK_EQ_INT(n, want_n);
+        char *src = NULL;
+        CHECK_OK(ramp_moe_poly_source(&d, &src));
+        CHECK(src && !strstr(src, "RAMP_POLY_V2_L2PF(pp.moe)"));
+        for (int i = 0, j = 0; i < d.count && src && j < n; i++) {
+            const int two = d.cfgs[i].two_phase > 0;
+            for (int ph = 0; ph <= two; ph++, j++) {
+                char name[64], begin[96], setup[64], got[64] = "";
+                snprintf(name, sizeof name, "%s_e%d",
+                         ph ? RAMP_POLY_V2_DOWN_KERNEL : RAMP_POLY_V2_KERNEL, i);
+                CHECK(strcmp(chain[j], name) == 0);
+                snprintf(begin, sizeof begin, "RAMP_POLY_V2_BEGIN(%s,", name);
+                const char *b = strstr(src, begin);
+                const char *e = b ? strstr(b, "RAMP_POLY_V2_PRODUCERS") : NULL;
+                const char *eol = b ? strchr(b, '\n') : NULL;
+                CHECK(b && e && eol && count_of(src, begin) == 1);
+                if (!b || !e || !eol) continue;
+                for (const char *q = b; (q = strstr(q, "RAMP_POLY_V2_SETUP(")) && q < e; q++) {
+                    int k;
+                    char ns;
+                    if (sscanf(q, "RAMP_POLY_V2_SETUP(%d, ramp_poly_%c", &k, &ns) == 2)
+                        snprintf(got + strlen(got), sizeof got - strlen(got), "%d%c", k, ns);
+                }
+                snprintf(setup, sizeof setup, "%d%c", i, ph ? 'd' : 'e');
+                CHECK(strcmp(got, setup) == 0);
+                char line[512];
+                snprintf(line, sizeof line, "%.*s", (int)(eol - b), b);
+                CHECK((strstr(line, trig) != NULL) == (!ph && two));
+                CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (!ph && d.cfgs[i].tma_x));
+            }
+        }
+        free(src);
+    }
     /* refusals: out of range, or with v1 */
     ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
-    d.split = 5;
+    d.split = 6;
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(ramp_last_error(), "split = 5") != NULL);
+    CHECK(strstr(ramp_last_error(), "split = 6") != NULL);
     d.split = -1;
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
     d = qwen3_menu(0, 0);
@@ -684,6 +732,17 @@ static long long expected_smem(const ramp_poly_desc *d, int split, const char *n
     const int wide = !strcmp(name, RAMP_POLY_V2_WIDE_KERNEL),
               downw = !strcmp(name, RAMP_POLY_V2_DOWN_WIDE_KERNEL);
     long long m = 0;
+    if (split == 5) { /* ramp_moe_poly_v2[_down]_e<i>: entry i's own layout */
+        int i = -1;
+        const char *at = strrchr(name, 'e');
+        if (at && at > name && at[-1] == '_') i = atoi(at + 1);
+        if (i < 0 || i >= d->count) return 0;
+        ramp_moe_variant v = {d->cfgs[i], d->geom, 0};
+        return strstr(name, "_down_") ? ramp_moe_v2_layout_down_bf(d->cfgs[i].rows,
+                                                                    d->cfgs[i].stages,
+                                                                    d->geom.bf16).total
+                                      : ramp_moe_v2_layout_for(&v).total;
+    }
     for (int i = 0; i < d->count; i++) {
         ramp_moe_variant v = {d->cfgs[i], d->geom, 0};
         const int two = d->cfgs[i].two_phase > 0;
@@ -734,7 +793,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
            d.det ? ", deterministic output" : "",
            d.split == 1 ? ", split: phase 1 first" : d.split == 2 ? ", split in three"
-           : d.split == 3 ? ", split by cluster" : d.split == 4 ? ", split by width" : "");
+           : d.split == 3 ? ", split by cluster" : d.split == 4 ? ", split by width"
+           : d.split == 5 ? ", split by entry" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -760,7 +820,7 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     const int split = d.split >= 3 ? d.split : two && fused ? d.split : 0;
     if (split >= 3) { /* by cluster or width: every kernel in the module, none empty */
         for (int j = 0; j < n; j++) CHECK(ramp_jit_kernel(r, chain[j]) != NULL);
-        CHECK(n >= 1 && n <= 4);
+        CHECK(n >= 1 && n <= (split == 5 ? 2 * d.count : 4));
         for (int j = 0; j < n; j++) CHECK(expected_smem(&d, split, chain[j]) > 0);
     } else {
         CHECK_EQ_INT(n, two ? (split == 2 ? 3 : 2) : 1);
@@ -865,6 +925,8 @@ int main(void) {
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split3");
     g_v2_split = 4;
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split4");
+    g_v2_split = 5;
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-tx-split5");
     g_v2_bf16_pipe = 1;
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-bf16-pipe");
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 32, "-l2pf");

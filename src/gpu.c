@@ -411,9 +411,12 @@ ramp_status ramp_switch_handle(ramp_gpu *gpu, ramp_stream stream, unsigned bodie
     memset(sw, 0, sizeof *sw);
     sw->bodies = bodies;
     /* reset at every launch to `bodies` (no body), so a replay whose kernel
-     * did not set it runs nothing rather than the last replay's choice */
-    RAMP_CU(gpu->cu->GraphConditionalHandleCreate(&sw->handle, graph, gpu->ctx, bodies,
-                                                  RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT));
+     * did not set it runs nothing rather than the last replay's choice;
+     * RAMP_SWITCH_ASSIGN_DEFAULT=0 leaves it set (an experiment: the
+     * selection kernel sets it on every replay) */
+    const char *env = getenv("RAMP_SWITCH_ASSIGN_DEFAULT");
+    const unsigned flags = env && env[0] == '0' ? 0 : RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT;
+    RAMP_CU(gpu->cu->GraphConditionalHandleCreate(&sw->handle, graph, gpu->ctx, bodies, flags));
     return RAMP_OK;
 }
 

@@ -12,4 +12,5 @@ $R/plan-qwen3-30b-ep8-tx.json|bench/results/s20-run5/qwen3-30b-ep8-v2.safetensor
 export SPLIT_PLANS=$(echo $SPLIT_PLANS)
 export SPLIT_MODES=5 SPLIT_BENCH=5
 OUT=${OUT:-/tmp/out} SPLIT_PARTS=sanitize tools/gpu-check env deps build split
+cp build-gpucheck-logs/tables.txt "${OUT:-/tmp/out}/tables-sanitize.txt" # the next run restarts it
 OUT=${OUT:-/tmp/out} SPLIT_PARTS=bench RAMP_SWITCH_ASSIGN_DEFAULT=0 tools/gpu-check split

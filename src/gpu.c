@@ -522,6 +522,18 @@ ramp_status ramp_module_kernel(ramp_module *m, const char *name,
     if (max_dynamic_smem > 48 * 1024)
         RAMP_CU(m->gpu->cu->FuncSetAttribute(
             fn, RAMP_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, max_dynamic_smem));
+    /* RAMP_SMEM_CARVEOUT=0..100 (an experiment, session 23): the kernel's
+     * preferred shared-memory share of the SM's L1/shared array, in percent
+     * (the driver still gives at least what a launch needs). Unset: the
+     * driver's choice, the smallest carve-out that fits the launch. */
+    const char *carve = getenv("RAMP_SMEM_CARVEOUT");
+    if (carve && *carve) {
+        const int pct = atoi(carve);
+        RAMP_CHECK(pct >= 0 && pct <= 100, RAMP_ERR_INVALID_ARGUMENT,
+                   "RAMP_SMEM_CARVEOUT=%s: a percentage, 0..100", carve);
+        RAMP_CU(m->gpu->cu->FuncSetAttribute(fn, RAMP_CU_FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                             pct));
+    }
     /* a compile-time cluster wider than the portable 8 blocks (Hopper runs
      * 16) launches only with this opt-in; drivers without cluster
      * attributes fail the query, and then there is nothing to opt into */

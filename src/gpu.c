@@ -410,12 +410,12 @@ ramp_status ramp_switch_handle(ramp_gpu *gpu, ramp_stream stream, unsigned bodie
     RAMP_TRY(capture_state(gpu, stream, &graph, &deps, &edges, &ndeps));
     memset(sw, 0, sizeof *sw);
     sw->bodies = bodies;
-    /* reset at every launch to `bodies` (no body), so a replay whose kernel
-     * did not set it runs nothing rather than the last replay's choice;
-     * RAMP_SWITCH_ASSIGN_DEFAULT=0 leaves it set (an experiment: the
-     * selection kernel sets it on every replay) */
+    /* the kernel that sets the value runs on every launch, so it is not
+     * reset to its default at each launch: the reset cost the layer 2-3 us
+     * (bench/results/s23-run2). RAMP_SWITCH_ASSIGN_DEFAULT=1 (an experiment)
+     * resets it to `bodies` (no body) at every launch. */
     const char *env = getenv("RAMP_SWITCH_ASSIGN_DEFAULT");
-    const unsigned flags = env && env[0] == '0' ? 0 : RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT;
+    const unsigned flags = env && env[0] == '1' ? RAMP_CU_GRAPH_COND_ASSIGN_DEFAULT : 0;
     RAMP_CU(gpu->cu->GraphConditionalHandleCreate(&sw->handle, graph, gpu->ctx, bodies, flags));
     return RAMP_OK;
 }

@@ -64,8 +64,8 @@ static inline uint64_t ramp_mix64(uint64_t x) {
 
 /* A graph switch node during a stream capture (gpu.c; CUDA 12.8+ drivers):
  * the layer's poly_split 5 runs only the chosen entry's kernels. Order:
- * ramp_switch_handle (the value a kernel sets, `bodies` = none when it does
- * not), the kernel that sets it, ramp_switch_add (the node after what the
+ * ramp_switch_handle (the value a kernel sets on every launch, `bodies` =
+ * no body until it first does), the kernel that sets it, ramp_switch_add (the node after what the
  * stream captured so far), then per body ramp_switch_body_begin, the body's
  * launches on `body_stream`, ramp_switch_body_end. */
 typedef struct {

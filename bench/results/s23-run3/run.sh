@@ -6,6 +6,7 @@
 # layout forces on the polymorphic kernel): bench_layer on the shipped plan
 # at 64 and 256 tokens, then Nsight Compute on every ramp_moe_v2 launch at
 # 64 tokens for both (one rep a row, clocks left alone), memory sections.
+# Last, test_gpu_layer with poly_split 5 (the switch not reset per launch).
 set -u
 tools/gpu-check env deps build > /tmp/gc-build.log 2>&1 || { tail -20 /tmp/gc-build.log; exit 1; }
 export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
@@ -34,4 +35,9 @@ for cv in default 100; do
   echo "$cv raw exit $?"
   rm -rf /tmp/r3/$cv/prof.ncu-rep /tmp/r3/$cv/ncu-out
 done
+# poly_split 5 with the switch no longer reset at each launch (the new
+# default, s23-run2): test_gpu_layer FP8 and BF16, forced runs and replays
+SPLIT_PARTS=test SPLIT_MODES=5 SPLIT_ROUTINGS=50 OUT=$O tools/gpu-check split > /tmp/r3/split-test.log 2>&1
+echo "split 5 test exit $?"
+cp build-gpucheck-logs/tables.txt build-gpucheck-logs/split5-layer-*.txt /tmp/r3/
 tar czf $O/s23-run3.tgz -C /tmp r3

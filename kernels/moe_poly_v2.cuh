@@ -51,7 +51,13 @@
  * _down_c2). Each kernel but the last triggers the next right after its
  * wait; the first does the L2 prefetch and the copy of x. A kernel whose
  * part does not hold the choice returns after reading it. Measured in
- * moe_v2.md, session 22: no split was faster in the layer.
+ * moe_v2.md, session 22: no split was faster in the layer. 5 (session 23):
+ * one kernel per entry, ramp_moe_poly_v2_e<i> and for a two-phase entry
+ * ramp_moe_poly_v2_down_e<i>, each with the entry's own shared memory and
+ * grid; in a captured graph the layer puts them in the bodies of a switch
+ * node that the selection kernel sets (select.cuh, RAMP_SELECT_SWITCH), so
+ * only the chosen entry's run (moe_v2.md, session 23: the node costs 4-9 us,
+ * more than per-entry kernels win).
  *
  * The kernel, per block (384 threads: every v2 entry's block):
  *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start

@@ -6,7 +6,8 @@
 # layout forces on the polymorphic kernel): bench_layer on the shipped plan
 # at 64 and 256 tokens, then Nsight Compute on every ramp_moe_v2 launch at
 # 64 tokens for both (one rep a row, clocks left alone), memory sections.
-# Last, test_gpu_layer with poly_split 5 (the switch not reset per launch).
+# Then Mixtral at 4,096 tokens with the SM clock sampled; last,
+# test_gpu_layer with poly_split 5 (the switch not reset per launch).
 set -u
 tools/gpu-check env deps build > /tmp/gc-build.log 2>&1 || { tail -20 /tmp/gc-build.log; exit 1; }
 export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
@@ -35,6 +36,17 @@ for cv in default 100; do
   echo "$cv raw exit $?"
   rm -rf /tmp/r3/$cv/prof.ncu-rep /tmp/r3/$cv/ncu-out
 done
+# Mixtral's 4,096-token loads (2,774 pairs on one expert when skewed: the
+# same entry ran 1,620 us in one run, 1,882 in another) with the SM clock
+# and power sampled every 20 ms: does the GPU slow its clock there?
+mkdir -p /tmp/r3/clock
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 20 > /tmp/r3/clock/smi.csv 2>&1 &
+SMI=$!
+./build-gpucheck/bench_layer --plan $P --dataset $DS --out-dir /tmp/r3/clock --reps 20 --kernel v2 \
+  --flush read --tokens 4096 > /tmp/r3/clock/log.txt 2>&1
+echo "clock bench exit $?"
+kill $SMI 2>/dev/null
 # poly_split 5 with the switch no longer reset at each launch (the new
 # default, s23-run2): test_gpu_layer FP8 and BF16, forced runs and replays
 SPLIT_PARTS=test SPLIT_MODES=5 SPLIT_ROUTINGS=50 OUT=$O tools/gpu-check split > /tmp/r3/split-test.log 2>&1

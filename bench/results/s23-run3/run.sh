@@ -25,7 +25,7 @@ done
 for cv in default 100; do
   mkdir -p /tmp/r3/$cv/ncu-out
   (if [ $cv != default ]; then export RAMP_SMEM_CARVEOUT=$cv; fi
-   timeout 200 $NCU --clock-control none -k 'regex:^ramp_moe_v2$' --launch-count 80 \
+   timeout 150 $NCU --clock-control none -k 'regex:^ramp_moe_v2$' --launch-count 80 \
      --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
      --section WarpStateStats --section LaunchStats --section Occupancy \
      -o /tmp/r3/$cv/prof -f \

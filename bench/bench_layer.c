@@ -107,7 +107,7 @@ static const char *USAGE =
     "stand-in until a BF16 dataset is measured (its choices rank by FP8 times);\n"
     "the vLLM-style table keeps the configurations v1 runs in BF16.\n"
     "--l2pf MB (with --kernel v2): also the layer with ramp_layer_desc.l2_prefetch_mb\n"
-    "= MB (the weights' first MB prefetched into L2 under the selection), timed\n"
+    "= MB (up to MB of the local weights prefetched into L2 under the selection), timed\n"
     "beside it in the same graph kind (impl ramp-l2pf).\n"
     "--bf16-pipe 1 (with --kernel v2 --bf16 1): also the layer whose wide entries\n"
     "keep one stage's wgmmas in flight (ramp_layer_desc.bf16_pipe; impl ramp-pipe).\n"

@@ -1873,15 +1873,15 @@ typedef struct {
                                loads, bench/results/moe-v2-2026-11-30-red4.md);
                                `out` must be 16-byte aligned. 0: row-major
                                w2, scalar reductions. */
-    int l2_prefetch_mb;     /* kernel v2 only, an experiment (session 11,
-                               not yet measured): the polymorphic kernel's
-                               blocks, started early by programmatic
-                               dependent launch, ask L2 for the first this
-                               many MB of the local weights (W13, then W2)
-                               while the selection kernel runs. For layers
-                               whose local weights fit in L2 (small experts
-                               on many GPUs). 0 (the default): none; at most
-                               RAMP_L2PF_MAX_MB. */
+    int l2_prefetch_mb;     /* kernel v2 only, an experiment (sessions 11,
+                               24): the polymorphic kernel's blocks, started
+                               early by programmatic dependent launch, ask
+                               L2 for up to this many MB of the local
+                               weights while the selection kernel runs: all
+                               of W13 (then W2's first bytes) if it fits,
+                               else the first bytes of every W13 row, where
+                               every up tile starts. 0 (the default): none;
+                               at most RAMP_L2PF_MAX_MB. */
     int bf16_pipe;          /* kernel v2 with a BF16 layer only, an experiment:
                                1 = the menu's wide entries keep one stage's
                                wgmmas in flight (ramp_moe_v2_opts.pipe;

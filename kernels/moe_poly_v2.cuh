@@ -98,39 +98,52 @@
 #define RAMP_V2_BODY_ONLY 1
 
 /* RAMP_POLY_L2PF_BYTES > 0 (ramp_layer_desc.l2_prefetch_mb; moe_v2.md,
- * session 11): before griddepcontrol.wait, while the selection kernel still
- * runs, the blocks ask L2 for the first that many bytes of the local
- * experts' weights, W13 then W2, in 64 KB bulk prefetches spread over the
- * grid's first warps. The weights do not depend on the routing, so this
- * starts the weight stream before the choice is known; it is a hint (no
- * result depends on it). Worth it where the local weights fit in L2 (small
- * experts, many GPUs); a load that leaves experts idle pays for their bytes. */
+ * sessions 11 and 24): before griddepcontrol.wait, while the selection kernel
+ * still runs, the blocks ask L2 for up to that many bytes of the local
+ * experts' weights. The weights do not depend on the routing, so this starts
+ * the weight stream before the choice is known; it is a hint (no result
+ * depends on it). When W13 fits, all of it and then W2's first bytes. When
+ * it does not, a strip: the first K bytes of every W13 row (a multiple of
+ * 128, the K box), because every up tile, whatever its width, starts at K 0
+ * of its rows: each block finds its first stages in L2, where prefetching W13's
+ * first bytes (session 11's form) helped the few blocks whose rows they hold
+ * and so not the kernel's end. A load that leaves experts idle pays for
+ * their bytes. */
 #ifndef RAMP_POLY_L2PF_BYTES
 #define RAMP_POLY_L2PF_BYTES 0
 #endif
 #if RAMP_POLY_L2PF_BYTES > 0
+static __device__ __forceinline__ void ramp_poly_l2pf_range(const void *a, unsigned bytes) {
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(a), "r"(bytes) : "memory");
+}
 static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) {
 #if defined(RAMP_MV2_BF16) && RAMP_MV2_BF16
     const unsigned long long eb = 2;
 #else
     const unsigned long long eb = 1;
 #endif
-    const unsigned long long w2 = (unsigned long long)RAMP_EXPERTS * RAMP_HIDDEN * RAMP_INTER * eb;
-    const unsigned long long w13 = 2 * w2; /* gate and up rows */
+    const unsigned long long row = (unsigned long long)RAMP_HIDDEN * eb; /* a W13 row's bytes */
+    const unsigned long long rows13 = 2ull * RAMP_EXPERTS * RAMP_INTER;
+    const unsigned long long w13 = rows13 * row, w2 = w13 / 2;
     const unsigned long long cap = RAMP_POLY_L2PF_BYTES, chunk = 65536;
-    const unsigned long long n13 = w13 < cap ? w13 : cap;
-    const unsigned long long n2 = w2 < cap - n13 ? w2 : cap - n13;
-    const unsigned long long c13 = (n13 + chunk - 1) / chunk, c2 = (n2 + chunk - 1) / chunk;
+    const unsigned long long lane = blockIdx.x * 32ull + threadIdx.x, lanes = gridDim.x * 32ull;
     if (threadIdx.x >= 32) return;
-    for (unsigned long long c = blockIdx.x * 32ull + threadIdx.x; c < c13 + c2;
-         c += gridDim.x * 32ull) {
+    if (w13 > cap) {
+        const unsigned long long strip = cap / rows13 / 128 * 128;
+        /* sizes are multiples of 16 bytes, as the instruction needs (d % 256 == 0) */
+        for (unsigned long long r = lane; strip && r < rows13; r += lanes)
+            for (unsigned long long o = 0; o < strip; o += chunk)
+                ramp_poly_l2pf_range((const unsigned char *)p.w13 + r * row + o,
+                                     (unsigned)(strip - o < chunk ? strip - o : chunk));
+        return;
+    }
+    const unsigned long long n2 = w2 < cap - w13 ? w2 : cap - w13;
+    const unsigned long long c13 = (w13 + chunk - 1) / chunk, c2 = (n2 + chunk - 1) / chunk;
+    for (unsigned long long c = lane; c < c13 + c2; c += lanes) {
         const int in13 = c < c13;
-        const unsigned long long off = (in13 ? c : c - c13) * chunk, n = in13 ? n13 : n2;
-        /* a multiple of 16 bytes, as the instruction needs: d % 256 == 0 */
-        const unsigned bytes = (unsigned)(n - off < chunk ? n - off : chunk);
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n"
-                     ::"l"((in13 ? p.w13 : p.w2) + off), "r"(bytes)
-                     : "memory");
+        const unsigned long long off = (in13 ? c : c - c13) * chunk, n = in13 ? w13 : n2;
+        ramp_poly_l2pf_range((const unsigned char *)(in13 ? p.w13 : p.w2) + off,
+                             (unsigned)(n - off < chunk ? n - off : chunk));
     }
 }
 #define RAMP_POLY_V2_L2PF(p) ramp_poly_l2pf(p)

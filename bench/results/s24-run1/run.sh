@@ -6,7 +6,8 @@
 # every test layer) and 24 MB, memcheck with 1 MB. Then bench_layer, rows
 # ramp-l2pf beside ramp: Mixtral-8x22B EP8 (one local expert of 302 MB: a
 # 768-byte strip at 24 MB) with 8 and 24 MB, Qwen3-30B EP8 (50 MB of W13)
-# with 24 MB.
+# with 24 MB, OLMoE EP8 (32 MB of W13) with 16 MB (plan: `ramp fit
+# data/timing/olmoe-ep8-v2.safetensors`, here).
 set -u
 O=${OUT:-/tmp/out}; R=bench/results/s24-run1; W=/tmp/s24r1; mkdir -p $W
 tools/gpu-check env deps > $W/env.log 2>&1
@@ -33,9 +34,11 @@ run_bench() { # name, args...
 run_bench mixtral-l2pf8 $MX --tokens 64,128,256,512,1024 --l2pf 8
 run_bench mixtral-l2pf24 $MX --tokens 64,128,256,512,1024 --l2pf 24
 run_bench qwen3-l2pf24 $QW --tokens 64,256,1024,4096 --l2pf 24
+run_bench olmoe-l2pf16 --plan $R/plan-olmoe-ep8.json --dataset data/timing/olmoe-ep8-v2.safetensors \
+  --tokens 64,256,1024 --l2pf 16
 tar czf $O/s24-run1.tgz -C /tmp s24r1
 # ramp and ramp-l2pf medians per load
-for n in mixtral-l2pf8 mixtral-l2pf24 qwen3-l2pf24; do
+for n in mixtral-l2pf8 mixtral-l2pf24 qwen3-l2pf24 olmoe-l2pf16; do
   echo "== $n"; f=$(ls $W/$n/*.csv | grep -v sweep | head -1)
   python3 - "$f" <<'PY'
 import csv, sys

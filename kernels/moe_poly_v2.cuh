@@ -103,12 +103,12 @@
  * experts' weights. The weights do not depend on the routing, so this starts
  * the weight stream before the choice is known; it is a hint (no result
  * depends on it). When W13 fits, all of it and then W2's first bytes. When
- * it does not, a strip: the first K bytes of every W13 row (a multiple of
- * 128, the K box), because every up tile, whatever its width, starts at K 0
- * of its rows: each block finds its first stages in L2, where prefetching W13's
- * first bytes (session 11's form) helped the few blocks whose rows they hold
- * and so not the kernel's end. A load that leaves experts idle pays for
- * their bytes. */
+ * it does not, a strip: the same first bytes of every W13 row (a multiple
+ * of 128, the K box), because every up tile, whatever its width, starts at
+ * K 0 of its rows: each block finds its first stages in L2. W13's first
+ * bytes (session 11's form) would help only the few blocks whose rows they
+ * hold, and so not the kernel's end. A load that leaves experts idle pays
+ * for their bytes. */
 #ifndef RAMP_POLY_L2PF_BYTES
 #define RAMP_POLY_L2PF_BYTES 0
 #endif

@@ -685,6 +685,7 @@ static void test_bad_input(ctx *C) {
     for (int i = 0; i < 3; i++) {
         d = layer_desc(&W, 64);
         d.w2_red4 = 0;
+        d.l2_prefetch_mb = 0; /* its own check comes first (RAMP_LAYER_L2PF runs) */
         d.kernel = i == 0 ? RAMP_KERNEL_V1 : RAMP_KERNEL_V2;
         d.bf16_pipe = i == 2 ? 2 : 1;
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
@@ -707,6 +708,7 @@ static void test_bad_input(ctx *C) {
      * only (MENU_V2's entry 0 runs fused: refused, named) */
     d = layer_desc(&W, 64);
     d.w2_red4 = 0;
+    d.l2_prefetch_mb = 0;
     d.kernel = RAMP_KERNEL_V1;
     d.deterministic = 1;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);

@@ -1880,7 +1880,8 @@ typedef struct {
                                weights while the selection kernel runs: all
                                of W13 (then W2's first bytes) if it fits,
                                else the first bytes of every W13 row, where
-                               every up tile starts. 0 (the default): none;
+                               every up tile starts. Measured slower
+                               (sessions 12 and 24). 0 (the default): none;
                                at most RAMP_L2PF_MAX_MB. */
     int bf16_pipe;          /* kernel v2 with a BF16 layer only, an experiment:
                                1 = the menu's wide entries keep one stage's

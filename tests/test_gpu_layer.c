@@ -909,7 +909,7 @@ int main(void) {
     printf("test_gpu_layer: polymorphic kernel %s%s%s\n",
            ramp_kernel_version_name((ramp_kernel_version)g_kernel),
            g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "",
-           g_l2pf ? ", the weights' first MB prefetched into L2 under the selection (RAMP_LAYER_L2PF)" : "");
+           g_l2pf ? ", up to RAMP_LAYER_L2PF MB of the weights prefetched into L2 under the selection" : "");
     CHECK_OK(ramp_gpu_open(0, &C.gpu));
     if (!C.gpu) return check_finish("test_gpu_layer");
     CHECK_OK(ramp_stream_create(C.gpu, &C.st));

@@ -28,7 +28,8 @@
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
- * [.b<bulkred>][.m<mcast>][.y<tma_x>][.g<grid cap>] (.b1: the output added by bulk
+ * [.b<bulkred>][.m<mcast>][.y<tma_x>][.z<streamk>][.g<grid cap>] (.z1 with .u1: a narrow
+ * tile's phase 2 as stream-K, session 24; .b1: the output added by bulk
  * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
  * tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
  * per row, from x); .c2: the configuration's split-K over a cluster of two
@@ -118,6 +119,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'b') x->o.bulkred = val;
         else if (c == 'm') x->o.mcast = val;
         else if (c == 'y') x->o.tma_x = val;
+        else if (c == 'z') x->o.streamk = val;
         else return 0;
         p += 2 + used;
     }
@@ -130,7 +132,9 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&
                       x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64) &&
-                      x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64);
+                      x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64) &&
+                      x->o.streamk >= 0 && x->o.streamk <= 1 &&
+                      (!x->o.streamk || (x->rows <= 64 && x->o.split == 1));
     return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
@@ -289,7 +293,9 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "row tiles (slice-major inside a group); .b1 output by the TMA unit's bulk "
                        "reductions from shared memory; .m1 weights by TMA multicast to pairs of "
                        "tiles; .y1 wide tiles' token rows by TMA from a copy of x in tile order "
-                       "(.y2: a box per row from x); .gN grid capped at N blocks\n");
+                       "(.y2: a box per row from x); .z1 (with .u1) phase 2 as stream-K, each block "
+                       "a contiguous range of (row tile, chunk, K block) units; .gN grid capped at "
+                       "N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");

@@ -133,6 +133,17 @@
 #ifndef RAMP_MV2_BULKRED
 #define RAMP_MV2_BULKRED 0
 #endif
+/* RAMP_MV2_STREAMK = 1 (ramp_moe_v2_opts.streamk; moe_v2.md, session 24; an
+ * experiment, not yet run on a GPU): narrow phase 2 as stream-K. The launch's
+ * work is the (row tile, chunk of d, K block of h) triples in that order,
+ * T = tiles x chunks x h/128; block b takes the contiguous range
+ * [b T / G, (b + 1) T / G) and runs it as segments cut at chunk ends, each
+ * summed over its K blocks and added into out once: one pipeline fill per
+ * block instead of per (chunk, K part), and no block idle while others run
+ * a second wave (.dk4 on Mixtral-8x22B: 192 tiles on 132 blocks). */
+#ifndef RAMP_MV2_STREAMK
+#define RAMP_MV2_STREAMK 0
+#endif
 /* RAMP_MV2_DET = 1 (ramp_layer_desc.deterministic; moe_v2.md, session 20):
  * phase 2 stores each token-slot's sums into its own row of prm.out, a
  * per-pair workspace [K part][num_tokens * k][d] of f32, instead of adding
@@ -284,11 +295,28 @@
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
 #define V2_HKB (RAMP_INTER / V2_KE)        /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
+#define V2_SK (RAMP_MV2_STREAMK && RAMP_MV2_PHASE == 2)
+#if RAMP_MV2_STREAMK && (RAMP_MV2_PHASE != 2 || V2_WIDE || RAMP_MV2_P2K != 1 || RAMP_MV2_DET || \
+                         RAMP_MV2_BULKRED || RAMP_MV2_GROUP > 1 || V2_KS > 1)
+#error "RAMP_MV2_STREAMK: narrow phase 2 only, P2K 1, no det, bulkred, groups or split-K"
+#endif
+#if V2_SK
+/* stream-K: a work unit is one K block of one chunk; `slice` = chunk * h/128 +
+ * the segment's first K block, and the segment's length sk_n is passed on */
+#define V2_TPR (V2_CHUNKS * V2_HKB)
+#define V2_P2_CHUNK(slice) ((slice) / V2_HKB)
+#define V2_P2_KB(slice, st) ((slice) % V2_HKB + (st))
+#define V2_SKP , int sk_n
+#define V2_SKA , sk_n
+#else
 #define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES)
 /* phase 2: tile-local `slice` = chunk * P2K + K part; K blocks per tile */
 #define V2_P2NK (V2_HKB / RAMP_MV2_P2K)
 #define V2_P2_CHUNK(slice) ((slice) / RAMP_MV2_P2K)
 #define V2_P2_KB(slice, st) (((slice) % RAMP_MV2_P2K) * V2_P2NK + (st))
+#define V2_SKP
+#define V2_SKA
+#endif
 #if RAMP_MV2_PHASE == 2 && (V2_HKB % RAMP_MV2_P2K)
 #error "RAMP_MV2_P2K must divide h / 128"
 #endif
@@ -396,6 +424,28 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
+/* The tiles a block walks: tt = blockIdx.x + i * gridDim.x < head[0]; with
+ * stream-K its contiguous range of K-block units, as segments (tt the
+ * segment's first unit, sk_n its K blocks, cut at the chunk's end). A
+ * segment's first unit is never assumed to be the block's preloaded first
+ * tile (V2_FIRST): its expert and slots are read from global memory. */
+#if V2_SK
+#define V2_FOR_TILES                                                                       \
+    for (int tt = (int)((long long)V2_CID * v2_head(sm, 0) / V2_CGRID),                    \
+             tt_end = (int)((long long)(V2_CID + 1) * v2_head(sm, 0) / V2_CGRID), sk_n = 0; \
+         tt < tt_end; tt += sk_n)
+#define V2_SK_SEGMENT                                                  \
+    do {                                                               \
+        const int kb0_ = tt % V2_HKB;                                  \
+        sk_n = V2_HKB - kb0_ < tt_end - tt ? V2_HKB - kb0_ : tt_end - tt; \
+    } while (0)
+#define V2_FIRST(tt) 0
+#else
+#define V2_FOR_TILES for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID)
+#define V2_SK_SEGMENT ((void)0)
+#define V2_FIRST(tt) ((tt) == V2_CID)
+#endif
+
 /* A consumer thread done with ring slot s's stage (its empty barrier).
  * Multicast: the partner's producer writes into this CTA's slot too, so
  * each warp, once all its lanes are done, also arrives on the partner's
@@ -426,6 +476,8 @@ static __device__ __forceinline__ void v2_wait_empty(unsigned empty_s, unsigned 
  * (chunks x K blocks of the slice). */
 #if RAMP_MV2_PHASE == 1
 #define V2_NST (V2_PASSES * V2_KBLK)
+#elif V2_SK
+#define V2_NST sk_n /* the segment's K blocks (a parameter of the functions using it) */
 #elif RAMP_MV2_PHASE == 2
 #define V2_NST V2_P2NK /* stage st: W2 rows of the chunk x K block V2_P2_KB of h */
 #else
@@ -679,7 +731,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
  * at the tile's start. */
 static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &maps,
                                                         unsigned char *sm, int e, int slice,
-                                                        int it, int mc) {
+                                                        int it, int mc V2_SKP) {
     if (threadIdx.x != 0) return;
     const unsigned empty = hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S;
     for (int st = 0; st < V2_HEAD; st++) {
@@ -707,7 +759,7 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &
 static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
                                                    const ramp_moe_v2_maps &maps,
                                                    unsigned char *sm, int e, int slice, int r,
-                                                   int mc, int &it) {
+                                                   int mc, int &it V2_SKP) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int st = 0; st < V2_NST; it++, st++) {
         const int s = it % V2_S;
@@ -728,7 +780,7 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
 
 /* Timing diagnostics 1-3: the tile's stages waited for and released, no
  * math. */
-static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &it) {
+static __device__ __forceinline__ void v2_consumer_diag(unsigned char *sm, int &it V2_SKP) {
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int st = 0; st < V2_NST; st++, it++) {
         const int s = it % V2_S;
@@ -938,7 +990,12 @@ static __device__ __forceinline__ int v2_dn_chunk(int ds) {
     return v2_kpart() * V2_CHL + ds / V2_DKB;
 }
 static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
+#if V2_SK /* fused tiles only (compiled, not called, in phase 2) */
+    (void)it; (void)ds;
+    return 0;
+#else
     return ((it / V2_NST) * V2_CHL + ds / V2_DKB) & 1;
+#endif
 }
 
 /* After the last K block of down chunk `chunk` (of d, 256 rows each):
@@ -1184,7 +1241,7 @@ static __device__ __forceinline__ void v2_store_inter(const ramp_moe_params &prm
  * stages', added into out once at the end. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
-                                                   int &it) {
+                                                   int &it V2_SKP) {
     (void)r;
     const int t = threadIdx.x & 3;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
@@ -1387,7 +1444,7 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
     *r = tt / V2_TPR;
     *slice = tt % V2_TPR;
 #endif
-    const int e = tt == V2_CID ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
+    const int e = V2_FIRST(tt) ? v2_head(sm, 1) : ((const int *)prm.tile_expert)[*r];
     return e >= 0 && e < RAMP_EXPERTS ? e : -1;
 }
 #endif
@@ -1482,22 +1539,23 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                                                 const ramp_moe_v2_maps &maps, unsigned char *sm) {
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     int it = 0;
-    for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
+    V2_FOR_TILES {
         int r, slice, mc;
+        V2_SK_SEGMENT;
         const int e = v2_tile(prm, sm, tt, &r, &slice, &mc);
         if (e < 0) continue;
         int sl = -1;
         if (threadIdx.x < RAMP_ROWS && r >= 0) { /* (r < 0: a phantom, no tokens) */
-            sl = tt == V2_CID
+            sl = V2_FIRST(tt)
                      ? v2_first_slot(sm)
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
-        v2_producer_head(maps, sm, e, slice, it, mc);
+        v2_producer_head(maps, sm, e, slice, it, mc V2_SKA);
         V2_BLOCK_SYNC();
         if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
         V2_BLOCK_SYNC();
-        v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it);
+        v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it V2_SKA);
     }
     /* no thread leaves with its copies in flight (their arrivals) */
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -1512,8 +1570,9 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
-    for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID) {
+    V2_FOR_TILES {
         int r, slice, mc;
+        V2_SK_SEGMENT;
         if (v2_tile(prm, sm, tt, &r, &slice, &mc) < 0) continue;
         V2_BLOCK_SYNC();
         V2_BLOCK_SYNC();
@@ -1527,9 +1586,9 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
 #endif
 #if RAMP_MV2_DIAG >= 1 && RAMP_MV2_DIAG <= 3
         (void)wg;
-        v2_consumer_diag(sm, it); /* timing diagnostics: no math */
+        v2_consumer_diag(sm, it V2_SKA); /* timing diagnostics: no math */
 #else
-        v2_consumer(prm, sm, wg - 1, r, slice, it);
+        v2_consumer(prm, sm, wg - 1, r, slice, it V2_SKA);
 #endif
     }
 #if RAMP_MV2_PHASE == 2 || RAMP_MV2_BULKRED
@@ -1630,6 +1689,12 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_TIDX
 #undef V2_NST
 #undef V2_HEAD
+#undef V2_SK
+#undef V2_SKP
+#undef V2_SKA
+#undef V2_FOR_TILES
+#undef V2_SK_SEGMENT
+#undef V2_FIRST
 #undef V2_KS
 #undef V2_KBL
 #undef V2_CHL

@@ -27,6 +27,7 @@ struct ramp_moe_v2_kernel {
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
                   (2, 3: phase 1 or 2 alone, for timing) */
     int p2k;   /* phase 2 tiles per (row tile, chunk) */
+    int streamk; /* phase 2 as stream-K: units (row tile, chunk, K block) */
     int mc;    /* 2 with multicast (opts.mcast): a tile is a pair of row tiles, ks = 2 */
     int clusters2; /* phase 2's resident clusters of ks CTAs */
     ramp_moe_v2_layout layout2;
@@ -146,7 +147,7 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
     return o;
 }
 
@@ -163,6 +164,7 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
         if (!e.split) e.split = 1;
         if (!e.p2k) e.p2k = v->cfg.two_phase;
     }
+    if (e.streamk) e.p2k = 1; /* stream-K's ranges replace the K parts */
     if (v->cfg.mcast) e.mcast = 1; /* (".mc") */
     if (v->cfg.tma_x) e.tma_x = 1; /* (".tx") */
     return e;
@@ -179,8 +181,9 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, int phase,
                         char storage[][48], const char **defs) {
     int n = 0;
-    /* 9 always and 11 options at most: 20 <= RAMP_MOE_MAX_DEFINES (the guard
-     * keeps a future option from writing past the arrays) */
+    /* 9 always and 12 options, 11 at most together (stream-K has neither P2K
+     * nor GROUP): 20 <= RAMP_MOE_MAX_DEFINES (the guard keeps a future option
+     * from writing past the arrays) */
 #define DEF(fmt, val)                           \
     do {                                        \
         if (n < RAMP_MOE_MAX_DEFINES) {         \
@@ -205,6 +208,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->bulkred) DEF("RAMP_MV2_BULKRED=%d", o->bulkred);
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
+    if (phase == 2 && o->streamk) DEF("RAMP_MV2_STREAMK=%d", o->streamk);
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
@@ -248,6 +252,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-tx");
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
+    if (o.split && phase == 2 && o.streamk && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-sk");
     if (o.split && n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, phase == 2 ? "-ph2" : "-ph1");
 }
@@ -271,13 +277,20 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
-                   o.tma_x >= 0 && o.tma_x <= 2,
+                   o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0, 1), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
-               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2)",
+               "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
+               "streamk %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.tma_x);
+               o.bulkred, o.mcast, o.tma_x, o.streamk);
+    RAMP_CHECK(!o.streamk || (o.split == 1 && v->cfg.rows <= 64 && o.group <= 1 &&
+                              v->cfg.splitk <= 1),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 stream-K (streamk 1) runs phase 2 of a narrow split (rows <= 64, split 1, "
+               "row-major tile order, no split-K); not rows %d, split %d, group %d, split-K %d",
+               v->cfg.rows, o.split, o.group, v->cfg.splitk);
     RAMP_CHECK(o.diag != 9 || o.tma_x == 1, RAMP_ERR_UNSUPPORTED,
                "v2 timing diagnostic 9 (the token tile as one TMA box of x) needs tma_x 1");
     RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
@@ -382,6 +395,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
                                     &k->clusters);
     k->split = eo.split;
     k->p2k = eo.p2k > 1 ? eo.p2k : 1;
+    k->streamk = eo.streamk;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
         ramp_jit_result *j2 = NULL;
         k->layout2 = ramp_moe_v2_layout_down_bf(v->cfg.rows, v->cfg.stages, v->geom.bf16);
@@ -711,7 +725,9 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         return ramp_kernel_launch_ex(k->kernel2, grid, block, (int)k->layout2.total, stream,
                                      args, 0, k->ks);
     }
-    long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) * k->p2k;
+    /* stream-K: a unit is a K block, so every block has work down to one unit */
+    long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) *
+                   (k->streamk ? k->v.geom.inter / 128 : k->p2k);
     if (g2 > k->sms && k->sms > 0) g2 = k->sms;
     if (k->max_grid > 0 && g2 > k->max_grid) g2 = k->max_grid;
     grid[0] = (unsigned)(g2 < 1 ? 1 : g2);

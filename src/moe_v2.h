@@ -80,6 +80,11 @@ typedef struct {
                      a kernel of its own (moe_v2_xtile.cuh) writes before each launch
                      into memory the kernel object holds; 2 one 128-byte box per token
                      row, straight from x (correct, 20% slower) */
+    int streamk;  /* 1: a narrow split's phase 2 as stream-K (RAMP_MV2_STREAMK): each
+                     block one contiguous range of the (row tile, chunk, K block)
+                     units, one output add per chunk it touches; replaces p2k.
+                     FP8 narrow splits without bulkred, group or split-K (moe_v2.md,
+                     session 24; built, not yet run on a GPU) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

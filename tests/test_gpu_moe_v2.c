@@ -43,6 +43,8 @@
  * RAMP_MOE_V2_RED4=1 (v2 compiled to add its output as float4s,
  * RAMP_MV2_RED4: it reads W2 permuted by ramp_moe_v2_permute_w2, v1 the
  * row-major copy; with TILED the permuted W2 is then tiled),
+ * RAMP_MOE_V2_STREAMK=1 (with SPLIT: the narrow tiles only, their phase 2 as
+ * stream-K, RAMP_MV2_STREAMK; P2K ignored),
  * RAMP_MOE_V2_SPLIT=1 (wide tiles, and narrow FP8 tiles without split-K,
  * in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
@@ -398,6 +400,13 @@ int main(void) {
     opts.split = split_env && atoi(split_env) > 0;
     const char *p2k_env = getenv("RAMP_MOE_V2_P2K");
     opts.p2k = p2k_env ? atoi(p2k_env) : 0;
+    const char *sk_env = getenv("RAMP_MOE_V2_STREAMK");
+    opts.streamk = sk_env && atoi(sk_env) > 0;
+    if (opts.streamk && !opts.split) {
+        fprintf(stderr, "RAMP_MOE_V2_STREAMK needs RAMP_MOE_V2_SPLIT=1 (stream-K is a narrow "
+                        "split's phase 2)\n");
+        return 1;
+    }
     const char *group_env = getenv("RAMP_MOE_V2_GROUP");
     opts.group = group_env ? atoi(group_env) : 1;
     const char *bf16_env = getenv("RAMP_MOE_V2_BF16");
@@ -462,6 +471,7 @@ int main(void) {
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
             if (opts.tma_x && all[i].cfg.rows <= 64) continue; /* token rows by TMA: wide */
+            if (opts.streamk && all[i].cfg.rows > 64) continue; /* stream-K: narrow splits */
             /* BF16 ping-pong: wide tiles (session 15) */
             if (bf16 && opts.pipe && all[i].cfg.rows <= 64) continue;
             ramp_moe_v2_opts o = opts;

@@ -229,6 +229,52 @@ static void refusals(void) {
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(r == NULL);
+    /* stream-K: 0 or 1, and only a narrow split's phase 2 (not unsplit, not
+     * wide, not grouped, not split-K), each refusal naming it */
+    o = ramp_moe_v2_default_opts();
+    o.streamk = 2;
+    o.split = 1;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(r == NULL && strstr(ramp_last_error(), "streamk 2") != NULL);
+    for (int k = 0; k < 4; k++) {
+        v = mv2_variant(&g, k == 1 ? 128 : 16, 128);
+        o = ramp_moe_v2_default_opts();
+        o.streamk = 1;
+        o.split = k != 0;
+        if (k == 2) o.group = 4;
+        if (k == 3) v.cfg.splitk = 2;
+        CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_UNSUPPORTED);
+        CHECK(r == NULL && strstr(ramp_last_error(), "stream-K") != NULL);
+    }
+    /* its program: the define and its own name, phase 2 only */
+    v = mv2_variant(&g, 16, 128);
+    o = ramp_moe_v2_default_opts();
+    o.streamk = 1;
+    o.split = 1;
+    char name[128];
+    ramp_moe_v2_program_name_phase(&v, &o, 2, name, sizeof name);
+    CHECK(strstr(name, "-sk-ph2") != NULL);
+    ramp_moe_v2_program_name_phase(&v, &o, 1, name, sizeof name);
+    CHECK(strstr(name, "-sk") == NULL);
+}
+
+/* The stream-K option reaches the kernel: its phase-2 program is not the
+ * plain one under another name (a name changes a cubin by a few bytes; the
+ * stream-K loop by about 2 KB, 70,488 -> 72,536 B with NVRTC 13.0). */
+static void streamk_differs(void) {
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
+    ramp_moe_variant v = mv2_variant(&g, 32, 128);
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    o.split = 1;
+    ramp_jit_result *plain = NULL, *sk = NULL;
+    CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, 2, &plain));
+    o.streamk = 1;
+    CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, 2, &sk));
+    CHECK(plain && sk &&
+          (plain->cubin_size > sk->cubin_size + 256 || sk->cubin_size > plain->cubin_size + 256));
+    ramp_jit_result_free(plain);
+    ramp_jit_result_free(sk);
 }
 
 int main(void) {
@@ -241,6 +287,7 @@ int main(void) {
         return 77;
     }
     printf("NVRTC %d.%d\n", major, minor);
+    streamk_differs();
     ramp_device_limits_h200(&lim);
     const char *all_env = getenv("RAMP_MOE_V2_COMPILE_ALL");
     const int all = all_env && atoi(all_env) > 0;
@@ -290,15 +337,17 @@ int main(void) {
                 njobs++;
             }
             /* narrow FP8 tiles in two launches too (session 14): the up
-             * program, the down program with K whole and in 8 parts (or 4, 2) */
+             * program, the down program with K whole and in 8 parts (or 4,
+             * 2), and as stream-K (session 24) */
             if (!wide && vs[i].cfg.splitk <= 1 && (all || r == 12 || r == 32))
-                for (int m = 1; m <= 3; m++) {
+                for (int m = 1; m <= 4; m++) {
                     jobs[njobs].v = vs[i];
                     jobs[njobs].o = ramp_moe_v2_default_opts();
                     jobs[njobs].o.split = 1;
                     jobs[njobs].phase = m == 1 ? 1 : 2;
                     const int hk = vs[i].geom.inter / 128;
-                    jobs[njobs].o.p2k = m < 3 ? 0 : hk % 8 == 0 ? 8 : hk % 4 == 0 ? 4 : 2;
+                    jobs[njobs].o.p2k = m != 3 ? 0 : hk % 8 == 0 ? 8 : hk % 4 == 0 ? 4 : 2;
+                    jobs[njobs].o.streamk = m == 4;
                     jobs[njobs].model = models[mi];
                     njobs++;
                 }
@@ -392,6 +441,7 @@ int main(void) {
         if (j->phase) strncat(name, j->phase == 1 ? " up" : " down", sizeof name - strlen(name) - 1);
         if (j->o.p2k > 1)
             snprintf(name + strlen(name), sizeof name - strlen(name), " k%d", j->o.p2k);
+        if (j->o.streamk) strncat(name, " sk", sizeof name - strlen(name) - 1);
         if (j->o.group > 1) strncat(name, " g4", sizeof name - strlen(name) - 1);
         if (j->v.geom.bf16) strncat(name, " bf16", sizeof name - strlen(name) - 1);
         if (j->status != RAMP_OK) {

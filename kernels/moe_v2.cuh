@@ -139,8 +139,9 @@
  * T = tiles x chunks x h/128; block b takes the contiguous range
  * [b T / G, (b + 1) T / G) and runs it as segments cut at chunk ends, each
  * summed over its K blocks and added into out once: one pipeline fill per
- * block instead of per (chunk, K part), and no block idle while others run
- * a second wave (.dk4 on Mixtral-8x22B: 192 tiles on 132 blocks). */
+ * block instead of per (chunk, K part), and every SM busy to the end
+ * (Mixtral-8x22B at one row tile: .dk4 is 96 tiles, so 36 SMs idle; .dk8
+ * is 192, a second wave on 60). */
 #ifndef RAMP_MV2_STREAMK
 #define RAMP_MV2_STREAMK 0
 #endif

@@ -431,9 +431,16 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
  * segment's first unit is never assumed to be the block's preloaded first
  * tile (V2_FIRST): its expert and slots are read from global memory. */
 #if V2_SK
-#define V2_FOR_TILES                                                                       \
-    for (int tt = (int)((long long)V2_CID * v2_head(sm, 0) / V2_CGRID),                    \
-             tt_end = (int)((long long)(V2_CID + 1) * v2_head(sm, 0) / V2_CGRID), sk_n = 0; \
+/* Block b's first unit: the units split over min(grid, units) blocks, as the
+ * blocks past the unit count have returned (the first s25-run1 lost the
+ * last units of loads with fewer units than blocks) */
+static __device__ __forceinline__ int v2_sk_start(int b, int units) {
+    const int g = V2_CGRID < units ? V2_CGRID : units;
+    return (int)((long long)b * units / g);
+}
+#define V2_FOR_TILES                                                          \
+    for (int tt = v2_sk_start(V2_CID, v2_head(sm, 0)),                        \
+             tt_end = v2_sk_start(V2_CID + 1, v2_head(sm, 0)), sk_n = 0;      \
          tt < tt_end; tt += sk_n)
 #define V2_SK_SEGMENT                                                  \
     do {                                                               \

@@ -89,7 +89,7 @@ static const char *USAGE =
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
-    "                   [--det 0|1] [--split 1,2,3,4,5]\n"
+    "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -128,6 +128,11 @@ static const char *USAGE =
     "the chosen one's run by a graph switch node; impl ramp-split1..5),\n"
     "same plan, same choices; its output is checked against the plain layer's\n"
     "(1e-4 of the largest |out|): exit 1 if not.\n"
+    "--top-wait 1 (with --kernel v2, a menu with a two-phase entry): also the\n"
+    "layer whose phase-2 kernel waits for phase 1 at its top, as before session\n"
+    "25 (ramp_layer_desc.poly_top_wait 1), in the default launch mode (impl\n"
+    "ramp-topwait) and with both kernels by programmatic dependent launch\n"
+    "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -413,6 +418,7 @@ int main(int argc, char **argv) {
     int wide_mask = 0; /* --wide: bit 0 tx, 1 mc, 2 mctx */
     int det = 0;
     int split_mask = 0; /* --split: bit q poly_split q + 1 */
+    int top_wait = 0;   /* --top-wait 1: the layer with poly_top_wait 1 beside */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -422,7 +428,8 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--plan", "--dataset", "--out-dir", "--tokens",
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
-                                            "--bf16-pipe", "--wide", "--det", "--split"};
+                                            "--bf16-pipe", "--wide", "--det", "--split",
+                                            "--top-wait"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -446,6 +453,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             red4 = v[0] == '1';
+        }
+        else if (!strcmp(a, "--top-wait")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --top-wait %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            top_wait = v[0] == '1';
         }
         else if (!strcmp(a, "--flush")) {
             if (strcmp(v, "write") && strcmp(v, "read")) {
@@ -540,6 +554,10 @@ int main(int argc, char **argv) {
     }
     if (wide_mask && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --wide needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (top_wait && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --top-wait needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (l2pf && kernel != RAMP_KERNEL_V2) {
@@ -755,6 +773,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lwide[3] = {NULL, NULL, NULL};    /* --wide: tx, mc, mctx */
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
     ramp_layer *Lsplit[5] = {NULL, NULL, NULL, NULL, NULL}; /* --split: poly_split 1..5 */
+    ramp_layer *Ltw[2] = {NULL, NULL}; /* --top-wait: default launch mode, both with PDL */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -805,10 +824,18 @@ int main(int argc, char **argv) {
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
         ld.poly_split = 0;
     }
-    ld.serial_launch = 1;
-    TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
     int two_phase = 0;
     for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
+    if (top_wait && !two_phase) printf("--top-wait: the plan has no two-phase entry; no rows\n");
+    for (int q = 0; q < 2 && top_wait && two_phase; q++) {
+        ld.poly_top_wait = 1;
+        ld.serial_launch = q ? 3 : 0;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ltw[q]));
+        ld.poly_top_wait = 0;
+        ld.serial_launch = 0;
+    }
+    ld.serial_launch = 1;
+    TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ls));
     for (int q = 0; q < 2 && two_phase; q++) {
         ld.serial_launch = 2 + q;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lq[q]));
@@ -923,9 +950,9 @@ int main(int argc, char **argv) {
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
-                 "det=%d split=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
+                 "det=%d split=%d top_wait=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            bf16_pipe, det, split_mask, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
+            bf16_pipe, det, split_mask, top_wait, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
             wide_mask & 4 ? "mctx" : "", flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
             gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
@@ -995,15 +1022,17 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            ramp_layer *const variant[13] = {Lq[0],     Lq[1],     Lp,        Lpipe,
-                                             Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
-                                             Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
-                                             Lsplit[4]};
-            static const char *const variant_row[13] = {
-                "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",  "ramp-tx",
+            enum { NVAR = 15 };
+            ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
+                                               Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
+                                               Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
+                                               Lsplit[4], Ltw[0],    Ltw[1]};
+            static const char *const variant_row[NVAR] = {
+                "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
-                "ramp-split3", "ramp-split4", "ramp-split5"};
-            for (int q = 0; q < 13; q++) {
+                "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
+                "ramp-pdl2-topwait"};
+            for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
@@ -1015,7 +1044,7 @@ int main(int argc, char **argv) {
                        s_q.med - s_ramp.med);
                 if (variant[q] == Ldet)
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
-                if (q >= 8) /* a split */
+                if (q >= 8 || q < 2) /* a split, the wait at the top, a launch mode */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
                 ramp_graph_free(Gq);
             }
@@ -1299,6 +1328,8 @@ int main(int argc, char **argv) {
     ramp_graph_free(G_any);
     ramp_layer_free(L);
     ramp_layer_free(Ls);
+    ramp_layer_free(Ltw[0]);
+    ramp_layer_free(Ltw[1]);
     ramp_layer_free(Lq[0]);
     ramp_layer_free(Lq[1]);
     ramp_layer_free(Lp);

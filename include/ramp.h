@@ -1929,6 +1929,14 @@ typedef struct {
                                (CUDA 12.8+ driver); run outside a capture,
                                every entry's kernels in turn (correct,
                                slow). Not with l2_prefetch_mb. */
+    int poly_top_wait;      /* kernel v2, a menu with a two-phase entry, for
+                               A/B measurements (session 25): 0 (the
+                               default) the kernel holding only phase 2
+                               starts while phase 1 runs and its blocks
+                               wait for phase 1 after requesting their
+                               first W2 stages, which do not depend on
+                               it; 1: they wait at the kernel's top, as
+                               before session 25. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

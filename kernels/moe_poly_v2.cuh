@@ -227,7 +227,17 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
 
 /* before_wait / after_wait: statements run right before / after
  * griddepcontrol.wait (the first kernel's L2 prefetch, above, and its
- * trigger of the second, file comment). */
+ * trigger of the second, file comment). RAMP_POLY_V2_TOP_WAIT 0 (set by the
+ * generator before the phase-2 kernel, with RAMP_MV2_LATE_WAIT for its
+ * entries; session 25): no wait at the top, the entries' producers wait
+ * after their first weights are requested (moe_v2.cuh), and a block that
+ * leaves early waits first, so that the kernel's completion still implies
+ * phase 1's. Reading the choice and the selection's outputs before the wait
+ * is safe: the selection completed before phase 1 passed its own wait, and
+ * phase 1 let this kernel start only after that. */
+#ifndef RAMP_POLY_V2_TOP_WAIT
+#define RAMP_POLY_V2_TOP_WAIT 1
+#endif
 #define RAMP_POLY_V2_BEGIN(kernel_name, before_wait, after_wait)              \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
     kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
@@ -242,7 +252,8 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         /* launched with programmatic dependent launch, the blocks start    \
          * while the previous kernel runs; wait for its outputs here */      \
         before_wait;                                                          \
-        asm volatile("griddepcontrol.wait;\n" ::: "memory");                 \
+        if (RAMP_POLY_V2_TOP_WAIT)                                            \
+            asm volatile("griddepcontrol.wait;\n" ::: "memory");             \
         after_wait;                                                           \
         const int choice = *(const volatile int *)pp.choice;                 \
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
@@ -272,7 +283,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             break;                                                            \
         }                                                                     \
         /* uniform per block, and per cluster for a split-K entry */        \
-        if ((int)blockIdx.x / ks >= total) return;                            \
+        if ((int)blockIdx.x / ks >= total) {                                  \
+            if (!RAMP_POLY_V2_TOP_WAIT)                                       \
+                asm volatile("griddepcontrol.wait;\n" ::: "memory");         \
+            return;                                                           \
+        }                                                                     \
         if (ks > 1)                                                           \
             hop_cluster_sync(); /* its partner's barriers initialised */     \
         else                                                                  \

@@ -1457,6 +1457,18 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
 }
 #endif
 
+/* RAMP_MV2_LATE_WAIT (phase 2 in the polymorphic kernel; moe_poly_v2.cuh,
+ * session 25): the kernel starts by programmatic dependent launch while
+ * phase 1 runs and does not wait at its top; the producers wait for phase 1
+ * (griddepcontrol.wait) after the first tile's head stages are requested,
+ * as the weights do not depend on it, and before any read of the
+ * intermediate (v2_gather, after the tile's block barriers). The consumers
+ * read only what the producers gathered, behind those barriers. */
+#ifndef RAMP_MV2_LATE_WAIT
+#define RAMP_MV2_LATE_WAIT 0
+#endif
+#define V2_LATE_WAIT (RAMP_MV2_LATE_WAIT && RAMP_MV2_PHASE == 2)
+
 /* Named barrier 2 over the whole block: tile boundaries. */
 #define V2_BLOCK_SYNC() HOP_BAR_SYNC(2, RAMP_MV2_THREADS)
 
@@ -1546,7 +1558,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
 static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                                                 const ramp_moe_v2_maps &maps, unsigned char *sm) {
     int *tok = (int *)(sm + V2_LAYOUT.tok);
-    int it = 0;
+    int it = 0, waited = !V2_LATE_WAIT;
     V2_FOR_TILES {
         int r, slice, mc;
         V2_SK_SEGMENT;
@@ -1560,11 +1572,17 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
         v2_producer_head(maps, sm, e, slice, it, mc V2_SKA);
+        if (!waited) { /* V2_LATE_WAIT: phase 1's intermediate is read from here on */
+            asm volatile("griddepcontrol.wait;\n" ::: "memory");
+            waited = 1;
+        }
         V2_BLOCK_SYNC();
         if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
         V2_BLOCK_SYNC();
         v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it V2_SKA);
     }
+    /* no block completes before phase 1 (V2_LATE_WAIT: a block with no tile) */
+    if (!waited) asm volatile("griddepcontrol.wait;\n" ::: "memory");
     /* no thread leaves with its copies in flight (their arrivals) */
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #if V2_CL > 1
@@ -1709,5 +1727,6 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_CID
 #undef V2_CGRID
 #undef V2_BLOCK_SYNC
+#undef V2_LATE_WAIT
 #undef V2_ROLE
 #endif

@@ -125,6 +125,11 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: poly_split = %d: how a menu is split into kernels is a kernel v2 option "
                "(0..5, with kernel = RAMP_KERNEL_V2; "
                "here kernel %d)", d->poly_split, d->kernel);
+    RAMP_CHECK(d->poly_top_wait == 0 || (d->poly_top_wait == 1 && d->kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: poly_top_wait = %d: where phase 2 waits for phase 1 is a kernel v2 "
+               "option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
+               d->poly_top_wait, d->kernel);
     RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
                "selection kernel, which a switch node's bodies start after (0 with split 5)",
@@ -168,6 +173,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.bf16_pipe = d->bf16_pipe;
     pd.det = d->deterministic;
     pd.split = d->poly_split;
+    pd.top_wait = d->poly_top_wait;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 

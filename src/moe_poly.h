@@ -63,6 +63,10 @@ typedef struct {
                       layer runs only the chosen entry's (a switch node,
                       ramp_moe_poly_launch_entry); launched plainly, the chain
                       of every entry's kernels */
+    int top_wait;  /* v2: 1 = a kernel holding only phase 2 waits for its
+                      predecessor at its top; 0 (the default) after its blocks
+                      requested their first weights (RAMP_POLY_V2_TOP_WAIT 0,
+                      RAMP_MV2_LATE_WAIT; not with det) */
 } ramp_poly_desc;
 
 /* Each entry supported by the kernel (ramp_moe_v1_check / ramp_moe_v2_check:

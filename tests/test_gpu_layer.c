@@ -61,6 +61,10 @@
  * 4: by tile width; 5: by entry, the captured graph's switch node running
  * the chosen entry's kernels, every entry's kernels in turn outside it);
  * every check holds.
+ * RAMP_LAYER_SERIAL=0..3: the layer's launch mode (ramp_layer_desc.
+ * serial_launch; 3: both kernels of a two-phase menu by programmatic
+ * dependent launch, so that phase 2's blocks run beside phase 1's tail and
+ * wait for it inside the kernel, session 25); every check holds.
  * RAMP_LAYER_MENU=a,b,c,d,e,f: six configurations replacing the menu, e.g.
  * v2's wide tiles, fused and two-phase (r128.w256.s3.ph2: the polymorphic
  * kernel's second launch runs their phase 2; their workspace is poisoned
@@ -98,6 +102,7 @@ static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection
 static int g_bf16_pipe; /* RAMP_LAYER_BF16_PIPE: BF16 wide entries pipelined (v2, BF16 kinds) */
 static int g_det; /* RAMP_LAYER_DET: deterministic output (v2, two-phase menus) */
 static int g_split; /* RAMP_LAYER_POLY_SPLIT: the polymorphic kernel as a chain (v2) */
+static int g_serial; /* RAMP_LAYER_SERIAL: ramp_layer_desc.serial_launch (0..3) */
 static char g_menu_text[NMENU][48]; /* RAMP_LAYER_MENU */
 static const char *g_menu[NMENU];
 
@@ -491,6 +496,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.bf16_pipe = d.bf16 ? g_bf16_pipe : 0;
     d.deterministic = g_det;
     d.poly_split = g_split;
+    d.serial_launch = g_serial;
     return d;
 }
 
@@ -704,6 +710,17 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "poly_split") != NULL);
     }
+    /* the wait at phase 2's top: kernel v2's, 0 or 1 */
+    for (int i = 0; i < 2; i++) {
+        d = layer_desc(&W, 64);
+        d.w2_red4 = 0;
+        d.l2_prefetch_mb = 0;
+        d.poly_split = 0;
+        d.kernel = i ? RAMP_KERNEL_V2 : RAMP_KERNEL_V1;
+        d.poly_top_wait = i ? 2 : 1;
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "poly_top_wait") != NULL);
+    }
     /* deterministic output: kernel v2's, and a menu of two-phase entries
      * only (MENU_V2's entry 0 runs fused: refused, named) */
     d = layer_desc(&W, 64);
@@ -893,6 +910,14 @@ int main(void) {
                         "RAMP_LAYER_MENU of two-phase entries)\n");
         return 2;
     }
+    const char *serial_env = getenv("RAMP_LAYER_SERIAL");
+    g_serial = serial_env ? atoi(serial_env) : 0;
+    if (g_serial < 0 || g_serial > 3) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_SERIAL=%s: 0..3 (ramp_layer_desc.serial_launch)\n",
+                serial_env);
+        return 2;
+    }
+    if (g_serial) printf("test_gpu_layer: launch mode RAMP_LAYER_SERIAL=%d\n", g_serial);
     const char *split_env = getenv("RAMP_LAYER_POLY_SPLIT");
     g_split = split_env ? atoi(split_env) : 0;
     if (g_split && (g_kernel != RAMP_KERNEL_V2 || g_split < 0 || g_split > 5)) {

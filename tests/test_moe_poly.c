@@ -403,6 +403,50 @@ static void test_v2_bf16_pipe_source(void) {
     CHECK(strstr(ramp_last_error(), "bf16_pipe") != NULL);
 }
 
+/* The late wait (session 25): the phase-2 kernel alone is generated with
+ * RAMP_POLY_V2_TOP_WAIT 0 and its entries' namespaces with
+ * RAMP_MV2_LATE_WAIT 1, the first kernel keeps its wait at the top; neither
+ * with det, with split 1 on a menu with a fused entry (phase 2 then shares
+ * a kernel with it) or
+ * with top_wait 1; a menu without a two-phase entry has none; top_wait out
+ * of range or with kernel v1 is refused. */
+static void test_v2_late_wait_source(void) {
+    char *src = NULL;
+    ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_DET);
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(" RAMP_POLY_V2_KERNEL ",");
+    const char *late = strstr(src, "#define RAMP_MV2_LATE_WAIT 1\n");
+    const char *d0 = strstr(src, "namespace ramp_poly_d0 {");
+    const char *off = strstr(src, "#define RAMP_POLY_V2_TOP_WAIT 0\n");
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(" RAMP_POLY_V2_DOWN_KERNEL ",");
+    const char *on = strstr(src, "#define RAMP_POLY_V2_TOP_WAIT 1\n");
+    CHECK(first && late && d0 && off && down && on);
+    CHECK(first < late && late < d0 && d0 < off && off < down && down < on);
+    CHECK_EQ_INT(count_of(src, "RAMP_MV2_LATE_WAIT"), 1);
+    CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_TOP_WAIT 0"), 1);
+    free(src);
+    for (int c = 0; c < 4; c++) {
+        d = v2_menu(c == 3 ? "deepseek-v3" : "mixtral-8x22b",
+                    c == 3 ? MENU_V2_DSV3 : c == 1 ? MENU_V2_TMAX : MENU_V2_DET);
+        if (c == 0) d.det = 1;
+        if (c == 1) d.split = 1;
+        if (c == 2) d.top_wait = 1;
+        src = NULL;
+        CHECK_OK(ramp_moe_poly_source(&d, &src));
+        if (src) CHECK(!strstr(src, "RAMP_MV2_LATE_WAIT") && !strstr(src, "RAMP_POLY_V2_TOP_WAIT"));
+        if (src && strstr(src, "RAMP_POLY_V2_TOP_WAIT")) fprintf(stderr, "late wait case %d\n", c);
+        free(src);
+    }
+    d = v2_menu("mixtral-8x22b", MENU_V2_DET);
+    for (int bad = 0; bad < 2; bad++) { /* out of range; with kernel v1 */
+        d.top_wait = bad ? 1 : 2;
+        if (bad) d.kernel = RAMP_KERNEL_V1;
+        CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "top_wait") != NULL);
+    }
+}
+
 /* det: RAMP_MV2_DET before every entry, the combining kernel after both
  * kernels with each entry's K parts; refused with a fused entry (named) or
  * kernel v1. */
@@ -900,6 +944,7 @@ int main(void) {
     test_v2_mcast_source();
     test_v2_bf16_pipe_source();
     test_v2_det_source();
+    test_v2_late_wait_source();
     test_v2_split_source();
     test_v2_tma_x_source();
     test_v2_refusals();

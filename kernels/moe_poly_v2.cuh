@@ -38,9 +38,11 @@
  * second launch still costs about 2.5 us on DeepSeek-V3 and 10 us on
  * Mixtral's small loads when another entry is chosen, with or without the
  * trigger (moe_v2.md, session 7). Every block of the second kernel waits
- * (griddepcontrol.wait) before it reads the choice: its completion then
- * implies the first kernel's, which is what the work after the layer on the
- * stream relies on.
+ * (griddepcontrol.wait) before it reads the intermediate, and a block with
+ * nothing to run before it returns: its completion then implies the first
+ * kernel's, which is what the work after the layer on the stream relies
+ * on. Since session 25 it waits after its first weights are requested,
+ * not at its top (RAMP_POLY_V2_TOP_WAIT, below).
  *
  * Split (ramp_poly_desc.split, session 22; an experiment, 0 by default): the
  * same macros make a chain of up to four kernels, each holding a part of
@@ -61,7 +63,8 @@
  *
  * The kernel, per block (384 threads: every v2 entry's block):
  *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
- *      while the selection kernel runs), then the choice and num_tiles;
+ *      while the selection kernel runs), then the choice and num_tiles (the
+ *      phase-2 kernel: no wait here, its producers wait inside the roles);
  *   2. switch (choice): the entry's tile count (row tiles x slices); a block
  *      past it, or a choice outside the menu, returns; else its first tile's
  *      expert and slots are loaded and thread 0 initialises the entry's

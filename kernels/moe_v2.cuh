@@ -133,15 +133,17 @@
 #ifndef RAMP_MV2_BULKRED
 #define RAMP_MV2_BULKRED 0
 #endif
-/* RAMP_MV2_STREAMK = 1 (ramp_moe_v2_opts.streamk; moe_v2.md, session 24; an
- * experiment, not yet run on a GPU): narrow phase 2 as stream-K. The launch's
+/* RAMP_MV2_STREAMK = 1 (ramp_moe_v2_opts.streamk; moe_v2.md, sessions 24-25;
+ * an experiment, correct, 1-3 us slower at one row tile, faster only where
+ * wide tiles serve the load anyway): narrow phase 2 as stream-K. The launch's
  * work is the (row tile, chunk of d, K block of h) triples in that order,
  * T = tiles x chunks x h/128; block b takes the contiguous range
  * [b T / G, (b + 1) T / G) and runs it as segments cut at chunk ends, each
  * summed over its K blocks and added into out once: one pipeline fill per
  * block instead of per (chunk, K part), and every SM busy to the end
  * (Mixtral-8x22B at one row tile: .dk4 is 96 tiles, so 36 SMs idle; .dk8
- * is 192, a second wave on 60). */
+ * is 192, a second wave on 60; s25-run1: the 96 already draw what W2's
+ * stream gives). */
 #ifndef RAMP_MV2_STREAMK
 #define RAMP_MV2_STREAMK 0
 #endif

@@ -84,7 +84,7 @@ typedef struct {
                      block one contiguous range of the (row tile, chunk, K block)
                      units, one output add per chunk it touches; replaces p2k.
                      FP8 narrow splits without bulkred, group or split-K (moe_v2.md,
-                     session 24; built, not yet run on a GPU) */
+                     sessions 24-25: correct, slower at one row tile; off) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

@@ -23,6 +23,7 @@ LAYER_KERNEL=v2 LAYER_MODELS="$models" LAYER_BF16=$bf PEER_ARGS="--impl $impl" P
   tools/gpu-check env deps build ceilings bench_layer peer > $W/gpu-check.txt 2>&1
 echo "gpu-check exit $?"
 cp build-gpucheck-logs/* $W/
+rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz  # the device tool returns at most 8 files
 tar czf $O/s26-run1-$kind.tgz -C /tmp s26r1-$kind
 tail -12 $W/gpu-check.txt
 set -- $W/layer-*.csv

@@ -66,6 +66,8 @@
 #include "moe_v2.h"
 #include "select_cpu.h"
 
+#include "../kernels/timeline.cuh" /* --timeline: the stamp array's sizes */
+
 #include "../tests/moe_data.h"
 
 #include <pthread.h>
@@ -90,6 +92,7 @@ static const char *USAGE =
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
     "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1]\n"
+    "                   [--timeline 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -133,6 +136,13 @@ static const char *USAGE =
     "25 (ramp_layer_desc.poly_top_wait 1), in the default launch mode (impl\n"
     "ramp-topwait) and with both kernels by programmatic dependent launch\n"
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
+    "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
+    "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
+    "the layer, its selection alone and the chosen entry forced in the\n"
+    "polymorphic kernel run three more times each with them on: when every\n"
+    "block of each kernel starts, passes its wait and ends, relative to the\n"
+    "first stamp (log lines `timeline`; every block in OUTDIR/timeline.csv).\n"
+    "Diagnostic only: the stamps change the kernels' code.\n"
     "--flush: how L2 is emptied before each timing: write (the default) a 512 MiB\n"
     "buffer, which leaves L2 full of dirty lines that drain to HBM while the timed\n"
     "work reads; read: the TMA unit reads it (kernels/read_floor.cuh), leaving L2\n"
@@ -180,6 +190,90 @@ static stat3 time_it(timer *T, launch_fn fn, void *arg) {
 }
 
 static ramp_status replay(void *g, ramp_stream st) { return ramp_graph_replay(g, st); }
+
+/* --timeline: kernels/timeline.cuh's stamp array (its sizes come from
+ * there), the CSV of every block's stamps, and a host copy. */
+typedef struct {
+    ramp_devptr buf;
+    FILE *csv;
+    unsigned long long *host;
+} tl_state;
+enum { TL_WORDS = RAMP_TL_KERNELS * RAMP_TL_BLOCKS * RAMP_TL_EVENTS };
+
+/* Allocates the array and hands its address to every later compile (so
+ * before any); opens OUTDIR/timeline.csv. */
+static void tl_open(tl_state *tl, ramp_gpu *gpu, const char *outdir) {
+    TRY(ramp_gpu_alloc(gpu, TL_WORDS * sizeof(unsigned long long), &tl->buf));
+    char defs[96];
+    snprintf(defs, sizeof defs, "RAMP_TIMELINE=0x%llxull", (unsigned long long)tl->buf);
+    setenv("RAMP_JIT_DEFINES", defs, 1);
+    tl->host = malloc(TL_WORDS * sizeof *tl->host);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/timeline.csv", outdir);
+    tl->csv = fopen(path, "w");
+    if (!tl->host || !tl->csv) DIE("--timeline: cannot open %s or allocate its buffer", path);
+    fprintf(tl->csv, "# bench_layer --timeline: %%globaltimer stamps (kernels/timeline.cuh), ns "
+                     "after the run's first stamp, -1 not stamped. kernel 0 the selection, 1.. "
+                     "the polymorphic chain; e0 start, e1 past the wait (selection: choice "
+                     "made), e2 producer done, e3/e4 consumer warpgroups done (selection: e3 "
+                     "end), e5 returned with no tile\n"
+                     "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5\n");
+}
+
+static int cmp_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* min / median / max of v[0..n) in us, into buf */
+static const char *tl_span(long long *v, int n, char *buf, size_t size) {
+    if (n == 0) return snprintf(buf, size, "%20s", "-"), buf;
+    qsort(v, (size_t)n, sizeof *v, cmp_ll);
+    snprintf(buf, size, "%6.2f/%6.2f/%6.2f", v[0] / 1e3, v[n / 2] / 1e3, v[n - 1] / 1e3);
+    return buf;
+}
+
+/* Three runs of fn, each after time_it's flush with the stamps zeroed: per
+ * kernel, when its blocks start, pass the wait and end (min/median/max over
+ * the blocks, us after the run's first stamp); every block to the CSV. */
+static void tl_run(timer *T, tl_state *tl, launch_fn fn, void *arg, const char *what,
+                   int tokens, const char *routing, const char *cfg) {
+    for (int run = 0; run < 3; run++) {
+        TRY(ramp_gpu_fill32_async(T->gpu, tl->buf, 0u, TL_WORDS * 2, T->st));
+        if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
+        else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)run, T->flush_bytes / 4, T->st));
+        TRY(fn(arg, T->st));
+        TRY(ramp_stream_sync(T->gpu, T->st));
+        TRY(ramp_gpu_download(T->gpu, tl->host, tl->buf, TL_WORDS * sizeof *tl->host));
+        unsigned long long t0 = 0;
+        for (int i = 0; i < TL_WORDS; i++)
+            if (tl->host[i] && (!t0 || tl->host[i] < t0)) t0 = tl->host[i];
+        for (int k = 0; k < RAMP_TL_KERNELS; k++) {
+            long long st[RAMP_TL_BLOCKS], wt[RAMP_TL_BLOCKS], en[RAMP_TL_BLOCKS];
+            int ns = 0, nw = 0, ne = 0;
+            for (int b = 0; b < RAMP_TL_BLOCKS; b++) {
+                const unsigned long long *e = tl->host + ((size_t)k * RAMP_TL_BLOCKS + b) * RAMP_TL_EVENTS;
+                if (!e[0]) continue;
+                long long rel[6], last = -1;
+                for (int j = 0; j < 6; j++) {
+                    rel[j] = e[j] ? (long long)(e[j] - t0) : -1;
+                    if (j >= 2 && rel[j] > last) last = rel[j];
+                }
+                fprintf(tl->csv, "%s,%d,%s,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld\n", what, tokens,
+                        routing, cfg, run, k, b, rel[0], rel[1], rel[2], rel[3], rel[4], rel[5]);
+                st[ns++] = rel[0];
+                if (rel[1] >= 0) wt[nw++] = rel[1];
+                if (last >= 0) en[ne++] = last;
+            }
+            if (!ns) continue;
+            char a[48], w[48], z[48];
+            printf("       timeline %-6s run %d kernel %d: %3d blocks, start %s, past wait %s, "
+                   "end %s us\n", what, run, k, ns, tl_span(st, ns, a, sizeof a),
+                   tl_span(wt, nw, w, sizeof w), tl_span(en, ne, z, sizeof z));
+        }
+    }
+    fflush(tl->csv);
+}
 
 /* A variant layer's output against the plain layer's on the same batch (out
  * zeroed, one replay each): the same sums in another order, so within 1e-4
@@ -419,6 +513,7 @@ int main(int argc, char **argv) {
     int det = 0;
     int split_mask = 0; /* --split: bit q poly_split q + 1 */
     int top_wait = 0;   /* --top-wait 1: the layer with poly_top_wait 1 beside */
+    int timeline = 0;   /* --timeline 1: kernels/timeline.cuh's stamps */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -429,7 +524,7 @@ int main(int argc, char **argv) {
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
                                             "--bf16-pipe", "--wide", "--det", "--split",
-                                            "--top-wait"};
+                                            "--top-wait", "--timeline"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -453,6 +548,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             red4 = v[0] == '1';
+        }
+        else if (!strcmp(a, "--timeline")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --timeline %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            timeline = v[0] == '1';
         }
         else if (!strcmp(a, "--top-wait")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
@@ -554,6 +656,10 @@ int main(int argc, char **argv) {
     }
     if (wide_mask && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --wide needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (timeline && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --timeline needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (top_wait && kernel != RAMP_KERNEL_V2) {
@@ -661,6 +767,17 @@ int main(int argc, char **argv) {
     ramp_moe_v2_opts o2 = ramp_moe_v2_default_opts(); /* the v2 entries alone */
     o2.red4 = red4;
     memcpy(pd1.cfgs, plan1.configs, sizeof(ramp_config) * (size_t)plan1.count);
+    /* the GPU, opened before compiling only for --timeline: every program
+     * is compiled with the stamps' device address */
+    timer T;
+    memset(&T, 0, sizeof T);
+    T.reps = reps;
+    T.samples = malloc(sizeof(double) * (size_t)(reps + 3));
+    T.flush_bytes = 512u << 20;
+    TRY(ramp_gpu_open(0, &T.gpu));
+    tl_state TL;
+    memset(&TL, 0, sizeof TL);
+    if (timeline) tl_open(&TL, T.gpu, outdir);
     {
         cjob jobs[65 + 1 + RAMP_MENU_MAX];
         pthread_t th[65 + 1 + RAMP_MENU_MAX];
@@ -691,12 +808,6 @@ int main(int argc, char **argv) {
     }
 
     /* the GPU (compiling, above, needs none) */
-    timer T;
-    memset(&T, 0, sizeof T);
-    T.reps = reps;
-    T.samples = malloc(sizeof(double) * (size_t)(reps + 3));
-    T.flush_bytes = 512u << 20;
-    TRY(ramp_gpu_open(0, &T.gpu));
     TRY(ramp_stream_create(T.gpu, &T.st));
     TRY(ramp_gpu_alloc(T.gpu, T.flush_bytes, &T.flush));
     TRY(ramp_event_create(T.gpu, &T.e0));
@@ -1019,6 +1130,11 @@ int main(int argc, char **argv) {
             TRY(ramp_graph_capture_end(T.gpu, T.st, &Gs));
             stat3 s_ramp = time_it(&T, replay, G);
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
+            if (timeline) {
+                char cn[64];
+                ramp_config_name(&plan.configs[chosen], cn, sizeof cn);
+                tl_run(&T, &TL, replay, G, "ramp", Mt, rname, cn);
+            }
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
@@ -1058,6 +1174,7 @@ int main(int argc, char **argv) {
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gsel));
                 s_sel = time_it(&T, replay, Gsel);
                 ROW("select", chosen, &plan.configs[chosen], s_sel);
+                if (timeline) tl_run(&T, &TL, replay, Gsel, "select", Mt, rname, "-");
                 ramp_graph_free(Gsel);
             }
             /* the read floor: the active experts' bytes, alone and after the
@@ -1154,6 +1271,11 @@ int main(int argc, char **argv) {
                 c.sched = sched; /* the polymorphic kernel's tile scheduler */
                 c.p.max_tiles = (int)info.select.max_tiles;
                 stat3 s_poly = time_it(&T, launch_call, &c);
+                if (timeline && i == chosen) {
+                    char cn[64];
+                    ramp_config_name(&plan.configs[i], cn, sizeof cn);
+                    tl_run(&T, &TL, launch_call, &c, "poly", Mt, rname, cn);
+                }
                 ROW("alone", i, &plan.configs[i], s_alone);
                 ROW("alone-cap", i, &plan.configs[i], s_alone_cap);
                 ROW("poly", i, &plan.configs[i], s_poly);
@@ -1293,6 +1415,9 @@ int main(int argc, char **argv) {
         fclose(lj);
     }
     fclose(csv);
+    if (TL.csv) fclose(TL.csv);
+    free(TL.host);
+    if (TL.buf) ramp_gpu_free(T.gpu, TL.buf);
     printf("\npolymorphic / alone per entry (median over %d loads; registers %d, smem %lld B, "
            "%d block(s)/SM, grid %u of %u):\n",
            nover, info.registers, info.smem_bytes, info.blocks_per_sm, info.grid,

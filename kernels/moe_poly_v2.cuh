@@ -97,6 +97,13 @@
 #include "hopper.cuh"
 #include "moe_v1_params.h"
 #include "moe_v2_params.h" /* ramp_moe_v2_maps, once for every entry */
+#include "timeline.cuh"
+
+/* this kernel's index in timeline.cuh's stamps: the generator sets it
+ * before each kernel of the chain */
+#ifndef RAMP_TL_K
+#define RAMP_TL_K 1
+#endif
 
 #define RAMP_V2_BODY_ONLY 1
 
@@ -254,9 +261,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
              ramp_poly_a);                                                   \
         /* launched with programmatic dependent launch, the blocks start    \
          * while the previous kernel runs; wait for its outputs here */      \
+        RAMP_TL(0, RAMP_TL_K, 0);                                             \
         before_wait;                                                          \
         if (RAMP_POLY_V2_TOP_WAIT)                                            \
             asm volatile("griddepcontrol.wait;\n" ::: "memory");             \
+        RAMP_TL(0, RAMP_TL_K, 1);                                             \
         after_wait;                                                           \
         const int choice = *(const volatile int *)pp.choice;                 \
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
@@ -289,6 +298,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         if ((int)blockIdx.x / ks >= total) {                                  \
             if (!RAMP_POLY_V2_TOP_WAIT)                                       \
                 asm volatile("griddepcontrol.wait;\n" ::: "memory");         \
+            RAMP_TL(0, RAMP_TL_K, 5);                                         \
             return;                                                           \
         }                                                                     \
         if (ks > 1)                                                           \
@@ -309,6 +319,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             default:                                                          \
                 break;                                                        \
             }                                                                 \
+            RAMP_TL(0, RAMP_TL_K, 2);                                         \
         } else {                                                              \
             HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);                       \
             switch (choice) {
@@ -322,6 +333,8 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             default:                                                          \
                 break;                                                        \
             }                                                                 \
+            RAMP_TL(128, RAMP_TL_K, 3);                                       \
+            RAMP_TL(256, RAMP_TL_K, 4);                                       \
         }                                                                     \
     }
 

@@ -71,6 +71,7 @@
 
 #include "common.cuh"
 #include "select_params.h"
+#include "timeline.cuh"
 
 #ifndef RAMP_SELECT_GROUP_ONLY
 #define RAMP_SELECT_GROUP_ONLY 0
@@ -269,6 +270,7 @@ static __forceinline__ unsigned long long ramp_sel_gtime() {
 extern "C" __global__ void RAMP_SEL_CLUSTER __launch_bounds__(RAMP_SEL_THREADS, 1)
 ramp_select(const ramp_sel_params p) {
     extern __shared__ __align__(16) unsigned char smem[];
+    RAMP_TL(0, 0, 0);
     ramp_sel_arrive_early();
     /* A kernel launched after this one as a programmatic dependent (the
      * layer's MoE kernel) may start now: it runs griddepcontrol.wait, which
@@ -490,6 +492,7 @@ ramp_select(const ramp_sel_params p) {
     __syncthreads();
 #endif
     RAMP_SEL_MARK(3);
+    RAMP_TL(0, 0, 1);
 
     /* ---- 4: cursors, ordered scatter; pads, tile map, outputs ---- */
     const int chosen = misc[3], rows = misc[4];
@@ -557,6 +560,7 @@ ramp_select(const ramp_sel_params p) {
     }
     RAMP_SEL_MARK(6);
     RAMP_SEL_MARK(7);
+    RAMP_TL(0, 0, 3);
 
 #if RAMP_SELECT_PROFILE
     ramp_sel_sync_all(); /* the next pass rewrites shared memory, here and remotely */

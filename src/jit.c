@@ -587,6 +587,22 @@ static ramp_status compile_body(const ramp_jit_request *req,
         st->opts[n] = st->defs[n];
         n++;
     }
+    /* RAMP_JIT_DEFINES="A=1 B" (experiments, e.g. bench_layer --timeline's
+     * RAMP_TIMELINE): more defines for every program; in the key like the
+     * others. At most 8, each shorter than 480 characters. */
+    const char *extra = getenv("RAMP_JIT_DEFINES");
+    for (int added = 0; extra && *extra;) {
+        while (*extra == ' ') extra++;
+        const size_t len = strcspn(extra, " ");
+        if (!len) break;
+        RAMP_CHECK(added < 8 && len < 480, RAMP_ERR_INVALID_ARGUMENT,
+                   "RAMP_JIT_DEFINES: more than 8 defines or one of 480 characters or more");
+        snprintf(st->defs[n], sizeof st->defs[n], "-D%.*s", (int)len, extra);
+        st->opts[n] = st->defs[n];
+        n++;
+        added++;
+        extra += len;
+    }
     /* NVRTC 12.9+ keeps its own cache in the driver's compute cache; a hit
      * there skips ptxas and leaves the log without its -v report. Ours
      * keeps the log, so theirs is turned off. */

@@ -384,12 +384,13 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, in
 }
 
 /* A kernel's three switches over the entries it holds (member()). */
-static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const poly_link *l,
-                          const char *before_wait, const char *after_wait) {
+static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const poly_link *chain0,
+                          const poly_link *l, const char *before_wait, const char *after_wait) {
     static const char *const parts[3][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_SETUP"},
                                             {"RAMP_POLY_V2_PRODUCERS", "RAMP_POLY_V2_PRODUCER"},
                                             {"RAMP_POLY_V2_CONSUMERS", "RAMP_POLY_V2_CONSUMER"}};
-    put(b, "\n");
+    /* its index among the chain's kernels, for timeline.cuh's stamps */
+    put(b, "\n#undef RAMP_TL_K\n#define RAMP_TL_K %d\n", (int)(l - chain0) + 1);
     for (int p = 0; p < 3; p++) {
         if (p == 0) put(b, "%s(%s, %s, %s)\n", parts[p][0], l->name, before_wait, after_wait);
         else put(b, "%s\n", parts[p][0]);
@@ -459,7 +460,7 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
                              : "");
             if (late && down_only(chain[j].parts))
                 put(&b, "#undef RAMP_POLY_V2_TOP_WAIT\n#define RAMP_POLY_V2_TOP_WAIT 0\n");
-            put_kernel_v2(&b, d, &chain[j],
+            put_kernel_v2(&b, d, chain, &chain[j],
                           j == 0 && d->l2pf_mb && e < 0 ? "RAMP_POLY_V2_L2PF(pp.moe)" : ";",
                           e >= 0 ? own : j == 0 ? first : (j < n - 1 || d->det) ? trigger : ";");
             if (late && down_only(chain[j].parts))

@@ -399,6 +399,36 @@ static void cache_and_errors(const char *root) {
     unsetenv("RAMP_CACHE_DIR");
 }
 
+/* RAMP_JIT_DEFINES adds defines to every program and to the cache key: a
+ * program that stops compiling without them compiles with them, under
+ * another key than with other values; a list too long is refused. */
+static void env_defines(const char *root) {
+    char cdir[600];
+    snprintf(cdir, sizeof cdir, "%s/env-cache", root);
+    setenv("RAMP_CACHE_DIR", cdir, 1);
+    const char *src = "#if !defined(EXTRA_A) || EXTRA_B != 7\n#error the env defines are missing\n#endif\n"
+                      "extern \"C\" __global__ void k(int *x) { x[0] = EXTRA_B; }\n";
+    ramp_jit_request req = {.name = "t-env", .source = src};
+    ramp_jit_result *a = NULL, *b = NULL;
+    unsetenv("RAMP_JIT_DEFINES");
+    CHECK_ERR(ramp_jit_compile(&req, &a), RAMP_ERR_COMPILE);
+    CHECK(strstr(ramp_last_error(), "env defines are missing") != NULL);
+    setenv("RAMP_JIT_DEFINES", "  EXTRA_A EXTRA_B=7 ", 1);
+    CHECK_OK(ramp_jit_compile(&req, &a));
+    setenv("RAMP_JIT_DEFINES", "EXTRA_A EXTRA_B=7 EXTRA_C=1", 1);
+    CHECK_OK(ramp_jit_compile(&req, &b));
+    if (a && b) CHECK(a->key != b->key); /* every define is in the key */
+    ramp_jit_result_free(a);
+    ramp_jit_result_free(b);
+    a = NULL;
+    setenv("RAMP_JIT_DEFINES", "A1 A2 A3 A4 A5 A6 A7 A8 A9", 1);
+    CHECK_ERR(ramp_jit_compile(&req, &a), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "RAMP_JIT_DEFINES") != NULL);
+    CHECK(a == NULL);
+    unsetenv("RAMP_JIT_DEFINES");
+    unsetenv("RAMP_CACHE_DIR");
+}
+
 int main(void) {
     check_seed();
     parse_known_logs();
@@ -417,6 +447,7 @@ int main(void) {
     snprintf(root, sizeof root, "%s/jit-%ld", check_tmpdir(), (long)getpid());
     remove_tree(root);
     cache_and_errors(root);
+    env_defines(root);
     /* the selection kernel, compiled into the test's own cache */
     char cdir[600];
     snprintf(cdir, sizeof cdir, "%s/select-cache", root);

@@ -1,0 +1,44 @@
+/*
+ * timeline.cuh - %globaltimer stamps that lay the layer's kernels on one time
+ * axis (an experiment, session 26; off unless RAMP_TIMELINE is defined).
+ *
+ * Why: the layer takes 2-14 us more than its selection kernel and its
+ * forced polymorphic kernel timed apart (bench/results/s26-run1), and event
+ * timings of whole graphs cannot say which kernel starts or ends late.
+ * RAMP_TIMELINE is the device address of a zeroed array of uint64 (bench_layer
+ * --timeline allocates it and passes -DRAMP_TIMELINE=0x... to every compile
+ * through RAMP_JIT_DEFINES); each block's stamps go to
+ *   [(kernel * RAMP_TL_BLOCKS + block) * RAMP_TL_EVENTS + event]
+ * kernel 0 the selection, 1.. the polymorphic chain in launch order
+ * (RAMP_TL_K, set by the generator before each kernel); events: 0 the
+ * block starts, 1 past griddepcontrol.wait (the selection: its choice is
+ * made), 2 the producer warpgroup is done, 3 and 4 consumer warpgroups 1 and
+ * 2 are done (the selection: 3, its end), 5 a block with no tile returns.
+ * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
+ * thread: the stamps cost a few instructions, not a barrier.
+ */
+#ifndef RAMP_TIMELINE_CUH
+#define RAMP_TIMELINE_CUH
+
+#define RAMP_TL_BLOCKS 160
+#define RAMP_TL_EVENTS 8
+#define RAMP_TL_KERNELS 4
+
+#ifdef RAMP_TIMELINE
+static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (blockIdx.x < RAMP_TL_BLOCKS && kernel < RAMP_TL_KERNELS)
+        ((volatile unsigned long long *)(RAMP_TIMELINE))
+            [((unsigned)kernel * RAMP_TL_BLOCKS + blockIdx.x) * RAMP_TL_EVENTS + event] = t;
+}
+/* stamp by the thread whose index in the block is tid */
+#define RAMP_TL(tid, kernel, event)                                            \
+    do {                                                                       \
+        if (threadIdx.x == (tid)) ramp_tl_stamp((kernel), (event));            \
+    } while (0)
+#else
+#define RAMP_TL(tid, kernel, event) ((void)0)
+#endif
+
+#endif /* RAMP_TIMELINE_CUH */

@@ -138,8 +138,9 @@ static const char *USAGE =
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
-    "the layer, its selection alone and the chosen entry forced in the\n"
-    "polymorphic kernel run three more times each with them on: when every\n"
+    "the layer, its selection alone, the chosen entry alone and forced in the\n"
+    "polymorphic kernel, and either followed by the selection run three more\n"
+    "times each with them on: when every\n"
     "block of each kernel starts, passes its wait and ends, relative to the\n"
     "first stamp (log lines `timeline`; every block in OUTDIR/timeline.csv).\n"
     "Diagnostic only: the stamps change the kernels' code.\n"
@@ -214,7 +215,7 @@ static void tl_open(tl_state *tl, ramp_gpu *gpu, const char *outdir) {
     if (!tl->host || !tl->csv) DIE("--timeline: cannot open %s or allocate its buffer", path);
     fprintf(tl->csv, "# bench_layer --timeline: %%globaltimer stamps (kernels/timeline.cuh), ns "
                      "after the run's first stamp, -1 not stamped. kernel 0 the selection, 1.. "
-                     "the polymorphic chain; e0 start, e1 past the wait (selection: choice "
+                     "the polymorphic chain, 4 (5) a v2 entry alone (its phase 2); e0 start, e1 past the wait (selection: choice "
                      "made), e2 producer done, e3/e4 consumer warpgroups done (selection: e3 "
                      "end), e5 returned with no tile\n"
                      "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5\n");
@@ -767,8 +768,8 @@ int main(int argc, char **argv) {
     ramp_moe_v2_opts o2 = ramp_moe_v2_default_opts(); /* the v2 entries alone */
     o2.red4 = red4;
     memcpy(pd1.cfgs, plan1.configs, sizeof(ramp_config) * (size_t)plan1.count);
-    /* the GPU, opened before compiling only for --timeline: every program
-     * is compiled with the stamps' device address */
+    /* the GPU, opened before compiling: with --timeline every program is
+     * compiled with the stamps' device address */
     timer T;
     memset(&T, 0, sizeof T);
     T.reps = reps;
@@ -1258,6 +1259,11 @@ int main(int argc, char **argv) {
                 c.v2 = is2;
                 c.p.max_tiles = tiles > 0 ? tiles : 1;
                 stat3 s_alone = time_it(&T, launch_call, &c);
+                if (timeline && i == chosen) {
+                    char cn[64];
+                    ramp_config_name(&plan.configs[i], cn, sizeof cn);
+                    tl_run(&T, &TL, launch_call, &c, "alone", Mt, rname, cn);
+                }
                 /* alone with the grid sized for the batch's bound, like
                  * the polymorphic kernel's: the cost of surplus blocks */
                 {
@@ -1324,12 +1330,22 @@ int main(int argc, char **argv) {
                         sa.c.mode = 4;
                         sp = time_it(&T, launch_then_select, &sa);
                         ROW("poly-k1+sel", i, &plan.configs[i], sp);
+                        if (timeline && i == chosen) {
+                            char cn[64];
+                            ramp_config_name(&plan.configs[i], cn, sizeof cn);
+                            tl_run(&T, &TL, launch_then_select, &sa, "k1+sel", Mt, rname, cn);
+                        }
                         sa.c.k = alone2[i];
                         sa.c.poly = 0;
                         sa.c.v2 = 1;
                         sa.c.p.max_tiles = tiles > 0 ? tiles : 1;
                         sp = time_it(&T, launch_then_select, &sa);
                         ROW("alone+sel", i, &plan.configs[i], sp);
+                        if (timeline && i == chosen) {
+                            char cn[64];
+                            ramp_config_name(&plan.configs[i], cn, sizeof cn);
+                            tl_run(&T, &TL, launch_then_select, &sa, "a+sel", Mt, rname, cn);
+                        }
                     }
                     c.mode = 0;
                     unsigned ge = ramp_moe_v2_grid(alone2[i], tiles > 0 ? tiles : 1);

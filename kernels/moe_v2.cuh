@@ -69,6 +69,7 @@
 #include "hopper.cuh"
 #include "moe_v1_params.h"
 #include "moe_v2_params.h"
+#include "timeline.cuh"
 
 #if !defined(RAMP_ROWS) || !defined(RAMP_WIDTH) || !defined(RAMP_STAGES) || \
     !defined(RAMP_HIDDEN) || !defined(RAMP_INTER) || !defined(RAMP_TOPK) || \
@@ -1636,11 +1637,14 @@ static __device__ __forceinline__ int v2_total(int rtiles) {
 }
 
 #if !RAMP_V2_BODY_ONLY
+/* timeline.cuh: the standalone kernel is kernel 4 (its phase-2 launch 5) */
+#define V2_TL_K (RAMP_MV2_PHASE == 2 ? 5 : 4)
 extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)
 ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps maps) {
     extern __shared__ __align__(1024) unsigned char v2_dyn[];
     const unsigned a = hop_smem(v2_dyn);
     unsigned char *sm = v2_dyn + (((a + RAMP_MV2_ALIGN - 1) & ~(unsigned)(RAMP_MV2_ALIGN - 1)) - a);
+    RAMP_TL(0, V2_TL_K, 0);
 
     /* The first tile's expert and token slots are loaded beside num_tiles
      * (after it with a grouped order, which needs it) */
@@ -1656,7 +1660,10 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     v2_first_tile(prm, sm, rtiles);
 #endif
     const int total = v2_total(rtiles);
-    if (V2_CID >= total) return; /* both CTAs of a cluster, or neither */
+    if (V2_CID >= total) { /* both CTAs of a cluster, or neither */
+        RAMP_TL(0, V2_TL_K, 5);
+        return;
+    }
 
     if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles);
 #if V2_CL > 1
@@ -1669,9 +1676,12 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     if (wg == 0) {
         HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);
         v2_producer_role(prm, maps, sm);
+        RAMP_TL(0, V2_TL_K, 2);
     } else {
         HOP_SETMAXNREG_INC(RAMP_MV2_CONSUMER_REGS);
         v2_consumer_role(prm, sm, wg);
+        RAMP_TL(128, V2_TL_K, 3);
+        RAMP_TL(256, V2_TL_K, 4);
     }
 }
 #else

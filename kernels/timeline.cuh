@@ -9,8 +9,9 @@
  * --timeline allocates it and passes -DRAMP_TIMELINE=0x... to every compile
  * through RAMP_JIT_DEFINES); each block's stamps go to
  *   [(kernel * RAMP_TL_BLOCKS + block) * RAMP_TL_EVENTS + event]
- * kernel 0 the selection, 1.. the polymorphic chain in launch order
- * (RAMP_TL_K, set by the generator before each kernel); events: 0 the
+ * kernel 0 the selection, 1..3 the polymorphic chain in launch order
+ * (RAMP_TL_K, set by the generator before each kernel), 4 a v2 entry's
+ * standalone kernel (moe_v2.cuh; 5 its phase-2 launch); events: 0 the
  * block starts, 1 past griddepcontrol.wait (the selection: its choice is
  * made), 2 the producer warpgroup is done, 3 and 4 consumer warpgroups 1 and
  * 2 are done (the selection: 3, its end), 5 a block with no tile returns.
@@ -22,7 +23,7 @@
 
 #define RAMP_TL_BLOCKS 160
 #define RAMP_TL_EVENTS 8
-#define RAMP_TL_KERNELS 4
+#define RAMP_TL_KERNELS 6
 
 #ifdef RAMP_TIMELINE
 static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {

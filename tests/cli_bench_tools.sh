@@ -5,7 +5,8 @@
 # ramp binary (the benchmarks sit beside it), source dir. Also
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
-# layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets.
+# layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
+# bench/timeline_plot.py on shipped stamps.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -150,6 +151,28 @@ LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \
   "$LB/layer-Mixtral-8x22B-EP8-v2-bf16.csv" "$LB/peer.csv"
 expect 0 "over FP8" -- python3 "$2/bench/layer_table.py" "$TD/layer-Mixtral-8x22B-EP8-v2.csv" "$TD/peer.csv"
+# bench_layer --timeline: refusals before a GPU is looked for
+expect 2 "bench_layer: --timeline 2: 0 or 1" -- "$bin/bench_layer" --timeline 2 --kernel v2
+expect 2 "bench_layer: --timeline needs --kernel v2" -- "$bin/bench_layer" --timeline 1 --plan p
+expect 0 "--timeline 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
+# bench/timeline_plot.py on s26-run2's Mixtral stamps: a refusal, then the
+# layer at 64 tokens: one bar per block that ran (1 selection block, 128 +
+# 96 MoE blocks with a tile, 4 + 36 that returned at once), as well-formed SVG
+tp=$2/bench/timeline_plot.py
+TL=$2/bench/results/s26-run2/mixtral/timeline.csv
+expect 0 "usage: timeline_plot.py" -- python3 "$tp" --help
+expect 1 "not a bench_layer --timeline CSV" -- python3 "$tp" "$TD/peer.csv" --out "$tmp/tl"
+expect 1 "no rows of run 7" -- python3 "$tp" "$TL" --out "$tmp/tl" --run 7
+expect 0 "^12 plots in" -- python3 "$tp" "$TL" --out "$tmp/tl"
+expect 0 "^265 1 128 96$" -- python3 -c "
+import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = '{http://www.w3.org/2000/svg}'
+solid = [e for e in r.iter(ns + 'rect') if e.get('height') == '2' and e.get('opacity') is None]
+col = lambda c: sum(e.get('fill') == c for e in solid)
+print(len(solid), col('#d62728'), sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#1f77b4'),
+      sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#2ca02c'))" \
+  "$tmp/tl/timeline-ramp-64-uniform.svg"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

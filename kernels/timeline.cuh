@@ -13,7 +13,8 @@
  * (RAMP_TL_K, set by the generator before each kernel), 4 a v2 entry's
  * standalone kernel (moe_v2.cuh; 5 its phase-2 launch); events: 0 the
  * block starts, 1 past griddepcontrol.wait (the selection: its choice is
- * made), 2 the producer warpgroup is done, 3 and 4 consumer warpgroups 1 and
+ * made; a phase-2 kernel with session 25's late wait: its top, as its
+ * producers wait later, unstamped), 2 the producer warpgroup is done, 3 and 4 consumer warpgroups 1 and
  * 2 are done (the selection: 3, its end), 5 a block with no tile returns.
  * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
  * thread: the stamps cost a few instructions, not a barrier.

@@ -238,7 +238,9 @@ static const char *tl_span(long long *v, int n, char *buf, size_t size) {
  * kernel, when its blocks start, pass the wait and end (min/median/max over
  * the blocks, us after the run's first stamp); every block to the CSV. */
 static void tl_run(timer *T, tl_state *tl, launch_fn fn, void *arg, const char *what,
-                   int tokens, const char *routing, const char *cfg) {
+                   int tokens, const char *routing, const ramp_config *c) {
+    char cfg[64] = "-"; /* the selection alone: no entry */
+    if (c) ramp_config_name(c, cfg, sizeof cfg);
     for (int run = 0; run < 3; run++) {
         TRY(ramp_gpu_fill32_async(T->gpu, tl->buf, 0u, TL_WORDS * 2, T->st));
         if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
@@ -1131,11 +1133,8 @@ int main(int argc, char **argv) {
             TRY(ramp_graph_capture_end(T.gpu, T.st, &Gs));
             stat3 s_ramp = time_it(&T, replay, G);
             ROW("ramp", chosen, &plan.configs[chosen], s_ramp);
-            if (timeline) {
-                char cn[64];
-                ramp_config_name(&plan.configs[chosen], cn, sizeof cn);
-                tl_run(&T, &TL, replay, G, "ramp", Mt, rname, cn);
-            }
+            if (timeline)
+                tl_run(&T, &TL, replay, G, "ramp", Mt, rname, &plan.configs[chosen]);
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
@@ -1175,7 +1174,7 @@ int main(int argc, char **argv) {
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gsel));
                 s_sel = time_it(&T, replay, Gsel);
                 ROW("select", chosen, &plan.configs[chosen], s_sel);
-                if (timeline) tl_run(&T, &TL, replay, Gsel, "select", Mt, rname, "-");
+                if (timeline) tl_run(&T, &TL, replay, Gsel, "select", Mt, rname, NULL);
                 ramp_graph_free(Gsel);
             }
             /* the read floor: the active experts' bytes, alone and after the
@@ -1259,11 +1258,8 @@ int main(int argc, char **argv) {
                 c.v2 = is2;
                 c.p.max_tiles = tiles > 0 ? tiles : 1;
                 stat3 s_alone = time_it(&T, launch_call, &c);
-                if (timeline && i == chosen) {
-                    char cn[64];
-                    ramp_config_name(&plan.configs[i], cn, sizeof cn);
-                    tl_run(&T, &TL, launch_call, &c, "alone", Mt, rname, cn);
-                }
+                if (timeline && i == chosen)
+                    tl_run(&T, &TL, launch_call, &c, "alone", Mt, rname, &plan.configs[i]);
                 /* alone with the grid sized for the batch's bound, like
                  * the polymorphic kernel's: the cost of surplus blocks */
                 {
@@ -1277,11 +1273,8 @@ int main(int argc, char **argv) {
                 c.sched = sched; /* the polymorphic kernel's tile scheduler */
                 c.p.max_tiles = (int)info.select.max_tiles;
                 stat3 s_poly = time_it(&T, launch_call, &c);
-                if (timeline && i == chosen) {
-                    char cn[64];
-                    ramp_config_name(&plan.configs[i], cn, sizeof cn);
-                    tl_run(&T, &TL, launch_call, &c, "poly", Mt, rname, cn);
-                }
+                if (timeline && i == chosen)
+                    tl_run(&T, &TL, launch_call, &c, "poly", Mt, rname, &plan.configs[i]);
                 ROW("alone", i, &plan.configs[i], s_alone);
                 ROW("alone-cap", i, &plan.configs[i], s_alone_cap);
                 ROW("poly", i, &plan.configs[i], s_poly);
@@ -1330,22 +1323,16 @@ int main(int argc, char **argv) {
                         sa.c.mode = 4;
                         sp = time_it(&T, launch_then_select, &sa);
                         ROW("poly-k1+sel", i, &plan.configs[i], sp);
-                        if (timeline && i == chosen) {
-                            char cn[64];
-                            ramp_config_name(&plan.configs[i], cn, sizeof cn);
-                            tl_run(&T, &TL, launch_then_select, &sa, "k1+sel", Mt, rname, cn);
-                        }
+                        if (timeline && i == chosen)
+                            tl_run(&T, &TL, launch_then_select, &sa, "k1+sel", Mt, rname, &plan.configs[i]);
                         sa.c.k = alone2[i];
                         sa.c.poly = 0;
                         sa.c.v2 = 1;
                         sa.c.p.max_tiles = tiles > 0 ? tiles : 1;
                         sp = time_it(&T, launch_then_select, &sa);
                         ROW("alone+sel", i, &plan.configs[i], sp);
-                        if (timeline && i == chosen) {
-                            char cn[64];
-                            ramp_config_name(&plan.configs[i], cn, sizeof cn);
-                            tl_run(&T, &TL, launch_then_select, &sa, "a+sel", Mt, rname, cn);
-                        }
+                        if (timeline && i == chosen)
+                            tl_run(&T, &TL, launch_then_select, &sa, "a+sel", Mt, rname, &plan.configs[i]);
                     }
                     c.mode = 0;
                     unsigned ge = ramp_moe_v2_grid(alone2[i], tiles > 0 ? tiles : 1);

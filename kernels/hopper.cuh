@@ -249,14 +249,22 @@ static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, u
  * suspend the thread for a while before it says no; the loop retries). Its
  * acquire makes what the arriving threads wrote before arriving, and the
  * TMA bytes, visible to the caller. */
+#ifndef HOP_MBAR_SUSPEND_NS
+#define HOP_MBAR_SUSPEND_NS 0
+#endif
+#if HOP_MBAR_SUSPEND_NS > 0
+#define HOP_MBAR_TRY_OPERANDS " p, [%1], %2, %3;\n"
+#else
+#define HOP_MBAR_TRY_OPERANDS " p, [%1], %2;\n"
+#endif
 #define HOP_MBAR_WAIT_LOOP(try_wait, bar, parity)                                 \
     do {                                                                          \
         unsigned done_;                                                           \
         do {                                                                      \
-            asm volatile("{\n.reg .pred p;\n" try_wait " p, [%1], %2;\n"          \
+            asm volatile("{\n.reg .pred p;\n" try_wait HOP_MBAR_TRY_OPERANDS     \
                          "selp.u32 %0, 1, 0, p;\n}\n"                             \
                          : "=r"(done_)                                            \
-                         : "r"(bar), "r"(parity)                                  \
+                         : "r"(bar), "r"(parity), "n"(HOP_MBAR_SUSPEND_NS)        \
                          : "memory");                                             \
         } while (!done_);                                                         \
     } while (0)

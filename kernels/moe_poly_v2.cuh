@@ -93,6 +93,7 @@
 #ifndef RAMP_MOE_POLY_V2_CUH
 #define RAMP_MOE_POLY_V2_CUH
 
+#include "common.cuh" /* ramp_silu, once for every entry */
 #include "fp8.cuh"
 #include "hopper.cuh"
 #include "moe_v1_params.h"

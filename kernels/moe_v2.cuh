@@ -65,6 +65,7 @@
  * cp.reduce.async.bulk (session 13: Mixtral at 16 pairs spends 33 of 112 us
  * in the threads' reductions; with this, 22).
  */
+#include "common.cuh"
 #include "fp8.cuh"
 #include "hopper.cuh"
 #include "moe_v1_params.h"
@@ -857,13 +858,14 @@ static __device__ __forceinline__ void v2_mma_kblock(float *tmp, unsigned sa, un
 }
 
 /* a = SiLU(gate) * up * the token's router weight for each accumulator, in
- * the reference's order of operations (src/moe_ref.c), for FP8 and BF16. */
+ * the reference's order of operations (src/moe_ref.c; SiLU: common.cuh's
+ * ramp_silu), for FP8 and BF16. */
 static __device__ __forceinline__ void v2_swiglu(const float *accg, const float *accu,
                                                  const float *rw, int t, float *a) {
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) {
         const float gt = accg[i], up = accu[i];
-        const float silu = gt / (1.0f + expf(-gt));
+        const float silu = ramp_silu(gt);
         a[i] = silu * up * rw[V2_TOKEN(i, t)];
     }
 }

@@ -98,7 +98,7 @@ static __device__ __forceinline__ void v2w_act_quant(unsigned char *sm, const fl
             for (int e = 0; e < 2; e++) {
                 const int i = 4 * j + 2 * h + e;
                 const float gt = accg[i];
-                a[2 * j + e] = gt / (1.0f + expf(-gt)) * accu[i] * r;
+                a[2 * j + e] = ramp_silu(gt) * accu[i] * r;
                 m = fmaxf(m, fabsf(a[2 * j + e]));
             }
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
@@ -447,8 +447,8 @@ static __device__ __forceinline__ void v2w_act_bf16(unsigned char *sm, const flo
 #pragma unroll
         for (int j = 0; j < 16; j++) {
             const int i = 4 * j + 2 * h;
-            const float a0 = accg[i] / (1.0f + expf(-accg[i])) * accu[i] * r;
-            const float a1 = accg[i + 1] / (1.0f + expf(-accg[i + 1])) * accu[i + 1] * r;
+            const float a0 = ramp_silu(accg[i]) * accu[i] * r;
+            const float a1 = ramp_silu(accg[i + 1]) * accu[i + 1] * r;
             const unsigned addr = row + (j >> 3) * V2_ITILE + (((j & 7) ^ g) << 4);
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ramp_bf16x2(a0, a1))
                          : "memory");

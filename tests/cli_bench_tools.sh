@@ -6,7 +6,8 @@
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
-# bench/timeline_plot.py on shipped stamps.
+# bench/timeline_plot.py on shipped stamps, bench/ncu_source.py on shipped
+# Nsight Compute source counters.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -173,6 +174,21 @@ col = lambda c: sum(e.get('fill') == c for e in solid)
 print(len(solid), col('#d62728'), sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#1f77b4'),
       sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#2ca02c'))" \
   "$tmp/tl/timeline-ramp-64-uniform.svg"
+# bench/ncu_source.py on s27-run2's source counters (r64.w256.s4, Qwen3-30B
+# 2,048 uniform): refusals, then the no-instruction samples of the six-entry
+# kernel against the entry's own kernel, the footprint and its span, and
+# the CSV other tools read
+ns=$2/bench/ncu_source.py
+NC=$2/bench/results/s27-run2
+expect 0 "usage: ncu_source.py" -- python3 "$ns" --help
+expect 1 "expected NAME=SOURCE.csv" -- python3 "$ns" nosign
+expect 1 "not an ncu source-page CSV" -- python3 "$ns" "t=$TL"
+expect 0 "no_inst 1032" -- python3 "$ns" "poly=$NC/ncu-q6-poly/source.csv.gz"
+expect 0 "footprint 57.8 KB over a span of 60.5 KB" -- python3 "$ns" "alone=$NC/ncu-q1-alone/source.csv.gz"
+expect 0 "0x0fa20..0x1b240  2829 instructions, samples  5330, no_inst  818" -- \
+  python3 "$ns" "poly=$NC/ncu-q6-poly/source.csv.gz" --runs
+expect 0 "^alone,6651,20200243,57.75,60.46875,534," -- sh -c \
+  "python3 '$ns' 'alone=$NC/ncu-q1-alone/source.csv.gz' --csv '$tmp/ns.csv' > /dev/null && cat '$tmp/ns.csv'"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

@@ -249,6 +249,12 @@ static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, u
  * suspend the thread for a while before it says no; the loop retries). Its
  * acquire makes what the arriving threads wrote before arriving, and the
  * TMA bytes, visible to the caller. */
+/* HOP_MBAR_SUSPEND_NS > 0 (an experiment, through RAMP_JIT_DEFINES): try_wait
+ * with that suspend-time hint, so that a waiting warp sleeps in the barrier
+ * rather than return to the retry loop, which ptxas places at the end of
+ * the function (far from the loop in a polymorphic kernel). Measured at 1 ms
+ * in s27-run2: no effect on the polymorphic overhead or the entries alone.
+ * 0 (default): no hint, the programs as before. */
 #ifndef HOP_MBAR_SUSPEND_NS
 #define HOP_MBAR_SUSPEND_NS 0
 #endif

@@ -21,6 +21,10 @@ mkdir -p "$tmp/fake" "$tmp/c" "$tmp/empty"
 printf '#!/bin/sh\ncat "$1"\n' > "$tmp/fake/nvdisasm"
 chmod +x "$tmp/fake/nvdisasm"
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  RED.E.ADD.F32 [R2], R5\n' > "$tmp/c/fp8-good.cubin"
+# code size and FCHK (measures, no rule): 64 addressed instructions = 1.0 KB
+{ for i in $(seq 0 61); do printf '        /*%04x*/   FFMA R4, R5, R6, R7 ;\n' $((i * 16)); done
+  printf '        /*03e0*/   FCHK P0, R3, 448 ;\n        /*03f0*/   QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24 ;\n'
+} > "$tmp/sized-fp8.cubin"
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  STL [R1+0x10], R7\n' > "$tmp/c/fp8-spill.cubin"
 printf '  HGMMA.64x32x16.F32.BF16 R24, gdesc[UR4], R24\n' > "$tmp/c/x-bf16.cubin"
 printf '  HMMA.16816.F32.BF16 R4, R8, R12, R4\n  LDL.64 R2, [R1]\n' > "$tmp/c/mma-local.cubin"
@@ -35,28 +39,29 @@ printf '  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  MEMBAR.ALL.GPU ;\n' > "$tmp/g-fp8-mc-k2-ph2.cubin"
 fake() { PATH="$tmp/fake:$PATH" "$check" "$@"; }
 
-expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0, GPU fences 0$" -- fake "$tmp/c/fp8-good.cubin"
-expect 0 "m-fp8-mc: .*multicast 1, GPU fences 0$" -- fake "$tmp/m-fp8-mc.cubin"
-expect 1 "n-fp8-mc-ph1: .*multicast 0, GPU fences 0   BAD: .*a multicast TMA load" -- fake "$tmp/n-fp8-mc-ph1.cubin"
-expect 0 "b-fp8-mc: .*multicast 1, GPU fences 0$" -- fake "$tmp/b-fp8-mc.cubin"
-expect 1 "f-fp8-mc: .*multicast 1, GPU fences 1   BAD: .*no GPU-scope fence outside a cluster barrier" -- \
+expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/c/fp8-good.cubin"
+expect 0 "m-fp8-mc: .*multicast 1, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/m-fp8-mc.cubin"
+expect 1 "n-fp8-mc-ph1: .*multicast 0, GPU fences 0, .*   BAD: .*a multicast TMA load" -- fake "$tmp/n-fp8-mc-ph1.cubin"
+expect 0 "b-fp8-mc: .*multicast 1, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/b-fp8-mc.cubin"
+expect 1 "f-fp8-mc: .*multicast 1, GPU fences 1, .*   BAD: .*no GPU-scope fence outside a cluster barrier" -- \
   fake "$tmp/f-fp8-mc.cubin"
-expect 1 "g-fp8-mc-k2-ph2: .*GPU fences 1   BAD" -- fake "$tmp/g-fp8-mc-k2-ph2.cubin"
+expect 1 "g-fp8-mc-k2-ph2: .*GPU fences 1, .*   BAD" -- fake "$tmp/g-fp8-mc-k2-ph2.cubin"
 expect 0 "2 cubins, 0 breaking" -- fake "$tmp/c/fp8-good.cubin" "$tmp/c/x-bf16.cubin"
 expect 1 "fp8-spill: QGMMA 1, HGMMA 0, LDL/STL 1.*BAD" -- fake "$tmp/c/fp8-spill.cubin"
 expect 1 "mma-local: .*LDL/STL 1.*BAD: want none" -- fake --expect none "$tmp/c/mma-local.cubin"
 expect 0 "d: QGMMA 0, HGMMA 0, LDL/STL 0" -- fake --expect none "$tmp/d.cubin"
 expect 1 "d: QGMMA 0.*BAD: want QGMMA" -- fake "$tmp/d.cubin"
 expect 1 "d: .*BAD: want HGMMA" -- fake --expect HGMMA "$tmp/d.cubin"
-expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0., multicast 0, GPU fences 0$" -- fake "$tmp/c/x-bf16.cubin"
+expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0., multicast 0, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/c/x-bf16.cubin"
+expect 0 "sized-fp8: QGMMA 1, .*GPU fences 0, code 1.0 KB, FCHK 1$" -- fake "$tmp/sized-fp8.cubin"
 # a folder: all four, two of them breaking a rule; the table says which
 expect 1 "4 cubins, 2 breaking the rules" -- fake --table "$tmp/t.csv" "$tmp/c"
-[ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,multicast,gpu_fence,ok" ] ||
+[ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,multicast,gpu_fence,code_kb,fchk,ok" ] ||
   fail "table header: $(head -1 "$tmp/t.csv")"
 [ "$(grep -c ',1$' "$tmp/t.csv")" = 2 ] && [ "$(grep -c ',0$' "$tmp/t.csv")" = 2 ] ||
   fail "table rows: $(cat "$tmp/t.csv")"
-grep -q '^x-bf16,HGMMA,0,1,0,0,0,0,0,1$' "$tmp/t.csv" || fail "bf16 row: $(cat "$tmp/t.csv")"
-grep -q '^fp8-spill,QGMMA,1,0,1,0,0,0,0,0$' "$tmp/t.csv" || fail "spill row: $(cat "$tmp/t.csv")"
+grep -q '^x-bf16,HGMMA,0,1,0,0,0,0,0,0.0,0,1$' "$tmp/t.csv" || fail "bf16 row: $(cat "$tmp/t.csv")"
+grep -q '^fp8-spill,QGMMA,1,0,1,0,0,0,0,0.0,0,0$' "$tmp/t.csv" || fail "spill row: $(cat "$tmp/t.csv")"
 expect 2 "--expect XGMMA: expected auto, QGMMA, HGMMA or none" -- fake --expect XGMMA "$tmp/d.cubin"
 expect 2 "no cubin or folder given" -- fake
 expect 2 "$tmp/nope: no such file or folder" -- fake "$tmp/nope"
@@ -135,6 +140,8 @@ done
 [ "$(ls "$tmp/pc")" = poly.cubin ] || fail "--cubin-dir of a plan: $(ls "$tmp/pc")"
 if "$check" --which >/dev/null 2>&1; then
   expect 0 "1 cubins, 0 breaking the rules" -- "$check" "$tmp/pc"
+  # the two kernels' code, tens of KB at least (the measure has no rule)
+  expect 0 "sass poly: .*code [0-9]{2,}\.[0-9] KB, FCHK [0-9]+$" -- "$check" "$tmp/pc"
 fi
 expect 1 "moe_poly_v2.cuh not found" -- env RAMP_KERNEL_DIR="$tmp/nokernels" \
   "$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pfail"

@@ -25,7 +25,7 @@ static __forceinline__ float ramp_pos_inf() { return __int_as_float(0x7f800000);
  * exponential and division (two MUFU operations; a few ulp from the IEEE
  * form, inside the tests' error bounds). The IEEE division's check and
  * slow path cost ~22 instructions an element, unrolled over every
- * accumulator: a quarter of an entry's per-tile code, which the
+ * accumulator: about a third of an entry's per-tile code, which the
  * polymorphic kernel pays in instruction-cache misses (kernels/moe_v2.md,
  * session 27). 0: the reference's exact operations (src/moe_ref.c). */
 #ifndef RAMP_FAST_SILU

@@ -245,10 +245,6 @@ static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, u
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                  : "memory");
 }
-/* Spins until the phase with parity `parity` has completed (try_wait may
- * suspend the thread for a while before it says no; the loop retries). Its
- * acquire makes what the arriving threads wrote before arriving, and the
- * TMA bytes, visible to the caller. */
 /* HOP_MBAR_SUSPEND_NS > 0 (an experiment, through RAMP_JIT_DEFINES): try_wait
  * with that suspend-time hint, so that a waiting warp sleeps in the barrier
  * rather than return to the retry loop, which ptxas places at the end of
@@ -263,6 +259,10 @@ static __device__ __forceinline__ void hop_mbar_arrive_expect_tx(unsigned bar, u
 #else
 #define HOP_MBAR_TRY_OPERANDS " p, [%1], %2;\n"
 #endif
+/* Spins until the phase with parity `parity` has completed (try_wait may
+ * suspend the thread for a while before it says no; the loop retries). Its
+ * acquire makes what the arriving threads wrote before arriving, and the
+ * TMA bytes, visible to the caller. */
 #define HOP_MBAR_WAIT_LOOP(try_wait, bar, parity)                                 \
     do {                                                                          \
         unsigned done_;                                                           \

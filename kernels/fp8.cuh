@@ -15,6 +15,30 @@
  * keeps an all-zero group's scale finite and non-zero. Same in src/fp8.h. */
 #define RAMP_FP8_AMAX_MIN 1e-10f
 
+/* The FP8 scale of a group whose amax is m (m >= RAMP_FP8_AMAX_MIN, so
+ * neither it nor its reciprocal is subnormal): returns m / 448 and sets
+ * *inv to its reciprocal, which the group is multiplied by before
+ * rounding. RAMP_FAST_QSCALE 1 (the default): a multiply by the rounded
+ * 1/448 and rcp.approx (1 ulp), within 2 ulp of the IEEE forms together;
+ * the CPU reference allows 4e-7 relative for each (src/moe_ref.c). The
+ * IEEE divisions cost an FCHK and a slow-path branch each, unrolled per
+ * token of a tile: the last FCHK in kernel v2's code (kernels/moe_v2.md,
+ * session 28). 0: the divisions, as kernel v1 keeps them. */
+#ifndef RAMP_FAST_QSCALE
+#define RAMP_FAST_QSCALE 1
+#endif
+static __device__ __forceinline__ float ramp_fp8_scale(float m, float *inv) {
+#if RAMP_FAST_QSCALE
+    const float s = m * (1.0f / RAMP_E4M3_MAX);
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(*inv) : "f"(s));
+    return s;
+#else
+    const float s = m / RAMP_E4M3_MAX;
+    *inv = 1.0f / s;
+    return s;
+#endif
+}
+
 /* Two floats -> two e4m3 bytes (lo in bits 0-7), RNE, saturating. */
 static __device__ __forceinline__ unsigned ramp_e4m3x2(float lo, float hi) {
     unsigned short r;

@@ -907,8 +907,8 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
 #pragma unroll
             for (int k = 0; k < 8; k++) m = fmaxf(m, amax[k * V2_N + n]);
             m = fmaxf(m, RAMP_FP8_AMAX_MIN);
-            const float s = m / RAMP_E4M3_MAX;
-            const float inv = 1.0f / s;
+            float inv;
+            const float s = ramp_fp8_scale(m, &inv);
             const unsigned q = ramp_e4m3x2(a[4 * j + e] * inv, a[4 * j + 2 + e] * inv);
             v2_st_u8(tile + hop_swz128(n, r0 >> 4) + (r0 & 15), q & 0xFFu);
             v2_st_u8(tile + hop_swz128(n, (r0 + 8) >> 4) + ((r0 + 8) & 15), q >> 8);

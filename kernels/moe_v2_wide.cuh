@@ -104,7 +104,8 @@ static __device__ __forceinline__ void v2w_act_quant(unsigned char *sm, const fl
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
         m = fmaxf(m, RAMP_FP8_AMAX_MIN);
-        const float s = m / RAMP_E4M3_MAX, inv = 1.0f / s;
+        float inv;
+        const float s = ramp_fp8_scale(m, &inv);
         /* row n's 16-byte chunk ch sits at chunk ch ^ (n & 7) = ch ^ g: one
          * XOR of the row's base. The base goes through an opaque move so
          * that ptxas computes the 8 chunk addresses here, not once before

@@ -3,7 +3,8 @@
 # and tools/sass-check. First the checker's rules against a stand-in
 # disassembler (canned SASS, no CUDA needed): QGMMA / HGMMA required, LDL
 # and STL refused, multicast programs' TMA multicast and no GPU-scope fence
-# outside a cluster barrier, --expect, --table, every usage error. Then, where NVRTC
+# outside a cluster barrier, kernel v2 without FCHK, --expect, --table,
+# every usage error. Then, where NVRTC
 # and a disassembler are installed, every configuration of kernel v2's
 # space for Qwen3-30B EP8 compiled as the GPU path compiles it: none may
 # spill, keep a stack frame or draw a warning, each cubin must hold QGMMA
@@ -37,6 +38,10 @@ printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UTMALDG.2D [UR8],
 printf '  MEMBAR.ALL.GPU ;\n  ERRBAR;\n  CGAERRBAR ;\n  UCGABAR_ARV ;\n  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n' > "$tmp/b-fp8-mc.cubin"
 printf '  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  @!P0 MEMBAR.ALL.GPU ;\n  @!P0 ERRBAR;\n  @!P0 CGAERRBAR ;\n  @!P0 SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [R9+URZ], RZ ;\n  BRA 0x1c00 ;\n  EXIT ;\n' > "$tmp/f-fp8-mc.cubin"
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  MEMBAR.ALL.GPU ;\n' > "$tmp/g-fp8-mc-k2-ph2.cubin"
+# kernel v2's programs ("moe2-", "poly-v2") must hold no FCHK; others may
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  FCHK P0, R3, 448 ;\n' > "$tmp/moe2-r8w128s4-fp8.cubin"
+cp "$tmp/moe2-r8w128s4-fp8.cubin" "$tmp/poly-v2-qwen3-30b.cubin"
+cp "$tmp/moe2-r8w128s4-fp8.cubin" "$tmp/moe1-r8w128s4-fp8.cubin"
 fake() { PATH="$tmp/fake:$PATH" "$check" "$@"; }
 
 expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/c/fp8-good.cubin"
@@ -54,6 +59,9 @@ expect 1 "d: QGMMA 0.*BAD: want QGMMA" -- fake "$tmp/d.cubin"
 expect 1 "d: .*BAD: want HGMMA" -- fake --expect HGMMA "$tmp/d.cubin"
 expect 0 "x-bf16: QGMMA 0, HGMMA 1, LDL/STL 0, RED 0 .vector 0., multicast 0, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/c/x-bf16.cubin"
 expect 0 "sized-fp8: QGMMA 1, .*GPU fences 0, code 1.0 KB, FCHK 1$" -- fake "$tmp/sized-fp8.cubin"
+expect 1 "moe2-r8w128s4-fp8: .*FCHK 1   BAD: .*no FCHK .kernel v2." -- fake "$tmp/moe2-r8w128s4-fp8.cubin"
+expect 1 "poly-v2-qwen3-30b: .*FCHK 1   BAD: .*no FCHK" -- fake "$tmp/poly-v2-qwen3-30b.cubin"
+expect 0 "moe1-r8w128s4-fp8: .*FCHK 1$" -- fake "$tmp/moe1-r8w128s4-fp8.cubin"
 # a folder: all four, two of them breaking a rule; the table says which
 expect 1 "4 cubins, 2 breaking the rules" -- fake --table "$tmp/t.csv" "$tmp/c"
 [ "$(head -1 "$tmp/t.csv")" = "cubin,expect,qgmma,hgmma,ldl_stl,red,red_vector,multicast,gpu_fence,code_kb,fchk,ok" ] ||

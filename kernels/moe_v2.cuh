@@ -893,7 +893,7 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
-            if (g == 0) amax[(c * 4 + w) * V2_N + 8 * j + 2 * t + e] = m;
+            if (g == 0) amax[(8 * j + 2 * t + e) * 8 + c * 4 + w] = m;
         }
     V2_CONSUMER_SYNC();
     const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + p * V2_ITILE;
@@ -903,9 +903,12 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
 #pragma unroll
         for (int e = 0; e < 2; e++) {
             const int n = 8 * j + 2 * t + e;
-            float m = 0.f;
-#pragma unroll
-            for (int k = 0; k < 8; k++) m = fmaxf(m, amax[k * V2_N + n]);
+            /* the token's 8 warp maxima, contiguous: two 16-byte loads
+             * (eight 4-byte ones and their code, per token, before) */
+            const float4 lo = *(const float4 *)(amax + n * 8);
+            const float4 hi = *(const float4 *)(amax + n * 8 + 4);
+            float m = fmaxf(fmaxf(fmaxf(lo.x, lo.y), fmaxf(lo.z, lo.w)),
+                            fmaxf(fmaxf(hi.x, hi.y), fmaxf(hi.z, hi.w)));
             m = fmaxf(m, RAMP_FP8_AMAX_MIN);
             float inv;
             const float s = ramp_fp8_scale(m, &inv);

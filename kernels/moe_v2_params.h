@@ -24,7 +24,7 @@
  * Per block:
  *   inter   the FP8 intermediate: width/128 SW128 tiles of npad x 128 B
  *   iscale  f32 [npad][width/128] its per-token group scales
- *   amax    f32 [8 consumer warps][npad] scratch for the group maxima (none
+ *   amax    f32 [npad][8 consumer warps] scratch for the group maxima (none
  *           in a wide tile: a thread holds whole token rows there)
  *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
  *   bars    u64 full[stages], empty[stages]

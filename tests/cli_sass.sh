@@ -11,7 +11,8 @@
 # and no local memory; a failed compile leaves no cubin folder behind. And
 # `ramp configs --plan`: the polymorphic kernel of a plan `ramp fit` makes
 # from the shipped DeepSeek-V3 v2 dataset (a two-phase entry in its menu:
-# two kernels), as compiled for the layer, with and without float4 output.
+# two kernels), as compiled for the layer, with and without float4 output,
+# without FCHK, and with the exact SiLU and FP8 scale (FCHK back, refused).
 # Args: path of the ramp binary, source dir.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
@@ -149,7 +150,14 @@ done
 if "$check" --which >/dev/null 2>&1; then
   expect 0 "1 cubins, 0 breaking the rules" -- "$check" "$tmp/pc"
   # the two kernels' code, tens of KB at least (the measure has no rule)
-  expect 0 "sass poly: .*code [0-9]{2,}\.[0-9] KB, FCHK [0-9]+$" -- "$check" "$tmp/pc"
+  expect 0 "sass poly: .*code [0-9]{2,}\.[0-9] KB, FCHK 0$" -- "$check" "$tmp/pc"
+  # the exact SiLU and FP8 scale (the A/B forms, kernels/common.cuh and
+  # fp8.cuh) still compile, bring the IEEE divisions back, and the rule for
+  # kernel v2 programs catches them
+  expect 0 "can run as compiled" -- env RAMP_JIT_DEFINES="RAMP_FAST_SILU=0 RAMP_FAST_QSCALE=0" \
+    "$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pexact"
+  mv "$tmp/pexact/poly.cubin" "$tmp/pexact/poly-v2-exact.cubin"
+  expect 1 "sass poly-v2-exact: .*FCHK [1-9][0-9]*   BAD: .*no FCHK" -- "$check" "$tmp/pexact"
 fi
 expect 1 "moe_poly_v2.cuh not found" -- env RAMP_KERNEL_DIR="$tmp/nokernels" \
   "$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pfail"

@@ -22,10 +22,10 @@ static __forceinline__ int ramp_ceil_div(int a, int b) { return (a + b - 1) / b;
 static __forceinline__ float ramp_pos_inf() { return __int_as_float(0x7f800000); }
 
 /* SiLU(g) = g / (1 + e^-g). RAMP_FAST_SILU 1 (the default): the fast
- * exponential and division (two MUFU operations, ex2 and rcp; a few ulp from the IEEE
- * form, inside the tests' error bounds). The IEEE division's check and
- * slow path cost ~22 instructions an element, unrolled over every
- * accumulator: about a third of an entry's per-tile code, which the
+ * exponential and division (two MUFU operations, ex2 and rcp; a few ulp
+ * from the IEEE form, inside the tests' error bounds). The IEEE division's
+ * check and slow path cost ~22 instructions an element, unrolled over
+ * every accumulator: about a third of an entry's per-tile code, which the
  * polymorphic kernel pays in instruction-cache misses (kernels/moe_v2.md,
  * session 27). 0: the reference's exact operations (src/moe_ref.c). */
 #ifndef RAMP_FAST_SILU

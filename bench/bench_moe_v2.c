@@ -135,7 +135,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
                       x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64) &&
                       x->o.streamk >= 0 && x->o.streamk <= 1 &&
                       (!x->o.streamk || (x->rows <= 64 && x->o.split == 1));
-    return *p == '\0' && !(x->o.tiled && x->o.red4) && split_ok && p2k_ok && group_ok && ks_ok;
+    const int tiled_ok = x->o.tiled >= 0 && x->o.tiled <= 2 && !(x->o.tiled && x->o.red4);
+    return *p == '\0' && tiled_ok && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
 #define ROUTING_NAME(ld) ((ld)->skewed == 1 ? "skewed" : (ld)->skewed == 2 ? "random" : "balanced")
@@ -286,7 +287,7 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
-                       "run per TMA box); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
+                       "run per TMA box; .t2 the boxes K block-major); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
                        "two launches (up projection storing the intermediate, then the down projection "
                        "over all of h; .u2/.u3: the up / the down launch alone, for timing); .kN the down "
                        "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
@@ -524,11 +525,12 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
             TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
         }
-        /* the same weights pre-tiled, for .t1 variants of this model */
-        ramp_devptr w13t = 0, w2t = 0;
-        int any_tiled = 0;
+        /* the same weights pre-tiled, for .t1 (.t2: K block-major) variants
+         * of this model */
+        ramp_devptr w13t[3] = {0, 0, 0}, w2t[3] = {0, 0, 0};
+        int any_tiled[3] = {0, 0, 0};
         for (int xi = 0; xi < nx; xi++)
-            any_tiled |= xv[xi].o.tiled && (xv[xi].model < 0 || xv[xi].model == mi);
+            if (xv[xi].model < 0 || xv[xi].model == mi) any_tiled[xv[xi].o.tiled] = 1;
         ramp_devptr w2p = 0;
         int any_red4 = 0;
         for (int xi = 0; xi < nx; xi++)
@@ -541,14 +543,15 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, w2p, p2, n2));
             free(p2);
         }
-        if (any_tiled) {
+        for (int tm = 1; tm <= 2; tm++) {
+            if (!any_tiled[tm]) continue;
             uint8_t *t13 = malloc(n13), *t2 = malloc(n2);
             if (!t13 || !t2) DIE("out of memory");
-            TRY(ramp_moe_v2_tile_weights(&g, W.w13, W.w2, t13, t2));
-            TRY(ramp_gpu_alloc(T.gpu, n13, &w13t));
-            TRY(ramp_gpu_alloc(T.gpu, n2, &w2t));
-            TRY(ramp_gpu_upload(T.gpu, w13t, t13, n13));
-            TRY(ramp_gpu_upload(T.gpu, w2t, t2, n2));
+            TRY(ramp_moe_v2_tile_weights_order(&g, tm, W.w13, W.w2, t13, t2));
+            TRY(ramp_gpu_alloc(T.gpu, n13, &w13t[tm]));
+            TRY(ramp_gpu_alloc(T.gpu, n2, &w2t[tm]));
+            TRY(ramp_gpu_upload(T.gpu, w13t[tm], t13, n13));
+            TRY(ramp_gpu_upload(T.gpu, w2t[tm], t2, n2));
             free(t13);
             free(t2);
         }
@@ -605,8 +608,8 @@ int main(int argc, char **argv) {
                 load *ld = &loads[li];
                 if (ld->model != models[mi] || !ld->selected) continue;
                 ramp_moe_params p;
-                TRY(prepare(&T, ld, &desc, &v, x->o.tiled ? w13t : w13, w13s,
-                            x->o.tiled ? w2t : x->o.red4 ? w2p : w2, w2s, &p));
+                TRY(prepare(&T, ld, &desc, &v, x->o.tiled ? w13t[x->o.tiled] : w13, w13s,
+                            x->o.tiled ? w2t[x->o.tiled] : x->o.red4 ? w2p : w2, w2s, &p));
                 TRY(time_one(&T, K2, NULL, &p, &ld->tx[xi]));
                 if (mi == 0 && x->o.diag == 0)
                     TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
@@ -690,7 +693,11 @@ int main(int argc, char **argv) {
             free(o); free(o1); free(ref); free(bd);
         }
         ramp_gpu_free(T.gpu, w13); ramp_gpu_free(T.gpu, w2);
-        ramp_gpu_free(T.gpu, w13t); ramp_gpu_free(T.gpu, w2t); ramp_gpu_free(T.gpu, w2p);
+        for (int tm = 1; tm <= 2; tm++) {
+            ramp_gpu_free(T.gpu, w13t[tm]);
+            ramp_gpu_free(T.gpu, w2t[tm]);
+        }
+        ramp_gpu_free(T.gpu, w2p);
         ramp_gpu_free(T.gpu, w13s); ramp_gpu_free(T.gpu, w2s);
         ramp_gpu_free(T.gpu, T.sorted); ramp_gpu_free(T.gpu, T.texp);
         ramp_gpu_free(T.gpu, T.ntiles); ramp_gpu_free(T.gpu, T.out); ramp_gpu_free(T.gpu, T.ws);

@@ -41,6 +41,10 @@
  * 128 rows, K blocks, row blocks) with boxes {128, 128, 1, 1}, so a box
  * lands in shared memory exactly as the 2-D map's box does and only the
  * coordinates passed to TMA change. Scales are as without it.
+ * RAMP_MV2_TILED = 2: the blocks stored K block-major ([K blocks][row
+ * blocks][128][128]; ramp_moe_v2_tile_weights_order), the map's outer
+ * dimensions swapped to (row block, K block): blocks that stream different
+ * rows at the same K step read one contiguous range together.
  *
  * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
  * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), fused (wide tiles:
@@ -215,8 +219,8 @@
 #define RAMP_MV2_PHASE 0
 #endif
 #if RAMP_MV2_PHASE && !V2_WIDE && (RAMP_MV2_BF16 || RAMP_MV2_BULKRED || RAMP_MV2_RED4 || \
-                                   RAMP_MV2_TILED || RAMP_MV2_PIPE)
-#error "RAMP_MV2_PHASE with a narrow tile: FP8, scalar reductions, row-major weights, no ping-pong"
+                                   RAMP_MV2_PIPE)
+#error "RAMP_MV2_PHASE with a narrow tile: FP8, scalar reductions, no ping-pong"
 #endif
 #if RAMP_MV2_DET && !RAMP_MV2_PHASE
 #error "RAMP_MV2_DET: two-phase entries only (phase 2 writes each slot's row once)"
@@ -540,14 +544,18 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
  * (0, 0, x, y) of the 4-D map. */
 static __device__ __forceinline__ void v2_tma_box(unsigned dst, const hop_tensormap *map,
                                                   unsigned bar, int x, int y) {
-#if RAMP_MV2_TILED
+#if RAMP_MV2_TILED == 2 /* K block-major: the map's outer dimensions are row block, K block */
+    hop_tma_load_4d(dst, map, bar, 0, 0, y, x);
+#elif RAMP_MV2_TILED
     hop_tma_load_4d(dst, map, bar, 0, 0, x, y);
 #else
     hop_tma_load_2d(dst, map, bar, x, y);
 #endif
 }
 static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *map, int x, int y) {
-#if RAMP_MV2_TILED
+#if RAMP_MV2_TILED == 2
+    hop_tma_prefetch_l2_4d(map, 0, 0, y, x);
+#elif RAMP_MV2_TILED
     hop_tma_prefetch_l2_4d(map, 0, 0, x, y);
 #else
     hop_tma_prefetch_l2_2d(map, x, y);

@@ -237,7 +237,7 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
     if (o.diag && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
     if (o.tiled && n > 0 && (size_t)n < size)
-        n += snprintf(buf + n, size - (size_t)n, "-tiled");
+        n += snprintf(buf + n, size - (size_t)n, o.tiled == 2 ? "-tiledk" : "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
     if (o.bulkred && n > 0 && (size_t)n < size)
@@ -272,14 +272,14 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = effective_opts(v, opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 9 &&
-                   o.pipe >= 0 && o.pipe <= 2 && (o.tiled == 0 || o.tiled == 1) &&
+                   o.pipe >= 0 && o.pipe <= 2 && o.tiled >= 0 && o.tiled <= 2 &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
                    o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0, 1), "
+               "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..2), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
                "streamk %d (0, 1)",
@@ -308,13 +308,11 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "v2 split: p2k %d with a wide tile (1, 2 or 4 K parts)", o.p2k);
     /* a narrow split (session 14): what is built and tested */
     RAMP_CHECK(!o.split || v->cfg.rows > 64 ||
-                   (!v->geom.bf16 && !o.bulkred && !o.red4 && !o.tiled && !o.pipe &&
-                    v->cfg.splitk <= 1),
+                   (!v->geom.bf16 && !o.bulkred && !o.red4 && !o.pipe && v->cfg.splitk <= 1),
                RAMP_ERR_UNSUPPORTED,
                "v2 split (two-phase) of a narrow tile (rows %d): FP8 without bulkred, red4, "
-               "tiled, pipe or split-K (bf16 %d, bulkred %d, red4 %d, tiled %d, pipe %d, "
-               "split-K %d)", v->cfg.rows, v->geom.bf16, o.bulkred, o.red4, o.tiled, o.pipe,
-               v->cfg.splitk);
+               "pipe or split-K (bf16 %d, bulkred %d, red4 %d, pipe %d, split-K %d)",
+               v->cfg.rows, v->geom.bf16, o.bulkred, o.red4, o.pipe, v->cfg.splitk);
     RAMP_CHECK(v->cfg.splitk == 1 || o.group <= 1, RAMP_ERR_UNSUPPORTED,
                "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
                "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
@@ -517,9 +515,11 @@ ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp
     RAMP_CHECK(g && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     if (tiled) {
         RAMP_TRY(ramp_moe_v2_tiled_check(g));
-        ramp_tmap_tiled t = {w13, (uint64_t)g->experts * 2 * g->inter, (uint64_t)g->hidden};
+        const int kmajor = tiled == 2;
+        ramp_tmap_tiled t = {w13, (uint64_t)g->experts * 2 * g->inter, (uint64_t)g->hidden,
+                             kmajor};
         RAMP_TRY(ramp_tmap_tiled_encode(&t, &out->w13));
-        t = (ramp_tmap_tiled){w2, (uint64_t)g->experts * g->hidden, (uint64_t)g->inter};
+        t = (ramp_tmap_tiled){w2, (uint64_t)g->experts * g->hidden, (uint64_t)g->inter, kmajor};
         return ramp_tmap_tiled_encode(&t, &out->w2);
     }
     ramp_tmap_2d t;
@@ -558,6 +558,11 @@ ramp_status ramp_moe_v2_tiled_check(const ramp_geometry *g) {
 
 ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t cols,
                                     uint8_t *dst) {
+    return ramp_moe_v2_tile_matrix_order(src, rows, cols, 0, dst);
+}
+
+ramp_status ramp_moe_v2_tile_matrix_order(const uint8_t *src, uint64_t rows, uint64_t cols,
+                                          int kmajor, uint8_t *dst) {
     enum { B = RAMP_MV2_BOX_ROWS }; /* rows and bytes of a block (RAMP_MV2_KB too) */
     RAMP_CHECK(src && dst, RAMP_ERR_INVALID_ARGUMENT, "v2 tile: NULL matrix");
     RAMP_CHECK(src != dst, RAMP_ERR_INVALID_ARGUMENT,
@@ -566,25 +571,35 @@ ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t 
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 tile: %llu x %llu bytes; both must be positive multiples of %d",
                (unsigned long long)rows, (unsigned long long)cols, B);
-    const uint64_t kblocks = cols / B;
+    const uint64_t kblocks = cols / B, rblocks = rows / B;
+    /* block (rb, kb) at step_r * rb + step_k * kb blocks */
+    const uint64_t step_r = kmajor ? 1 : kblocks, step_k = kmajor ? rblocks : 1;
     for (uint64_t row = 0; row < rows; row++) {
         /* row `row` lands as row row % 128 of each block of row block row / 128 */
-        uint8_t *d = dst + (row / B) * kblocks * B * B + (row % B) * B;
+        uint8_t *d = dst + ((row / B) * step_r * B + row % B) * B;
         const uint8_t *s = src + row * cols;
-        for (uint64_t kb = 0; kb < kblocks; kb++) memcpy(d + kb * B * B, s + kb * B, B);
+        for (uint64_t kb = 0; kb < kblocks; kb++) memcpy(d + kb * step_k * B * B, s + kb * B, B);
     }
     return RAMP_OK;
 }
 
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled) {
+    return ramp_moe_v2_tile_weights_order(g, 1, w13, w2, w13_tiled, w2_tiled);
+}
+
+ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, const uint8_t *w13,
+                                           const uint8_t *w2, uint8_t *w13_tiled,
+                                           uint8_t *w2_tiled) {
     RAMP_TRY(ramp_moe_v2_tiled_check(g));
+    RAMP_CHECK(tiled == 1 || tiled == 2, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tile weights: tiled %d (1 row block-major, 2 K block-major)", tiled);
     RAMP_CHECK(!w13 == !w13_tiled && !w2 == !w2_tiled && (w13 || w2), RAMP_ERR_INVALID_ARGUMENT,
                "v2 tile weights: give W13 and its destination, W2 and its destination, or both "
                "pairs");
     const uint64_t E = (uint64_t)g->experts, h = (uint64_t)g->inter, d = (uint64_t)g->hidden;
-    if (w13) RAMP_TRY(ramp_moe_v2_tile_matrix(w13, E * 2 * h, d, w13_tiled));
-    if (w2) RAMP_TRY(ramp_moe_v2_tile_matrix(w2, E * d, h, w2_tiled));
+    if (w13) RAMP_TRY(ramp_moe_v2_tile_matrix_order(w13, E * 2 * h, d, tiled == 2, w13_tiled));
+    if (w2) RAMP_TRY(ramp_moe_v2_tile_matrix_order(w2, E * d, h, tiled == 2, w2_tiled));
     return RAMP_OK;
 }
 

@@ -45,13 +45,14 @@ typedef struct {
     int pipe;     /* consumer ping-pong (RAMP_MV2_PIPE): 0 off, 1 for 16 <= N <= 48, 2 N <= 48;
                      wide FP8 tiles: output reductions during the second half; wide BF16
                      tiles (1 or 2): one stage's wgmmas kept in flight (session 15) */
-    int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights) */
+    int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights), 2:
+                     pre-tiled K block-major (ramp_moe_v2_tile_weights_order) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
                      red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */
     int split;    /* 1: two launches, the up projection storing the FP8
                      intermediate into prm.ws, then the down projection over all
                      of h (RAMP_MV2_PHASE 1, 2; wide tiles, and narrow FP8 tiles
-                     without bulkred, red4, tiled, pipe or split-K); prm.ws must hold
+                     without bulkred, red4, pipe or split-K); prm.ws must hold
                      ramp_moe_v2_ws_bytes(...) bytes; timing
                      diagnostics (results wrong): 2 launches the up program only,
                      3 the down program only */
@@ -197,12 +198,22 @@ ramp_status ramp_moe_v2_tiled_check(const ramp_geometry *g);
  * multiples of 128; dst (rows * cols bytes) must not overlap src. CPU only. */
 ramp_status ramp_moe_v2_tile_matrix(const uint8_t *src, uint64_t rows, uint64_t cols,
                                     uint8_t *dst);
+/* The same with kmajor 1: the blocks K block-major, dst[((kb * rows/128 +
+ * rb) * 128 + r) * 128 + c], so that the blocks of one K block lie together
+ * (session 29: the blocks of a launch, each on its own rows, then read one
+ * contiguous range at each K step). */
+ramp_status ramp_moe_v2_tile_matrix_order(const uint8_t *src, uint64_t rows, uint64_t cols,
+                                          int kmajor, uint8_t *dst);
 
 /* The weights of geometry g for the tiled kernel: W13 [E * 2h][d] into
  * w13_tiled, W2 [E * d][h] into w2_tiled (same sizes as the inputs), after
  * ramp_moe_v2_tiled_check. Either pair may be NULL to pack one tensor. */
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled);
+/* The same for ramp_moe_v2_opts.tiled = tiled (1 or 2: K block-major). */
+ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, const uint8_t *w13,
+                                           const uint8_t *w2, uint8_t *w13_tiled,
+                                           uint8_t *w2_tiled);
 
 /* W2 [E * d][h] for the red4 kernel: in every 128-row block, stored row s =
  * 64 t + 16 w + g + 8 hh (t, hh in 0..1, w in 0..3, g in 0..7) holds row

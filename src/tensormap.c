@@ -119,10 +119,12 @@ ramp_status ramp_tmap_tiled_check(const ramp_tmap_tiled *t) {
                RAMP_ERR_INVALID_ARGUMENT,
                "tiled tensor map: %llu row blocks x %llu K blocks; each must be at most 2^32",
                (unsigned long long)(t->rows / TILE), (unsigned long long)(t->cols / TILE));
-    /* the outermost stride, one row block: cols / 128 blocks of 16 KB */
-    RAMP_CHECK(t->cols * TILE < (1ull << 40), RAMP_ERR_INVALID_ARGUMENT,
-               "tiled tensor map: a row block of %llu B is not below 2^40 (TMA's stride limit)",
-               (unsigned long long)(t->cols * TILE));
+    /* the outermost stride, one row block (K block-major: one K block) of
+     * 16 KB blocks */
+    const uint64_t outer = t->kmajor ? t->rows * TILE : t->cols * TILE;
+    RAMP_CHECK(outer < (1ull << 40), RAMP_ERR_INVALID_ARGUMENT,
+               "tiled tensor map: a %s block of %llu B is not below 2^40 (TMA's stride limit)",
+               t->kmajor ? "K" : "row", (unsigned long long)outer);
     return RAMP_OK;
 }
 
@@ -130,9 +132,11 @@ ramp_status ramp_tmap_tiled_encode(const ramp_tmap_tiled *t, CUtensorMap *out) {
     const ramp_cuda_api *cu;
     RAMP_TRY(ramp_tmap_tiled_check(t));
     RAMP_TRY(encoder_ready(out, "tiled tensor map", &cu));
-    /* inner to outer: byte in a block's row, row in the block, K block, row block */
-    const uint64_t dims[4] = {TILE, TILE, t->cols / TILE, t->rows / TILE};
-    const uint64_t strides[3] = {TILE, (uint64_t)TILE * TILE, t->cols * TILE};
+    /* inner to outer: byte in a block's row, row in the block, K block, row
+     * block (K block-major: row block, K block) */
+    const uint64_t kb = t->cols / TILE, rb = t->rows / TILE;
+    const uint64_t dims[4] = {TILE, TILE, t->kmajor ? rb : kb, t->kmajor ? kb : rb};
+    const uint64_t strides[3] = {TILE, (uint64_t)TILE * TILE, (t->kmajor ? t->rows : t->cols) * TILE};
     const uint32_t box[4] = {TILE, TILE, 1, 1};
     const uint32_t elem_strides[4] = {1, 1, 1, 1};
     memset(out, 0, sizeof *out);
@@ -146,8 +150,8 @@ ramp_status ramp_tmap_tiled_encode(const ramp_tmap_tiled *t, CUtensorMap *out) {
                   "cuTensorMapEncodeTiled refused the pre-tiled %llu x %llu bytes at 0x%llx "
                   "(4-D: 128 x 128 x %llu x %llu, box 128 x 128 x 1 x 1, 128-byte swizzle): %s",
                   (unsigned long long)t->rows, (unsigned long long)t->cols,
-                  (unsigned long long)t->base, (unsigned long long)(t->cols / TILE),
-                  (unsigned long long)(t->rows / TILE), ramp_cu_error_name(r));
+                  (unsigned long long)t->base, (unsigned long long)dims[2],
+                  (unsigned long long)dims[3], ramp_cu_error_name(r));
     }
     return RAMP_OK;
 }

@@ -55,6 +55,9 @@ ramp_status ramp_tmap_2d_encode(const ramp_tmap_2d *t, CUtensorMap *out);
 typedef struct {
     ramp_devptr base;    /* block (0, 0): 16-byte aligned */
     uint64_t rows, cols; /* of the row-major matrix: multiples of 128 */
+    int kmajor;          /* 1: the blocks stored K block-major, [cols / 128][rows / 128]
+                            [128][128]; the map's two outer dimensions are then row block,
+                            K block (coordinates (0, 0, row block, K block)) */
 } ramp_tmap_tiled;
 
 /* The rules for this use, checked on the CPU (RAMP_ERR_INVALID_ARGUMENT

@@ -395,7 +395,11 @@ int main(void) {
     opts.tma_x = tma_x_env ? atoi(tma_x_env) : 0;
     const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
     if (pipe_env) opts.pipe = atoi(pipe_env);
-    opts.tiled = tiled_env && atoi(tiled_env) > 0;
+    opts.tiled = tiled_env ? atoi(tiled_env) : 0; /* 1, or 2: K block-major */
+    if (opts.tiled < 0 || opts.tiled > 2) {
+        fprintf(stderr, "RAMP_MOE_V2_TILED=%s: 0, 1 or 2 (K block-major)\n", tiled_env);
+        return 1;
+    }
     opts.red4 = red4_env && atoi(red4_env) > 0;
     opts.split = split_env && atoi(split_env) > 0;
     const char *p2k_env = getenv("RAMP_MOE_V2_P2K");
@@ -465,7 +469,7 @@ int main(void) {
             if (!wanted(configs_env, &all[i].cfg)) continue;
             /* split: wide tiles, and narrow FP8 tiles without split-K (session 14) */
             if (opts.split && all[i].cfg.rows <= 64 &&
-                (bf16 || all[i].cfg.splitk > 1 || opts.tiled || opts.red4 || opts.bulkred))
+                (bf16 || all[i].cfg.splitk > 1 || opts.red4 || opts.bulkred))
                 continue;
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
@@ -513,7 +517,7 @@ int main(void) {
         if (!found) {
             fprintf(stderr, "RAMP_MOE_CONFIGS: '%s' is no v2 configuration of the selected models%s\n",
                     item, opts.split ? " (a split run takes no split-K, BF16 narrow tile, "
-                                       "tiled, red4 or bulkred)" : "");
+                                       "red4 or bulkred)" : "");
             check_failures++;
         }
         p = end ? end + 1 : NULL;
@@ -579,7 +583,8 @@ int main(void) {
             memcpy(t13, W.w13, e13);
             memcpy(p2, W.w2, e2);
             if (opts.red4) GPU_OK(ramp_moe_v2_permute_w2(&g, W.w2, p2));
-            if (opts.tiled) GPU_OK(ramp_moe_v2_tile_weights(&g, W.w13, p2, t13, t2));
+            if (opts.tiled)
+                GPU_OK(ramp_moe_v2_tile_weights_order(&g, opts.tiled, W.w13, p2, t13, t2));
             else memcpy(t2, p2, e2);
             GPU_OK(ramp_gpu_upload(R.gpu, R.w13, t13, e13));
             GPU_OK(ramp_gpu_upload(R.gpu, R.w2, t2, e2));

@@ -225,7 +225,7 @@ static void refusals(void) {
     /* options are checked before NVRTC runs */
     v = mv2_variant(&g, 8, 128);
     ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
-    o.tiled = 2;
+    o.tiled = 3;
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(r == NULL);

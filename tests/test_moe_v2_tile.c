@@ -51,13 +51,23 @@ static uint64_t tiled_index(uint64_t row, uint64_t col, uint64_t cols) {
     return ((row_block * (cols / 128) + k_block) * 128 + row_in_block) * 128 + byte_in_block;
 }
 
-/* Every element of dst against src; returns the mismatches (prints 3). */
+/* The same for the K block-major order, [cols/128][rows/128][128][128]. */
+static uint64_t kmajor_index(uint64_t row, uint64_t col, uint64_t rows) {
+    const uint64_t row_block = row / 128, k_block = col / 128;
+    const uint64_t row_in_block = row % 128, byte_in_block = col % 128;
+    return ((k_block * (rows / 128) + row_block) * 128 + row_in_block) * 128 + byte_in_block;
+}
+
+/* Every element of dst (kmajor: K block-major) against src; returns the
+ * mismatches (prints 3). */
 static long long compare_tiled(const char *what, const uint8_t *src, const uint8_t *dst,
-                               uint64_t rows, uint64_t cols) {
+                               uint64_t rows, uint64_t cols, int kmajor) {
     long long bad = 0;
     for (uint64_t r = 0; r < rows; r++)
         for (uint64_t c = 0; c < cols; c++)
-            if (dst[tiled_index(r, c, cols)] != src[r * cols + c] && bad++ < 3)
+            if (dst[kmajor ? kmajor_index(r, c, rows) : tiled_index(r, c, cols)] !=
+                    src[r * cols + c] &&
+                bad++ < 3)
                 fprintf(stderr, "%s: element (%llu, %llu) wrong in the tiled copy\n", what,
                         (unsigned long long)r, (unsigned long long)c);
     return bad;
@@ -94,13 +104,13 @@ static void packer_layout(ramp_rng *rng) {
         CHECK_OK(ramp_moe_v2_tile_weights(g, w13, w2, t13, t2));
         char what[96];
         snprintf(what, sizeof what, "W13 E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
-        CHECK_EQ_INT(compare_tiled(what, w13, t13, E * 2 * h, d), 0);
+        CHECK_EQ_INT(compare_tiled(what, w13, t13, E * 2 * h, d, 0), 0);
         snprintf(what, sizeof what, "W2 E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
-        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h), 0);
+        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h, 0), 0);
         /* one tensor alone gives the same bytes */
         memset(t2, 0, n2);
         CHECK_OK(ramp_moe_v2_tile_weights(g, NULL, w2, NULL, t2));
-        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h), 0);
+        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h, 0), 0);
         /* a box of the kernel is one contiguous 16 KB run: the up rows of
          * expert E-1's last 128 columns, last K block */
         {
@@ -111,6 +121,16 @@ static void packer_layout(ramp_rng *rng) {
                 bad += memcmp(box + r * 128, w13 + (row0 + r) * d + kb * 128, 128) != 0;
             CHECK_EQ_INT(bad, 0);
         }
+        /* K block-major (tiled 2): every element, both tensors */
+        memset(t13, 0xA5, n13);
+        memset(t2, 0x5A, n2);
+        CHECK_OK(ramp_moe_v2_tile_weights_order(g, 2, w13, w2, t13, t2));
+        snprintf(what, sizeof what, "W13 K-major E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
+        CHECK_EQ_INT(compare_tiled(what, w13, t13, E * 2 * h, d, 1), 0);
+        snprintf(what, sizeof what, "W2 K-major E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
+        CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h, 1), 0);
+        CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 3, w13, w2, t13, t2),
+                  RAMP_ERR_INVALID_ARGUMENT);
     next:
         free(w13); free(w2); free(t13); free(t2);
     }
@@ -164,14 +184,14 @@ static void argument_checks(void) {
     CHECK_ERR(ramp_moe_v2_tile_weights(&g, NULL, NULL, NULL, NULL), RAMP_ERR_INVALID_ARGUMENT);
 
     /* the 4-D map's rules (the encoder itself needs the driver) */
-    ramp_tmap_tiled t = {0x7f0000000000ull, 32 * 2 * 2048, 7168}; /* DeepSeek-V3 EP8 W13 */
+    ramp_tmap_tiled t = {0x7f0000000000ull, 32 * 2 * 2048, 7168, 0}; /* DeepSeek-V3 EP8 W13 */
     CHECK_OK(ramp_tmap_tiled_check(&t));
     t.base += 8;
     CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "16-byte aligned") != NULL);
     t.base = 0;
     CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
-    t = (ramp_tmap_tiled){0x7f0000000000ull, 32 * 2 * 2048, 7100};
+    t = (ramp_tmap_tiled){0x7f0000000000ull, 32 * 2 * 2048, 7100, 1};
     CHECK_ERR(ramp_tmap_tiled_check(&t), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "multiples of 128") != NULL);
     CHECK_ERR(ramp_tmap_tiled_check(NULL), RAMP_ERR_INVALID_ARGUMENT);

@@ -39,7 +39,8 @@
  *               launch, as the layer runs its expert kernel; -bulk: the
  *               same read by the TMA unit's bulk copies. Before the loads,
  *               both kernels on 0 MiB .. 1 GiB, and the bulk one with
- *               each block on a contiguous region of its own
+ *               each block on a contiguous region of its own and with
+ *               requests of 16-64 KB, 2-12 in flight a block
  *               (OUTDIR/read-sweep.csv)
  *
  * --kernel v2: the layer's polymorphic kernel holds Hopper kernel v2 entries
@@ -432,7 +433,7 @@ static void block_order(read_floor *f, int g, size_t *bytes) {
     memcpy(f->host, tmp, sizeof(uint64_t) * 2 * (size_t)q * g);
     free(tmp);
     f->n = q * g;
-    *bytes = (size_t)f->n * READ_PIECE;
+    *bytes = (size_t)f->n * (size_t)f->piece;
 }
 
 /* The read floor's kernel on contiguous ranges of 4 MiB .. 1 GiB, in the
@@ -441,7 +442,7 @@ static void block_order(read_floor *f, int g, size_t *bytes) {
  * limit), and its fixed cost, the intercept of t = a + bytes / rate fit on
  * the sizes up to 64 MiB, where the layers' weights lie. Writes
  * OUTDIR/read-sweep.csv and prints both. */
-static void read_sweep(read_floor *f, timer *T, const char *outdir) {
+static void read_sweep(read_floor *f0, timer *T, const char *outdir) {
     ramp_devptr buf = 0;
     const size_t max = (size_t)1 << 30;
     TRY(ramp_gpu_alloc(T->gpu, max, &buf));
@@ -456,21 +457,35 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
             T->reps, T->flush_graph ? "read" : "write");
     /* bulk-blocked: the bulk kernel with the pieces ordered so that each block
      * reads one contiguous region (kernel v2's blocks each stream their own
-     * rows), where the other two sweep the range together (block b takes
-     * pieces b, b + grid, ...) */
-    static const char *const names[3] = {"loads", "bulk", "bulk-blocked"};
+     * rows), where the others sweep the range together (block b takes
+     * pieces b, b + grid, ...). bulkNk-sS: the bulk kernel with requests of
+     * N KB and S of them in flight a block (kernel v2 streams 32 KB stages as
+     * two 16 KB boxes, 4 stages deep: 128 KB; the read floor 3 x 64 KB). */
+    static const struct {
+        const char *name;
+        int bulk, blocked, piece, stages;
+    } kinds[] = {{"loads", 0, 0, READ_PIECE, 3},    {"bulk", 1, 0, READ_PIECE, 3},
+                 {"bulk-blocked", 1, 1, READ_PIECE, 3}, {"bulk16k-s8", 1, 0, 16384, 8},
+                 {"bulk16k-s12", 1, 0, 16384, 12},   {"bulk32k-s4", 1, 0, 32768, 4},
+                 {"bulk64k-s2", 1, 0, 65536, 2}};
     ramp_gpu_info gi;
     TRY(ramp_gpu_get_info(T->gpu, &gi));
-    for (int kind = 0; kind < 3; kind++) {
-        const int bulk = kind > 0;
+    for (int kind = 0; kind < (int)(sizeof kinds / sizeof kinds[0]); kind++) {
+        const int bulk = kinds[kind].bulk;
+        read_floor own, *f = f0;
+        if (kinds[kind].piece != READ_PIECE || kinds[kind].stages != 3) {
+            TRY(read_floor_init_ring(&own, T->gpu, max / (size_t)kinds[kind].piece + 1,
+                                     kinds[kind].piece, kinds[kind].stages));
+            f = &own;
+        }
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
         int n = 0;
-        printf("read sweep, %s (the read floor's kernel on contiguous ranges):", names[kind]);
+        printf("read sweep, %s (the read floor's kernel on contiguous ranges):", kinds[kind].name);
         for (size_t mib = 0; mib <= 1024; mib = mib ? 2 * mib : 4) {
             f->n = 0;
             if (mib) TRY(read_floor_add(f, buf, mib << 20));
             size_t bytes = mib << 20;
-            if (kind == 2 && f->n > gi.limits.sms) block_order(f, gi.limits.sms, &bytes);
+            if (kinds[kind].blocked && f->n > gi.limits.sms) block_order(f, gi.limits.sms, &bytes);
             TRY(read_floor_upload(f, T->gpu));
             ramp_graph *G = NULL;
             TRY(ramp_graph_capture_begin(T->gpu, T->st));
@@ -479,7 +494,8 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
             stat3 s = time_it(T, read_floor_replay, G);
             ramp_graph_free(G);
             const double tb = (double)bytes / (s.med * 1e-6) / 1e12;
-            fprintf(out, "%s,%zu,%.3f,%.3f,%.3f,%.3f\n", names[kind], mib, s.med, s.p10, s.p90, tb);
+            fprintf(out, "%s,%zu,%.3f,%.3f,%.3f,%.3f\n", kinds[kind].name, mib, s.med, s.p10,
+                    s.p90, tb);
             printf(" %zu MiB %.2f us (%.2f TB/s);", mib, s.med, tb);
             if (mib >= 4 && mib <= 64) {
                 const double x = (double)(mib << 20) / 1e12; /* TB: slope in us per TB */
@@ -487,8 +503,9 @@ static void read_sweep(read_floor *f, timer *T, const char *outdir) {
             }
         }
         const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx), a = (sy - slope * sx) / n;
-        printf("\n  fit on 4-64 MiB, %s: t = %.2f us + bytes at %.2f TB/s\n", names[kind], a,
+        printf("\n  fit on 4-64 MiB, %s: t = %.2f us + bytes at %.2f TB/s\n", kinds[kind].name, a,
                1e6 / slope);
+        if (f == &own) read_floor_free(&own, T->gpu);
     }
     fclose(out);
     ramp_gpu_free(T->gpu, buf);

@@ -28,7 +28,8 @@
  * Variant mode (experiments, moe_v2.md): RAMP_MV2_BENCH_VARIANTS = comma
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
- * [.b<bulkred>][.m<mcast>][.y<tma_x>][.z<streamk>][.g<grid cap>] (.z1 with .u1: a narrow
+ * [.b<bulkred>][.m<mcast>][.y<tma_x>][.z<streamk>][.e<w2box>][.g<grid cap>] (.e1: W2 in
+ * boxes of 256 rows, session 29; .z1 with .u1: a narrow
  * tile's phase 2 as stream-K, session 24; .b1: the output added by bulk
  * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
  * tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
@@ -120,6 +121,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'm') x->o.mcast = val;
         else if (c == 'y') x->o.tma_x = val;
         else if (c == 'z') x->o.streamk = val;
+        else if (c == 'e') x->o.w2box = val;
         else return 0;
         p += 2 + used;
     }
@@ -295,8 +297,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "reductions from shared memory; .m1 weights by TMA multicast to pairs of "
                        "tiles; .y1 wide tiles' token rows by TMA from a copy of x in tile order "
                        "(.y2: a box per row from x); .z1 (with .u1) phase 2 as stream-K, each block "
-                       "a contiguous range of (row tile, chunk, K block) units; .gN grid capped at "
-                       "N blocks\n");
+                       "a contiguous range of (row tile, chunk, K block) units; .e1 W2 read in boxes "
+                       "of 256 rows (one TMA operation a stage); .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");

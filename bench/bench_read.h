@@ -25,6 +25,7 @@ typedef struct {
     size_t cap;     /* pieces the buffer holds */
     uint64_t *host; /* [2 * cap]: ptr, bytes */
     int n;          /* pieces of the current list */
+    int piece, bulk_smem; /* bytes a piece, the bulk kernel's ring (READ_PIECE, 3 slots) */
 } read_floor;
 
 static inline void read_floor_free(read_floor *f, ramp_gpu *gpu) {
@@ -35,19 +36,31 @@ static inline void read_floor_free(read_floor *f, ramp_gpu *gpu) {
     memset(f, 0, sizeof *f);
 }
 
-/* Compiles both kernels and allocates room for cap pieces. */
-static inline ramp_status read_floor_init(read_floor *f, ramp_gpu *gpu, size_t cap) {
+/* Compiles both kernels, the bulk one with a ring of `stages` slots of
+ * `piece` bytes (pieces that long), and allocates room for cap pieces. */
+static inline ramp_status read_floor_init_ring(read_floor *f, ramp_gpu *gpu, size_t cap,
+                                               int piece, int stages) {
     memset(f, 0, sizeof *f);
+    f->piece = piece;
+    f->bulk_smem = piece * stages;
+    char d0[48], d1[48];
+    snprintf(d0, sizeof d0, "RAMP_READ_SLOT=%d", piece);
+    snprintf(d1, sizeof d1, "RAMP_READ_STAGES=%d", stages);
+    const char *defs[2] = {d0, d1};
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
     rq.name = "read-floor";
     rq.source = "#include \"read_floor.cuh\"\n";
+    if (piece != READ_PIECE || stages != 3) { /* the default program keeps its cache key */
+        rq.defines = defs;
+        rq.ndefines = 2;
+    }
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_jit_compile(&rq, &r);
     if (s == RAMP_OK) s = ramp_module_load(gpu, r->cubin, r->cubin_size, &f->m);
     ramp_jit_result_free(r);
     if (s == RAMP_OK) s = ramp_module_kernel(f->m, "ramp_read_floor", 0, &f->k);
-    if (s == RAMP_OK) s = ramp_module_kernel(f->m, "ramp_read_bulk", READ_BULK_SMEM, &f->kb);
+    if (s == RAMP_OK) s = ramp_module_kernel(f->m, "ramp_read_bulk", f->bulk_smem, &f->kb);
     f->cap = cap;
     f->host = malloc(sizeof(uint64_t) * 2 * (cap ? cap : 1));
     if (s == RAMP_OK && !f->host) s = RAMP_ERR_OUT_OF_MEMORY;
@@ -57,16 +70,22 @@ static inline ramp_status read_floor_init(read_floor *f, ramp_gpu *gpu, size_t c
     return s;
 }
 
+/* The usual read floor: pieces of READ_PIECE bytes, 3 ring slots. */
+static inline ramp_status read_floor_init(read_floor *f, ramp_gpu *gpu, size_t cap) {
+    return read_floor_init_ring(f, gpu, cap, READ_PIECE, 3);
+}
+
 /* Appends [base, base + bytes) as pieces (16-byte aligned, within cap). */
 static inline ramp_status read_floor_add(read_floor *f, ramp_devptr base, size_t bytes) {
     RAMP_CHECK(base % 16 == 0 && bytes % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
                "read floor: range %#llx + %zu not 16-byte aligned", (unsigned long long)base,
                bytes);
-    for (size_t o = 0; o < bytes; o += READ_PIECE) {
+    const size_t piece = (size_t)f->piece;
+    for (size_t o = 0; o < bytes; o += piece) {
         RAMP_CHECK((size_t)f->n < f->cap, RAMP_ERR_INVALID_ARGUMENT,
                    "read floor: more than %zu pieces", f->cap);
         f->host[2 * f->n] = (uint64_t)(base + o);
-        f->host[2 * f->n + 1] = bytes - o < READ_PIECE ? bytes - o : READ_PIECE;
+        f->host[2 * f->n + 1] = bytes - o < piece ? bytes - o : piece;
         f->n++;
     }
     return RAMP_OK;
@@ -88,7 +107,7 @@ static inline ramp_status read_floor_launch(read_floor *f, ramp_gpu *gpu, ramp_s
     const int most = bulk ? gi.limits.sms : 2 * gi.limits.sms;
     unsigned grid[3] = {(unsigned)(f->n < most ? (f->n > 0 ? f->n : 1) : most), 1, 1};
     unsigned block[3] = {bulk ? 32u : READ_THREADS, 1, 1};
-    const int smem = bulk ? READ_BULK_SMEM : 0;
+    const int smem = bulk ? f->bulk_smem : 0;
     ramp_kernel *k = bulk ? f->kb : f->k;
     void *args[3] = {&f->pieces, &f->n, &f->sink};
     return pdl ? ramp_kernel_launch_pdl(k, grid, block, smem, st, args)

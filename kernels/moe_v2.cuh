@@ -130,6 +130,13 @@
 #ifndef RAMP_MV2_TILED
 #define RAMP_MV2_TILED 0
 #endif
+/* RAMP_MV2_W2BOX256 (ramp_moe_v2_opts.w2box; session 29): a W2 stage's two
+ * 128-row boxes (rows y0 and y0 + 128, adjacent in the slot as in W2) as
+ * one box of 256 rows, the W2 map built with 256-row boxes: half the TMA
+ * operations for the same bytes and the same shared-memory image. */
+#ifndef RAMP_MV2_W2BOX256
+#define RAMP_MV2_W2BOX256 0
+#endif
 #ifndef RAMP_MV2_RED4
 #define RAMP_MV2_RED4 0
 #endif
@@ -282,6 +289,9 @@
 #endif
 #if RAMP_MV2_MCAST && (!V2_WIDE || RAMP_MV2_GROUP > 1 || RAMP_MV2_TILED || V2_KS > 1)
 #error "RAMP_MV2_MCAST: wide tiles, row-major tile order, row-major weights, no split-K"
+#endif
+#if RAMP_MV2_W2BOX256 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_BF16 || V2_KS > 1)
+#error "RAMP_MV2_W2BOX256: narrow FP8 tiles on row-major weights, no split-K"
 #endif
 #define V2_MC (RAMP_MV2_MCAST ? 2 : 1)
 #define V2_CL (V2_KS * V2_MC) /* CTAs per cluster */
@@ -604,6 +614,12 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
 #else
     (void)mc;
 #endif
+#if RAMP_MV2_W2BOX256 /* W2's rows y0 .. y0 + 255 as one box (the map's box is 256 rows) */
+    if (b.map == &maps.w2) {
+        v2_tma_box(slot, b.map, full, b.x, b.y0);
+        return;
+    }
+#endif
     v2_tma_box(slot, b.map, full, b.x, b.y0);
     v2_tma_box(slot + RAMP_MV2_A_BYTES / 2, b.map, full, b.x, b.y1);
 #endif
@@ -624,6 +640,9 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
     (void)mc;
 #endif
     v2_tma_prefetch_box(b.map, b.x, b.y0);
+#if RAMP_MV2_W2BOX256
+    if (b.map == &maps.w2) return; /* the box above held all 256 rows */
+#endif
     v2_tma_prefetch_box(b.map, b.x, b.y1);
 #else
     (void)maps; (void)st; (void)e; (void)slice; (void)mc;

@@ -53,7 +53,15 @@ extern "C" __global__ void __launch_bounds__(RAMP_READ_THREADS)
     if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+/* The bulk kernel's ring: RAMP_READ_STAGES slots of RAMP_READ_SLOT bytes
+ * (pieces at most that long); other values for the request-size sweep of
+ * bench_layer (session 29). */
+#ifndef RAMP_READ_STAGES
 #define RAMP_READ_STAGES 3
+#endif
+#ifndef RAMP_READ_SLOT
+#define RAMP_READ_SLOT RAMP_READ_PIECE
+#endif
 
 extern "C" __global__ void __launch_bounds__(32)
     ramp_read_bulk(const ramp_read_piece *pieces, int n, unsigned *sink) {
@@ -72,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(32)
         const unsigned bytes = (unsigned)pieces[i].bytes;
         hop_mbar_arrive_expect_tx(bar, bytes);
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-                     "[%0], [%1], %2, [%3];\n" ::"r"(hop_smem(ring + (size_t)s * RAMP_READ_PIECE)),
+                     "[%0], [%1], %2, [%3];\n" ::"r"(hop_smem(ring + (size_t)s * RAMP_READ_SLOT)),
                      "l"(pieces[i].ptr), "r"(bytes), "r"(bar)
                      : "memory");
     }

@@ -23,6 +23,7 @@ struct ramp_moe_v2_kernel {
     int launch_cluster; /* CTAs per cluster of the launch: ks, or opts.cluster */
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
+    int w2box; /* the program reads W2 in boxes of 256 rows */
     int red4;  /* the program adds float4s into out: 16-byte aligned */
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
                   (2, 3: phase 1 or 2 alone, for timing) */
@@ -147,7 +148,7 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
     return o;
 }
 
@@ -214,6 +215,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
     if (o->mcast) DEF("RAMP_MV2_MCAST=%d", o->mcast);
     if (o->tma_x) DEF("RAMP_MV2_TMA_X=%d", o->tma_x);
+    if (o->w2box) DEF("RAMP_MV2_W2BOX256=%d", 1);
 #undef DEF
     return n;
 }
@@ -242,6 +244,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-red4");
     if (o.bulkred && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-bulkred");
+    if (o.w2box && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-w2b256");
     if (o.group > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-g%d", o.group);
     if (v->cfg.splitk > 1 && n > 0 && (size_t)n < size)
@@ -277,14 +281,20 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
-                   o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1),
+                   o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1) &&
+                   (o.w2box == 0 || o.w2box == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..2), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
-               "streamk %d (0, 1)",
+               "streamk %d (0, 1), w2box %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.tma_x, o.streamk);
+               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box);
+    RAMP_CHECK(!o.w2box || (v->cfg.rows <= 64 && !v->geom.bf16 && !o.tiled && v->cfg.splitk <= 1),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 W2 boxes of 256 rows (w2box 1): narrow FP8 tiles on row-major weights without "
+               "split-K; not rows %d, bf16 %d, tiled %d, split-K %d",
+               v->cfg.rows, v->geom.bf16, o.tiled, v->cfg.splitk);
     RAMP_CHECK(!o.streamk || (o.split == 1 && v->cfg.rows <= 64 && o.group <= 1 &&
                               v->cfg.splitk <= 1),
                RAMP_ERR_UNSUPPORTED,
@@ -371,6 +381,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->layout = ramp_moe_v2_layout_for_opts(v, &eo);
     k->sms = info.limits.sms;
     k->tiled = eo.tiled;
+    k->w2box = eo.w2box;
     k->tma_x = eo.tma_x == 1 && eo.diag == 9 ? 3 : eo.tma_x;
     k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
@@ -504,7 +515,8 @@ void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
 /* The maps of W13 [E * 2h][d] and W2 [E * d][h]: boxes of 128 bytes x 128
  * rows (two per 32 KB stage), row-major or pre-tiled as the program reads. */
 static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_u64 w2) {
-    ramp_status s = ramp_moe_v2_maps_build(&k->v.geom, w13, w2, k->tiled, &k->maps);
+    ramp_status s = ramp_moe_v2_maps_build_box(&k->v.geom, w13, w2, k->tiled,
+                                               k->w2box ? 256 : RAMP_MV2_BOX_ROWS, &k->maps);
     k->map_w13 = s == RAMP_OK ? w13 : 0;
     k->map_w2 = s == RAMP_OK ? w2 : 0;
     return s;
@@ -512,7 +524,16 @@ static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_
 
 ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
                                    int tiled, ramp_moe_v2_maps *out) {
+    return ramp_moe_v2_maps_build_box(g, w13, w2, tiled, RAMP_MV2_BOX_ROWS, out);
+}
+
+ramp_status ramp_moe_v2_maps_build_box(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
+                                       int tiled, int w2_box_rows, ramp_moe_v2_maps *out) {
     RAMP_CHECK(g && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    RAMP_CHECK(w2_box_rows == RAMP_MV2_BOX_ROWS || (w2_box_rows == 256 && !tiled),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "v2 maps: W2 boxes of %d rows (128, or 256 on row-major weights; tiled %d)",
+               w2_box_rows, tiled);
     if (tiled) {
         RAMP_TRY(ramp_moe_v2_tiled_check(g));
         const int kmajor = tiled == 2;
@@ -536,6 +557,7 @@ ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp
     t.rows = (uint64_t)g->experts * g->hidden;
     t.cols = (uint64_t)g->inter;
     t.row_stride = (uint64_t)g->inter * t.elem_bytes;
+    t.box_rows = (uint32_t)w2_box_rows;
     return ramp_tmap_2d_encode(&t, &out->w2);
 }
 

@@ -86,6 +86,10 @@ typedef struct {
                      units, one output add per chunk it touches; replaces p2k.
                      FP8 narrow splits without bulkred, group or split-K (moe_v2.md,
                      sessions 24-25: correct, slower at one row tile; off) */
+    int w2box;    /* 1: a W2 stage's 256 rows as one TMA box of 32 KB instead of two
+                     of 128 rows (RAMP_MV2_W2BOX256; the W2 map's box 256 rows):
+                     narrow FP8 tiles on row-major weights, fused or phase 2
+                     (moe_v2.md, session 29) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =
@@ -175,6 +179,9 @@ ramp_status ramp_moe_v2_cluster_cap(const ramp_kernel *kernel, int smem, int ks,
  * Needs the GPU's context current, as ramp_moe_v2_launch. */
 ramp_status ramp_moe_v2_maps_build(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
                                    int tiled, ramp_moe_v2_maps *out);
+/* The same with W2's boxes w2_box_rows (128, or 256 for opts.w2box) rows. */
+ramp_status ramp_moe_v2_maps_build_box(const ramp_geometry *g, ramp_devptr w13, ramp_devptr w2,
+                                       int tiled, int w2_box_rows, ramp_moe_v2_maps *out);
 
 /* Token rows by TMA (opts.tma_x, ".tx"): the map of maps.x over `rows` rows
  * of hidden states at base (d elements each), boxes of 128 B x box_rows

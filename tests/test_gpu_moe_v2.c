@@ -67,7 +67,9 @@
  * RAMP_MOE_V2_PIPE=N (ramp_moe_v2_opts.pipe; with BF16 the wide tiles only,
  * one stage's wgmmas kept in flight), RAMP_MOE_V2_TMA_X=1 or 2 (session 17:
  * wide tiles only, their token rows by TMA, from a copy of x in tile order or
- * a box per row, RAMP_MV2_TMA_X). Prints
+ * a box per row, RAMP_MV2_TMA_X), RAMP_MOE_V2_W2BOX=1 (session 29: narrow FP8
+ * tiles without split-K, W2 in boxes of 256 rows, RAMP_MV2_W2BOX256), and
+ * RAMP_MOE_V2_TILED=2 (pre-tiled K block-major). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -391,6 +393,8 @@ int main(void) {
     opts.bulkred = bulkred_env && atoi(bulkred_env) > 0;
     const char *mcast_env = getenv("RAMP_MOE_V2_MCAST");
     opts.mcast = mcast_env && atoi(mcast_env) > 0;
+    const char *w2box_env = getenv("RAMP_MOE_V2_W2BOX");
+    opts.w2box = w2box_env && atoi(w2box_env) > 0;
     const char *tma_x_env = getenv("RAMP_MOE_V2_TMA_X");
     opts.tma_x = tma_x_env ? atoi(tma_x_env) : 0;
     const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
@@ -475,6 +479,8 @@ int main(void) {
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
             if (opts.tma_x && all[i].cfg.rows <= 64) continue; /* token rows by TMA: wide */
+            /* W2 in 256-row boxes: narrow FP8 tiles, no split-K */
+            if (opts.w2box && (all[i].cfg.rows > 64 || bf16 || all[i].cfg.splitk > 1)) continue;
             if (opts.streamk && all[i].cfg.rows > 64) continue; /* stream-K: narrow splits */
             /* BF16 ping-pong: wide tiles (session 15) */
             if (bf16 && opts.pipe && all[i].cfg.rows <= 64) continue;

@@ -137,7 +137,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
                       x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64) &&
                       x->o.streamk >= 0 && x->o.streamk <= 1 &&
                       (!x->o.streamk || (x->rows <= 64 && x->o.split == 1));
-    const int tiled_ok = x->o.tiled >= 0 && x->o.tiled <= 2 && !(x->o.tiled && x->o.red4);
+    const int tiled_ok = x->o.tiled >= 0 && x->o.tiled <= 3 && !(x->o.tiled && x->o.red4);
     return *p == '\0' && tiled_ok && split_ok && p2k_ok && group_ok && ks_ok;
 }
 
@@ -289,7 +289,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
-                       "run per TMA box; .t2 the boxes K block-major); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
+                       "run per TMA box; .t2 the boxes K block-major; .t3 each stage one 32 KB "
+                       "unit read by one bulk copy); .v1 output by red.global.add.v4.f32 (W2 rows permuted); .u1 "
                        "two launches (up projection storing the intermediate, then the down projection "
                        "over all of h; .u2/.u3: the up / the down launch alone, for timing); .kN the down "
                        "projection's K in N parts (tiles of their own); .oN the tile order in groups of N "
@@ -527,10 +528,10 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, w13s, W.w13_scale, s13));
             TRY(ramp_gpu_upload(T.gpu, w2s, W.w2_scale, s2));
         }
-        /* the same weights pre-tiled, for .t1 (.t2: K block-major) variants
+        /* the same weights pre-tiled, for .t1 (.t2: K block-major, .t3: stage units) variants
          * of this model */
-        ramp_devptr w13t[3] = {0, 0, 0}, w2t[3] = {0, 0, 0};
-        int any_tiled[3] = {0, 0, 0};
+        ramp_devptr w13t[4] = {0, 0, 0, 0}, w2t[4] = {0, 0, 0, 0};
+        int any_tiled[4] = {0, 0, 0, 0};
         for (int xi = 0; xi < nx; xi++)
             if (xv[xi].model < 0 || xv[xi].model == mi) any_tiled[xv[xi].o.tiled] = 1;
         ramp_devptr w2p = 0;
@@ -545,7 +546,7 @@ int main(int argc, char **argv) {
             TRY(ramp_gpu_upload(T.gpu, w2p, p2, n2));
             free(p2);
         }
-        for (int tm = 1; tm <= 2; tm++) {
+        for (int tm = 1; tm <= 3; tm++) {
             if (!any_tiled[tm]) continue;
             uint8_t *t13 = malloc(n13), *t2 = malloc(n2);
             if (!t13 || !t2) DIE("out of memory");
@@ -695,7 +696,7 @@ int main(int argc, char **argv) {
             free(o); free(o1); free(ref); free(bd);
         }
         ramp_gpu_free(T.gpu, w13); ramp_gpu_free(T.gpu, w2);
-        for (int tm = 1; tm <= 2; tm++) {
+        for (int tm = 1; tm <= 3; tm++) {
             ramp_gpu_free(T.gpu, w13t[tm]);
             ramp_gpu_free(T.gpu, w2t[tm]);
         }

@@ -293,6 +293,16 @@ static __device__ __forceinline__ void hop_tma_load_2d(unsigned dst, const hop_t
         "l"((unsigned long long)tmap), "r"(x), "r"(y), "r"(bar)
         : "memory");
 }
+/* `bytes` (a multiple of 16) from global address src (16-byte aligned) to
+ * shared dst by the TMA unit as one contiguous bulk copy, completing its
+ * bytes on the mbarrier at bar. */
+static __device__ __forceinline__ void hop_bulk_load(unsigned dst, unsigned long long src,
+                                                     unsigned bytes, unsigned bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
 /* The same box written into every CTA of the cluster whose bit is set in
  * `mask`, at the same shared::cta offset dst in each, each completing the
  * box's bytes on its own mbarrier at offset bar: one L2 read feeds them all

@@ -45,6 +45,14 @@
  * blocks][128][128]; ramp_moe_v2_tile_weights_order), the map's outer
  * dimensions swapped to (row block, K block): blocks that stream different
  * rows at the same K step read one contiguous range together.
+ * RAMP_MV2_TILED = 3 (session 29): each ring stage's 32 KB of weights
+ * stored as one contiguous unit holding its shared-memory image (the two
+ * 128-row boxes, 128-byte swizzle applied), read by one bulk copy
+ * (cp.async.bulk, no tensor map): W13 unit (e, row block rb of h, K block
+ * kb) = gate rows e 2h + 128 rb .. +127, then the up rows h further;
+ * W2 unit (e, 256-row chunk c of d, K block kb) = rows e d + 256 c ..
+ * +255; units ordered (e, rb or c, kb). ramp_moe_v2_tile_weights_order
+ * packs them. Narrow FP8 tiles (the wide tiles load their own boxes).
  *
  * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
  * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), fused (wide tiles:
@@ -293,6 +301,12 @@
 #if RAMP_MV2_W2BOX256 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_BF16 || V2_KS > 1)
 #error "RAMP_MV2_W2BOX256: narrow FP8 tiles on row-major weights, no split-K"
 #endif
+#if RAMP_MV2_TILED == 3 && (V2_WIDE || RAMP_MV2_BF16 || RAMP_MV2_MCAST || RAMP_MV2_PF > 0)
+#error "RAMP_MV2_TILED 3 (stage units): narrow FP8 tiles, no multicast, no L2 prefetch"
+#endif
+#if RAMP_MV2_TILED < 0 || RAMP_MV2_TILED > 3
+#error "RAMP_MV2_TILED must be 0..3"
+#endif
 #define V2_MC (RAMP_MV2_MCAST ? 2 : 1)
 #define V2_CL (V2_KS * V2_MC) /* CTAs per cluster */
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
@@ -376,6 +390,8 @@
 #if RAMP_INTER % 128 || RAMP_HIDDEN % 128
 #error "RAMP_MV2_TILED: h and d must be multiples of 128 (whole blocks)"
 #endif
+#endif
+#if RAMP_MV2_TILED == 1 || RAMP_MV2_TILED == 2
 #define V2_CU 128
 #else
 #define V2_CU 1
@@ -520,6 +536,7 @@ static __device__ __forceinline__ void v2_wait_empty(unsigned empty_s, unsigned 
 typedef struct {
     const hop_tensormap *map;
     int x, y0, y1;
+    int w2; /* a W2 stage (y1 = y0 + 128 / V2_CU) */
 } v2_box;
 
 static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &maps, int st, int e,
@@ -528,6 +545,7 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
 #if RAMP_MV2_PHASE == 2
     if (1) { /* slice = the chunk of d */
         b.map = &maps.w2;
+        b.w2 = 1;
         b.x = V2_P2_KB(slice, st) * (V2_KE / V2_CU);
         b.y0 = e * (RAMP_HIDDEN / V2_CU) + V2_P2_CHUNK(slice) * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
@@ -536,6 +554,7 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
     if (st < V2_PASSES * V2_KBL) {
         const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
         b.map = &maps.w13;
+        b.w2 = 0;
         b.x = kb * (V2_KE / V2_CU);
         b.y0 = e * (2 * RAMP_INTER / V2_CU) + slice * (RAMP_WIDTH / V2_CU) + p * (128 / V2_CU);
         b.y1 = b.y0 + RAMP_INTER / V2_CU;
@@ -543,6 +562,7 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
         const int ds = st - V2_PASSES * V2_KBL;
         const int chunk = v2_kpart() * V2_CHL + ds / V2_DKB;
         b.map = &maps.w2;
+        b.w2 = 1;
         b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (V2_KE / V2_CU);
         b.y0 = e * (RAMP_HIDDEN / V2_CU) + chunk * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
@@ -592,18 +612,32 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
 
 /* Thread 0: the weights of tile-local stage st into ring slot s, their
  * bytes (and V2_TOK_TX's) announced on full[s] (DIAG 3, 6, 8: no weights). */
-static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &maps,
+static __device__ __forceinline__ void v2_load_weights(const ramp_moe_params &prm,
+                                                       const ramp_moe_v2_maps &maps,
                                                        unsigned char *sm, int st, int e,
                                                        int slice, int s, int mc) {
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars) + 8 * s;
 #if V2_DIAG_NO_LOADS
-    (void)maps; (void)st; (void)e; (void)slice; (void)slot; (void)mc;
+    (void)prm; (void)maps; (void)st; (void)e; (void)slice; (void)slot; (void)mc;
     if (V2_TOK_TX(st)) hop_mbar_arrive_expect_tx(full, V2_TOK_TX(st));
     else hop_mbar_arrive(full);
 #else
     const v2_box b = v2_stage_box(maps, st, e, slice);
     hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES + V2_TOK_TX(st));
+#if RAMP_MV2_TILED == 3 /* the stage's 32 KB unit, stored as its shared-memory image */
+    (void)mc;
+    const unsigned long long unit =
+        b.w2 ? ((unsigned long long)e * (RAMP_HIDDEN / RAMP_MV2_CHUNK) +
+                (b.y0 - e * RAMP_HIDDEN) / RAMP_MV2_CHUNK) * (RAMP_INTER / 128) + b.x / 128
+             : ((unsigned long long)e * (RAMP_INTER / 128) + (b.y0 - e * 2 * RAMP_INTER) / 128) *
+                       (RAMP_HIDDEN / 128) + b.x / 128;
+    hop_bulk_load(slot, (b.w2 ? prm.w2 : prm.w13) + unit * RAMP_MV2_A_BYTES, RAMP_MV2_A_BYTES,
+                  full);
+    return;
+#else
+    (void)prm;
+#endif
 #if V2_MC > 1
     if (mc) { /* box k from here into both CTAs' slot; the other from the partner */
         const unsigned k = hop_cluster_rank();
@@ -615,7 +649,7 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_v2_maps &m
     (void)mc;
 #endif
 #if RAMP_MV2_W2BOX256 /* W2's rows y0 .. y0 + 255 as one box (the map's box is 256 rows) */
-    if (b.map == &maps.w2) {
+    if (b.w2) {
         v2_tma_box(slot, b.map, full, b.x, b.y0);
         return;
     }
@@ -641,7 +675,7 @@ static __device__ __forceinline__ void v2_prefetch(const ramp_moe_v2_maps &maps,
 #endif
     v2_tma_prefetch_box(b.map, b.x, b.y0);
 #if RAMP_MV2_W2BOX256
-    if (b.map == &maps.w2) return; /* the box above held all 256 rows */
+    if (b.w2) return; /* the box above held all 256 rows */
 #endif
     v2_tma_prefetch_box(b.map, b.x, b.y1);
 #else
@@ -768,7 +802,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
  * previous tile's last stages; this overlaps its tail), and the L2
  * prefetch of stages V2_HEAD .. RAMP_MV2_PF - 1. `it` = the block's stage count
  * at the tile's start. */
-static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &maps,
+static __device__ __forceinline__ void v2_producer_head(const ramp_moe_params &prm,
+                                                        const ramp_moe_v2_maps &maps,
                                                         unsigned char *sm, int e, int slice,
                                                         int it, int mc V2_SKP) {
     if (threadIdx.x != 0) return;
@@ -776,7 +811,7 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_v2_maps &
     for (int st = 0; st < V2_HEAD; st++) {
         const int i = it + st, s = i % V2_S;
         if (i >= V2_S) v2_wait_empty(empty + 8 * s, (i / V2_S - 1) & 1);
-        v2_load_weights(maps, sm, st, e, slice, s, mc);
+        v2_load_weights(prm, maps, sm, st, e, slice, s, mc);
     }
 #if RAMP_MV2_PF > 0
     for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice, mc);
@@ -804,7 +839,7 @@ static __device__ __forceinline__ void v2_producer(const ramp_moe_params &prm,
         const int s = it % V2_S;
         if (st >= V2_HEAD) {
             v2_wait_empty(empty + 8 * s, (it / V2_S - 1) & 1);
-            if (threadIdx.x == 0) v2_load_weights(maps, sm, st, e, slice, s, mc);
+            if (threadIdx.x == 0) v2_load_weights(prm, maps, sm, st, e, slice, s, mc);
         }
 #if RAMP_MV2_PF > 0
         if (threadIdx.x == 0 && st + RAMP_MV2_PF < V2_NST && st + RAMP_MV2_PF >= V2_HEAD)
@@ -1606,7 +1641,7 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
-        v2_producer_head(maps, sm, e, slice, it, mc V2_SKA);
+        v2_producer_head(prm, maps, sm, e, slice, it, mc V2_SKA);
         if (!waited) { /* V2_LATE_WAIT: phase 1's intermediate is read from here on */
             asm volatile("griddepcontrol.wait;\n" ::: "memory");
             waited = 1;

@@ -239,7 +239,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
     if (o.diag && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-diag%d", o.diag);
     if (o.tiled && n > 0 && (size_t)n < size)
-        n += snprintf(buf + n, size - (size_t)n, o.tiled == 2 ? "-tiledk" : "-tiled");
+        n += snprintf(buf + n, size - (size_t)n,
+                      o.tiled == 3 ? "-units" : o.tiled == 2 ? "-tiledk" : "-tiled");
     if (o.red4 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-red4");
     if (o.bulkred && n > 0 && (size_t)n < size)
@@ -276,7 +277,7 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = effective_opts(v, opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 9 &&
-                   o.pipe >= 0 && o.pipe <= 2 && o.tiled >= 0 && o.tiled <= 2 &&
+                   o.pipe >= 0 && o.pipe <= 2 && o.tiled >= 0 && o.tiled <= 3 &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
                    (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
@@ -284,12 +285,17 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                    o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1) &&
                    (o.w2box == 0 || o.w2box == 1),
                RAMP_ERR_INVALID_ARGUMENT,
-               "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..2), "
+               "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..3), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
                "streamk %d (0, 1), w2box %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box);
+    RAMP_CHECK(o.tiled != 3 || (v->cfg.rows <= 64 && !o.mcast && o.prefetch == 0),
+               RAMP_ERR_UNSUPPORTED,
+               "v2 weights in stage units (tiled 3): narrow tiles without multicast or L2 "
+               "prefetch; not rows %d, mcast %d, prefetch %d",
+               v->cfg.rows, o.mcast, o.prefetch);
     RAMP_CHECK(!o.w2box || (v->cfg.rows <= 64 && !v->geom.bf16 && !o.tiled && v->cfg.splitk <= 1),
                RAMP_ERR_UNSUPPORTED,
                "v2 W2 boxes of 256 rows (w2box 1): narrow FP8 tiles on row-major weights without "
@@ -515,7 +521,8 @@ void ramp_moe_v2_set_max_grid(ramp_moe_v2_kernel *k, int blocks) {
 /* The maps of W13 [E * 2h][d] and W2 [E * d][h]: boxes of 128 bytes x 128
  * rows (two per 32 KB stage), row-major or pre-tiled as the program reads. */
 static ramp_status build_maps(ramp_moe_v2_kernel *k, ramp_moe_u64 w13, ramp_moe_u64 w2) {
-    ramp_status s = ramp_moe_v2_maps_build_box(&k->v.geom, w13, w2, k->tiled,
+    /* stage units (tiled 3) are read by bulk copies: the maps are never used */
+    ramp_status s = ramp_moe_v2_maps_build_box(&k->v.geom, w13, w2, k->tiled == 3 ? 0 : k->tiled,
                                                k->w2box ? 256 : RAMP_MV2_BOX_ROWS, &k->maps);
     k->map_w13 = s == RAMP_OK ? w13 : 0;
     k->map_w2 = s == RAMP_OK ? w2 : 0;
@@ -605,6 +612,32 @@ ramp_status ramp_moe_v2_tile_matrix_order(const uint8_t *src, uint64_t rows, uin
     return RAMP_OK;
 }
 
+/* Stage units (tiled 3): for each expert e (expert_bytes apart in src) and
+ * group q (0..groups-1) of its rows, and each K block kb of its cols-byte
+ * rows, one 32 KB unit of two 128-row halves: rows 128 q .. (W2's 256-row
+ * chunk: 256 q .., its second half 128 rows later; W13's row block q of
+ * gate, then of up, h * d bytes later), each byte (r, c) of a half at
+ * r * 128 + ((c / 16) ^ (r % 8)) * 16 + c % 16, the 128-byte swizzle that
+ * TMA would apply, so one bulk copy lands a ring slot's image. */
+static void pack_units(const uint8_t *src, uint64_t experts, uint64_t groups,
+                       uint64_t rows_per_group, uint64_t half, uint64_t cols,
+                       uint64_t expert_bytes, uint8_t *dst) {
+    const uint64_t kblocks = cols / 128;
+    for (uint64_t e = 0; e < experts; e++)
+        for (uint64_t q = 0; q < groups; q++)
+            for (uint64_t kb = 0; kb < kblocks; kb++) {
+                uint8_t *u = dst + ((e * groups + q) * kblocks + kb) * RAMP_MV2_A_BYTES;
+                for (int hf = 0; hf < 2; hf++) {
+                    const uint8_t *s = src + e * expert_bytes + q * rows_per_group * cols +
+                                       (uint64_t)hf * half + kb * 128;
+                    for (uint64_t r = 0; r < 128; r++)
+                        for (uint64_t c = 0; c < 8; c++)
+                            memcpy(u + hf * 16384 + r * 128 + ((c ^ (r & 7)) << 4),
+                                   s + r * cols + c * 16, 16);
+                }
+            }
+}
+
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled) {
     return ramp_moe_v2_tile_weights_order(g, 1, w13, w2, w13_tiled, w2_tiled);
@@ -614,12 +647,25 @@ ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, co
                                            const uint8_t *w2, uint8_t *w13_tiled,
                                            uint8_t *w2_tiled) {
     RAMP_TRY(ramp_moe_v2_tiled_check(g));
-    RAMP_CHECK(tiled == 1 || tiled == 2, RAMP_ERR_INVALID_ARGUMENT,
-               "v2 tile weights: tiled %d (1 row block-major, 2 K block-major)", tiled);
+    RAMP_CHECK(tiled >= 1 && tiled <= 3, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 tile weights: tiled %d (1 row block-major, 2 K block-major, 3 stage units)",
+               tiled);
     RAMP_CHECK(!w13 == !w13_tiled && !w2 == !w2_tiled && (w13 || w2), RAMP_ERR_INVALID_ARGUMENT,
                "v2 tile weights: give W13 and its destination, W2 and its destination, or both "
                "pairs");
     const uint64_t E = (uint64_t)g->experts, h = (uint64_t)g->inter, d = (uint64_t)g->hidden;
+    if (tiled == 3) {
+        RAMP_CHECK(d % RAMP_MV2_CHUNK == 0, RAMP_ERR_UNSUPPORTED,
+                   "v2 stage units: d = %llu is not a multiple of %d", (unsigned long long)d,
+                   RAMP_MV2_CHUNK);
+        RAMP_CHECK((!w13 || w13 != w13_tiled) && (!w2 || w2 != w2_tiled),
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "v2 stage units: source and destination are the same buffer");
+        if (w13) pack_units(w13, E, h / 128, 128, h * d, d, 2 * h * d, w13_tiled);
+        if (w2)
+            pack_units(w2, E, d / RAMP_MV2_CHUNK, RAMP_MV2_CHUNK, 128 * h, h, d * h, w2_tiled);
+        return RAMP_OK;
+    }
     if (w13) RAMP_TRY(ramp_moe_v2_tile_matrix_order(w13, E * 2 * h, d, tiled == 2, w13_tiled));
     if (w2) RAMP_TRY(ramp_moe_v2_tile_matrix_order(w2, E * d, h, tiled == 2, w2_tiled));
     return RAMP_OK;

@@ -46,7 +46,9 @@ typedef struct {
                      wide FP8 tiles: output reductions during the second half; wide BF16
                      tiles (1 or 2): one stage's wgmmas kept in flight (session 15) */
     int tiled;    /* 1: weights pre-tiled (RAMP_MV2_TILED; ramp_moe_v2_tile_weights), 2:
-                     pre-tiled K block-major (ramp_moe_v2_tile_weights_order) */
+                     pre-tiled K block-major, 3: in stage units, each ring stage's
+                     shared-memory image read by one bulk copy (narrow tiles;
+                     ramp_moe_v2_tile_weights_order) */
     int red4;     /* 1: W2's rows permuted (ramp_moe_v2_permute_w2), output added by
                      red.global.add.v4.f32 (RAMP_MV2_RED4); out 16-byte aligned */
     int split;    /* 1: two launches, the up projection storing the FP8
@@ -217,7 +219,8 @@ ramp_status ramp_moe_v2_tile_matrix_order(const uint8_t *src, uint64_t rows, uin
  * ramp_moe_v2_tiled_check. Either pair may be NULL to pack one tensor. */
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled);
-/* The same for ramp_moe_v2_opts.tiled = tiled (1 or 2: K block-major). */
+/* The same for ramp_moe_v2_opts.tiled = tiled (1, 2: K block-major, 3:
+ * stage units, moe_v2.cuh's RAMP_MV2_TILED 3; d a multiple of 256). */
 ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, const uint8_t *w13,
                                            const uint8_t *w2, uint8_t *w13_tiled,
                                            uint8_t *w2_tiled);

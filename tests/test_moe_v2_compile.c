@@ -225,10 +225,32 @@ static void refusals(void) {
     /* options are checked before NVRTC runs */
     v = mv2_variant(&g, 8, 128);
     ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
-    o.tiled = 3;
+    o.tiled = 4;
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(r == NULL);
+    /* stage units (tiled 3): narrow tiles only, without the L2 prefetch;
+     * a narrow one compiles, fused and both phases, without spills */
+    o = ramp_moe_v2_default_opts();
+    o.tiled = 3;
+    v = mv2_variant(&g, MV2_WIDE_ROWS, 128);
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(r == NULL && strstr(ramp_last_error(), "stage units") != NULL);
+    v = mv2_variant(&g, 8, 128);
+    o.prefetch = 2;
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(r == NULL && strstr(ramp_last_error(), "prefetch") != NULL);
+    o.prefetch = 0;
+    for (int ph = 0; ph <= 2; ph++) {
+        o.split = ph > 0;
+        CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, ph, &r));
+        const ramp_kernel_report *k = r ? ramp_jit_kernel(r, "ramp_moe_v2") : NULL;
+        CHECK(k != NULL && k->spill_store_bytes == 0 && k->spill_load_bytes == 0);
+        ramp_jit_result_free(r);
+        r = NULL;
+    }
+    o = ramp_moe_v2_default_opts();
+    v = mv2_variant(&g, 8, 128);
     /* stream-K: 0 or 1, and only a narrow split's phase 2 (not unsplit, not
      * wide, not grouped, not split-K), each refusal naming it */
     o = ramp_moe_v2_default_opts();

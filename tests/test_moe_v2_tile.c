@@ -58,6 +58,23 @@ static uint64_t kmajor_index(uint64_t row, uint64_t col, uint64_t rows) {
     return ((k_block * (rows / 128) + row_block) * 128 + row_in_block) * 128 + byte_in_block;
 }
 
+/* The packed index of element (row, col) of expert e's W13 (rows 2h, cols
+ * d) or W2 (rows d, cols h) in stage units (tiled 3), from the layout's
+ * definition (moe_v2.cuh, RAMP_MV2_TILED 3): units of 32 KB ordered
+ * (expert, group, K block), two 128-row halves each, 128-byte swizzle. */
+static uint64_t unit_index(int w2, uint64_t e, uint64_t row, uint64_t col, uint64_t h,
+                           uint64_t d) {
+    const uint64_t cols = w2 ? h : d, kb = col / 128, c = col % 128, r = row % 128;
+    uint64_t group, groups, half;
+    if (w2) {
+        group = row / 256, groups = d / 256, half = (row % 256) / 128;
+    } else {
+        half = row >= h, group = (row - half * h) / 128, groups = h / 128;
+    }
+    const uint64_t unit = (e * groups + group) * (cols / 128) + kb;
+    return unit * 32768 + half * 16384 + r * 128 + (((c / 16) ^ (r % 8)) * 16) + c % 16;
+}
+
 /* Every element of dst (kmajor: K block-major) against src; returns the
  * mismatches (prints 3). */
 static long long compare_tiled(const char *what, const uint8_t *src, const uint8_t *dst,
@@ -90,6 +107,7 @@ static void packer_layout(ramp_rng *rng) {
         {.experts = 3, .topk = 2, .inter = 384, .hidden = 640},
         {.experts = 2, .topk = 1, .inter = 128, .hidden = 256},
         {.experts = 1, .topk = 1, .inter = 256, .hidden = 128},
+        {.experts = 2, .topk = 1, .inter = 384, .hidden = 512}, /* stage units: 3 row blocks, 2 chunks */
     };
     for (size_t gi = 0; gi < sizeof geoms / sizeof geoms[0]; gi++) {
         const ramp_geometry *g = &geoms[gi];
@@ -129,7 +147,28 @@ static void packer_layout(ramp_rng *rng) {
         CHECK_EQ_INT(compare_tiled(what, w13, t13, E * 2 * h, d, 1), 0);
         snprintf(what, sizeof what, "W2 K-major E=%d h=%d d=%d", g->experts, g->inter, g->hidden);
         CHECK_EQ_INT(compare_tiled(what, w2, t2, E * d, h, 1), 0);
-        CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 3, w13, w2, t13, t2),
+        /* stage units (tiled 3): every element of both tensors; d must be a
+         * multiple of 256 (a W2 unit is a 256-row chunk) */
+        memset(t13, 0xA5, n13);
+        memset(t2, 0x5A, n2);
+        if (d % 256) {
+            CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 3, w13, w2, t13, t2),
+                      RAMP_ERR_UNSUPPORTED);
+        } else {
+            CHECK_OK(ramp_moe_v2_tile_weights_order(g, 3, w13, w2, t13, t2));
+            long long bad13 = 0, bad2 = 0;
+            for (uint64_t e = 0; e < E; e++)
+                for (uint64_t r = 0; r < 2 * h; r++)
+                    for (uint64_t c = 0; c < d; c++)
+                        bad13 += t13[unit_index(0, e, r, c, h, d)] != w13[(e * 2 * h + r) * d + c];
+            for (uint64_t e = 0; e < E; e++)
+                for (uint64_t r = 0; r < d; r++)
+                    for (uint64_t c = 0; c < h; c++)
+                        bad2 += t2[unit_index(1, e, r, c, h, d)] != w2[(e * d + r) * h + c];
+            CHECK_EQ_INT(bad13, 0);
+            CHECK_EQ_INT(bad2, 0);
+        }
+        CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 4, w13, w2, t13, t2),
                   RAMP_ERR_INVALID_ARGUMENT);
     next:
         free(w13); free(w2); free(t13); free(t2);

@@ -52,7 +52,7 @@
  * kb) = gate rows e 2h + 128 rb .. +127, then the up rows h further;
  * W2 unit (e, 256-row chunk c of d, K block kb) = rows e d + 256 c ..
  * +255; units ordered (e, rb or c, kb). ramp_moe_v2_tile_weights_order
- * packs them. Narrow FP8 tiles (the wide tiles load their own boxes).
+ * packs them. FP8, without multicast or the L2 prefetch.
  *
  * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
  * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), fused (wide tiles:
@@ -301,8 +301,8 @@
 #if RAMP_MV2_W2BOX256 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_BF16 || V2_KS > 1)
 #error "RAMP_MV2_W2BOX256: narrow FP8 tiles on row-major weights, no split-K"
 #endif
-#if RAMP_MV2_TILED == 3 && (V2_WIDE || RAMP_MV2_BF16 || RAMP_MV2_MCAST || RAMP_MV2_PF > 0)
-#error "RAMP_MV2_TILED 3 (stage units): narrow FP8 tiles, no multicast, no L2 prefetch"
+#if RAMP_MV2_TILED == 3 && (RAMP_MV2_BF16 || RAMP_MV2_MCAST || RAMP_MV2_PF > 0)
+#error "RAMP_MV2_TILED 3 (stage units): FP8, no multicast, no L2 prefetch"
 #endif
 #if RAMP_MV2_TILED < 0 || RAMP_MV2_TILED > 3
 #error "RAMP_MV2_TILED must be 0..3"

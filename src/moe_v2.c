@@ -291,11 +291,9 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "streamk %d (0, 1), w2box %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box);
-    RAMP_CHECK(o.tiled != 3 || (v->cfg.rows <= 64 && !o.mcast && o.prefetch == 0),
-               RAMP_ERR_UNSUPPORTED,
-               "v2 weights in stage units (tiled 3): narrow tiles without multicast or L2 "
-               "prefetch; not rows %d, mcast %d, prefetch %d",
-               v->cfg.rows, o.mcast, o.prefetch);
+    RAMP_CHECK(o.tiled != 3 || (!o.mcast && o.prefetch == 0), RAMP_ERR_UNSUPPORTED,
+               "v2 weights in stage units (tiled 3): no multicast or L2 prefetch; not mcast "
+               "%d, prefetch %d", o.mcast, o.prefetch);
     RAMP_CHECK(!o.w2box || (v->cfg.rows <= 64 && !v->geom.bf16 && !o.tiled && v->cfg.splitk <= 1),
                RAMP_ERR_UNSUPPORTED,
                "v2 W2 boxes of 256 rows (w2box 1): narrow FP8 tiles on row-major weights without "

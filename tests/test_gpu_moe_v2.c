@@ -69,8 +69,8 @@
  * wide tiles only, their token rows by TMA, from a copy of x in tile order or
  * a box per row, RAMP_MV2_TMA_X), RAMP_MOE_V2_W2BOX=1 (session 29: narrow FP8
  * tiles without split-K, W2 in boxes of 256 rows, RAMP_MV2_W2BOX256), and
- * RAMP_MOE_V2_TILED=2 (pre-tiled K block-major) or 3 (narrow tiles only, each
- * ring stage's weights one contiguous unit read by a bulk copy). Prints
+ * RAMP_MOE_V2_TILED=2 (pre-tiled K block-major) or 3 (each ring stage's
+ * weights one contiguous unit read by a bulk copy). Prints
  * one line per configuration and a total. Exit 77 without a GPU.
  */
 #include "check.h"
@@ -481,7 +481,6 @@ int main(void) {
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
             if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
             if (opts.tma_x && all[i].cfg.rows <= 64) continue; /* token rows by TMA: wide */
-            if (opts.tiled == 3 && all[i].cfg.rows > 64) continue; /* stage units: narrow */
             /* W2 in 256-row boxes: narrow FP8 tiles, no split-K */
             if (opts.w2box && (all[i].cfg.rows > 64 || bf16 || all[i].cfg.splitk > 1)) continue;
             if (opts.streamk && all[i].cfg.rows > 64) continue; /* stream-K: narrow splits */

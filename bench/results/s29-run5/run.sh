@@ -9,8 +9,8 @@
 # RAMP_MV2_TILED 3, `.t3`) and read by one cp.async.bulk. Prediction: the
 # weight stream at the 32 KB bulk rate, phase 1 of Mixtral's 16 pairs by
 # TMA alone 53 -> ~47 us, both launches ~85 -> ~77-80. Correct first:
-# test_gpu_moe_v2 on stage units (every narrow tile of the five models,
-# fused, and two-phase on three) against the CPU reference and v1;
+# test_gpu_moe_v2 on stage units (every tile of the five models, fused, and
+# two-phase on three) against the CPU reference and v1;
 # memcheck and racecheck on Mixtral r32 two-phase.
 set -u
 O=${OUT:-/tmp/out}; W=/tmp/s29r5; mkdir -p $W
@@ -33,11 +33,11 @@ done
 V=
 for t in "" .t3; do
   V=$V,m:r32.w128.s4.u1.k4$t,m:r32.w128.s4.u2$t,m:r32.w128.s4.u2$t.d2,m:r32.w128.s4.u3.k4$t
-  V=$V,m:r32.w128.s4.u3.k4$t.d2,m:r64.w128.s4.u1.k4$t,m:r32.w128.s4$t.d2
+  V=$V,m:r32.w128.s4.u3.k4$t.d2,m:r64.w128.s4.u1.k4$t,m:r32.w128.s4$t.d2,m:r128.w128.s4.u1.k4$t
   V=$V,q:r8.w128.s4$t,q:r16.w256.s4$t,q:r32.w256.s4$t,q:r64.w256.s4$t
 done
 RAMP_MV2_BENCH_FLUSH=read RAMP_MV2_BENCH_NAME=units RAMP_MV2_BENCH_VARIANTS=${V#,} \
-  RAMP_MV2_BENCH_LOADS=m16,m64,m256,64b,256b,1024b timeout 240 ./bench_moe_v2 $W 20 > $W/bench.txt 2>&1
+  RAMP_MV2_BENCH_LOADS=m16,m64,m256,m1024,64b,256b,1024b timeout 240 ./bench_moe_v2 $W 20 > $W/bench.txt 2>&1
 echo "bench exit $?"
 cd ..
 rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz

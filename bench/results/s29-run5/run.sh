@@ -10,7 +10,7 @@
 # weight stream at the 32 KB bulk rate, phase 1 of Mixtral's 16 pairs by
 # TMA alone 53 -> ~47 us, both launches ~85 -> ~77-80. Correct first:
 # test_gpu_moe_v2 on stage units (every tile of the five models, fused, and
-# two-phase on three) against the CPU reference and v1;
+# two-phase on two) against the CPU reference and v1;
 # memcheck and racecheck on Mixtral r32 two-phase.
 set -u
 O=${OUT:-/tmp/out}; W=/tmp/s29r5; mkdir -p $W
@@ -22,7 +22,7 @@ cd build-gpucheck
 env RAMP_TEST_TMP=/tmp/s29tt RAMP_MOE_V2_TILED=3 timeout 150 ./test_gpu_moe_v2 > $W/test-t3.txt 2>&1
 echo "test units exit $? ($(grep -m1 -E 'violation' $W/test-t3.txt))"
 env RAMP_TEST_TMP=/tmp/s29tt RAMP_MOE_V2_TILED=3 RAMP_MOE_V2_SPLIT=1 \
-  RAMP_MOE_V2_MODELS=mixtral-8x22b,qwen3-30b,deepseek-v3 timeout 150 ./test_gpu_moe_v2 > $W/test-t3-split.txt 2>&1
+  RAMP_MOE_V2_MODELS=mixtral-8x22b,qwen3-30b timeout 120 ./test_gpu_moe_v2 > $W/test-t3-split.txt 2>&1
 echo "test units split exit $? ($(grep -m1 -E 'violation' $W/test-t3-split.txt))"
 for tool in memcheck racecheck; do
   env RAMP_TEST_TMP=/tmp/s29tt RAMP_MOE_V2_MODELS=mixtral-8x22b RAMP_MOE_CONFIGS=r32.w128.s4 RAMP_MOE_TOKENS=24 \

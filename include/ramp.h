@@ -1937,6 +1937,18 @@ typedef struct {
                                first W2 stages, which do not depend on
                                it; 1: they wait at the kernel's top, as
                                before session 25. */
+    int weight_units;       /* kernel v2, FP8 only, an experiment (session
+                               29): 1 = w13 and w2 are stored in stage units
+                               (ramp_weights_to_units makes them, once, when
+                               the weights are loaded; scales unchanged):
+                               every 32 KB ring stage of the kernel is one
+                               contiguous run holding its shared-memory
+                               image, read by one bulk copy instead of two
+                               16 KB tensor boxes (kernel alone 3-10% faster
+                               on Mixtral-8x22B EP8, bench/results/s29-run5).
+                               Not with w2_red4, l2_prefetch_mb or a menu
+                               entry with multicast (.mc); creation names
+                               the first. 0 (the default): row-major. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 
@@ -1945,6 +1957,18 @@ typedef struct {
  * row 4 (8 w + g) + 2 t + hh of the source, s = 64 t + 16 w + g + 8 hh. d a
  * multiple of 128; dst the same size, not overlapping. */
 ramp_status ramp_w2_to_red4(const int64_t w2_shape[3], const void *w2, void *dst);
+
+/* W13 [EL, 2h, d] and W2 [EL, d, h] (FP8, row-major, host memory) into
+ * w13_dst and w2_dst in ramp_layer_desc.weight_units's stage units: W13 unit
+ * (e, row block rb of h, K block kb) = the 128 x 128-byte blocks of gate
+ * rows 128 rb .. and of up rows h + 128 rb .. at K bytes 128 kb ..; W2 unit
+ * (e, 256-row chunk c of d, K block kb) = rows 256 c .. 256 c + 255; units
+ * ordered (e, rb or c, kb), 32 KB each, every 128-byte row of a block stored
+ * with its 16-byte chunks swizzled (chunk j of row r at j ^ (r % 8)). h and d
+ * multiples of 128 and 256; destinations the same sizes, not overlapping. */
+ramp_status ramp_weights_to_units(const int64_t w13_shape[3], const int64_t w2_shape[3],
+                                  const void *w13, const void *w2, void *w13_dst,
+                                  void *w2_dst);
 
 /* Checks the plan (ramp_plan_validate) and the descriptor against it,
  * compiles (or reads from the cache) and loads both kernels, and allocates

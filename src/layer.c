@@ -98,6 +98,14 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     RAMP_CHECK(d->kernel == RAMP_KERNEL_V1 || d->kernel == RAMP_KERNEL_V2,
                RAMP_ERR_INVALID_ARGUMENT, "layer: kernel = %d is not RAMP_KERNEL_V1 (%d) or "
                "RAMP_KERNEL_V2 (%d)", d->kernel, RAMP_KERNEL_V1, RAMP_KERNEL_V2);
+    RAMP_CHECK(d->weight_units == 0 ||
+                   (d->weight_units == 1 && d->kernel == RAMP_KERNEL_V2 && !d->bf16 &&
+                    !d->w2_red4 && !d->l2_prefetch_mb),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: weight_units = %d: weights in stage units are read by kernel v2 on FP8 "
+               "layers, without w2_red4 or l2_prefetch_mb (0, or 1 with kernel = "
+               "RAMP_KERNEL_V2; kernel %d, bf16 %d, w2_red4 %d, l2_prefetch_mb %d)",
+               d->weight_units, d->kernel, d->bf16, d->w2_red4, d->l2_prefetch_mb);
     RAMP_CHECK(d->w2_red4 == 0 || (d->w2_red4 == 1 && d->kernel == RAMP_KERNEL_V2),
                RAMP_ERR_INVALID_ARGUMENT,
                "layer: w2_red4 = %d: W2 in the float4-output row order is read by kernel v2 "
@@ -174,6 +182,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     pd.det = d->deterministic;
     pd.split = d->poly_split;
     pd.top_wait = d->poly_top_wait;
+    pd.units = d->weight_units;
     pd.count = plan->count;
     memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 
@@ -331,6 +340,29 @@ ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {
     RAMP_CHECK(L && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_get_info: NULL argument");
     *out = L->info;
     return RAMP_OK;
+}
+
+ramp_status ramp_weights_to_units(const int64_t w13_shape[3], const int64_t w2_shape[3],
+                                  const void *w13, const void *w2, void *w13_dst,
+                                  void *w2_dst) {
+    RAMP_CHECK(w13_shape && w2_shape && w13 && w2 && w13_dst && w2_dst,
+               RAMP_ERR_INVALID_ARGUMENT, "ramp_weights_to_units: NULL argument");
+    RAMP_CHECK(w13_shape[0] >= 1 && w13_shape[0] <= INT_MAX && w13_shape[2] >= 1 &&
+                   w13_shape[2] <= INT_MAX && w13_shape[1] >= 2 && w13_shape[1] % 2 == 0 &&
+                   w13_shape[1] / 2 <= INT_MAX && w2_shape[0] == w13_shape[0] &&
+                   w2_shape[1] == w13_shape[2] && w2_shape[2] == w13_shape[1] / 2,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_weights_to_units: shapes {%lld, %lld, %lld} and {%lld, %lld, %lld} are not "
+               "W13 [EL, 2h, d] and W2 [EL, d, h] of one layer",
+               (long long)w13_shape[0], (long long)w13_shape[1], (long long)w13_shape[2],
+               (long long)w2_shape[0], (long long)w2_shape[1], (long long)w2_shape[2]);
+    ramp_geometry g;
+    memset(&g, 0, sizeof g);
+    g.experts = (int)w13_shape[0];
+    g.inter = (int)(w13_shape[1] / 2);
+    g.hidden = (int)w13_shape[2];
+    return ramp_moe_v2_tile_weights_order(&g, 3, (const uint8_t *)w13, (const uint8_t *)w2,
+                                          (uint8_t *)w13_dst, (uint8_t *)w2_dst);
 }
 
 ramp_status ramp_w2_to_red4(const int64_t w2_shape[3], const void *w2, void *dst) {

@@ -248,6 +248,19 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..5, with "
                "v2)", d->split);
+    RAMP_CHECK(d->units == 0 || (d->units == 1 && is_v2(d) && !d->geom.bf16 && !d->red4 &&
+                                 !d->l2pf_mb),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "polymorphic kernel: units = %d (weights in stage units: 0, or 1 with v2 on an FP8 "
+               "layer without red4 or the L2 prefetch)", d->units);
+    for (int i = 0; i < d->count && d->units; i++)
+        if (d->cfgs[i].mcast) {
+            char name[64];
+            ramp_config_name(&d->cfgs[i], name, sizeof name);
+            return ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                                  "polymorphic kernel v2: menu entry %d (%s) uses multicast, "
+                                  "which weights in stage units do not run yet", i, name);
+        }
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");
@@ -545,12 +558,15 @@ ramp_status ramp_moe_poly_compile(const ramp_poly_desc *d, ramp_jit_result **out
     } else if (d->red4) { /* one output mode for every entry */
         snprintf(storage[RAMP_MOE_MAX_DEFINES], 48, "RAMP_MV2_RED4=1");
         defs[nd++] = storage[RAMP_MOE_MAX_DEFINES];
+    } else if (d->units) { /* one weight layout for every entry (not with red4) */
+        snprintf(storage[RAMP_MOE_MAX_DEFINES], 48, "RAMP_MV2_TILED=3");
+        defs[nd++] = storage[RAMP_MOE_MAX_DEFINES];
     }
     /* The name carries the geometry and a hash of the menu (the cache key
      * covers the full source anyway). */
     uint64_t h = ramp_fnv1a64(RAMP_FNV_OFFSET, src, strlen(src));
     char name[96];
-    const char *kind = is_v2(d) ? (d->red4 ? "v2r4-" : "v2-") : "";
+    const char *kind = is_v2(d) ? (d->red4 ? "v2r4-" : d->units ? "v2u-" : "v2-") : "";
     snprintf(name, sizeof name, "poly%s%d-d%dh%dk%de%d-%s-%016llx", kind, d->count,
              d->geom.hidden, d->geom.inter, d->geom.topk, d->geom.experts,
              d->geom.bf16 ? "bf16" : (d->xbf16 ? "fp8x16" : "fp8"), (unsigned long long)h);

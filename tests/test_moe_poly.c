@@ -688,6 +688,24 @@ static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
 static void test_v2_refusals(void) {
     ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     CHECK_OK(ramp_moe_poly_check(&d));
+    /* weights in stage units: 0 or 1, FP8 v2 without red4, L2 prefetch or a
+     * multicast entry (named) */
+    d.units = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    for (int k = 0; k < 4; k++) {
+        d = v2_menu("qwen3-30b", MENU_V2_QWEN);
+        d.units = k == 0 ? 2 : 1;
+        d.red4 = k == 1;
+        d.l2pf_mb = k == 2 ? 8 : 0;
+        d.geom.bf16 = k == 3;
+        CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "units") != NULL);
+    }
+    d = v2_menu("mixtral-8x22b", MENU_V2_MCAST);
+    d.units = 1;
+    CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "multicast") != NULL && strstr(ramp_last_error(), ".mc"));
+    d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     const ramp_config base = d.cfgs[3];
     ramp_config c = base;
     c.persistent = 1;
@@ -766,6 +784,7 @@ static void test_v2_refusals(void) {
 static int g_v2_bf16_pipe; /* the next test_v2_compile: a BF16 layer, bf16_pipe 1 */
 static int g_v2_det;       /* the next test_v2_compile: deterministic output */
 static int g_v2_split;     /* the next test_v2_compile: the kernel split into a chain */
+static int g_v2_units;     /* the next test_v2_compile: weights in stage units */
 
 /* Dynamic shared memory the test expects of chain kernel `name` under split
  * (the menu's effective one): the largest layout of what it holds (fused
@@ -820,7 +839,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     d.geom.bf16 = d.bf16_pipe = g_v2_bf16_pipe;
     d.det = g_v2_det;
     d.split = g_v2_split;
-    g_v2_bf16_pipe = g_v2_det = g_v2_split = 0;
+    d.units = g_v2_units;
+    g_v2_bf16_pipe = g_v2_det = g_v2_split = g_v2_units = 0;
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -832,13 +852,14 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
+    printf("Table 12 (v2, %s EP8%s%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
            red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
            d.det ? ", deterministic output" : "",
            d.split == 1 ? ", split: phase 1 first" : d.split == 2 ? ", split in three"
            : d.split == 3 ? ", split by cluster" : d.split == 4 ? ", split by width"
-           : d.split == 5 ? ", split by entry" : "");
+           : d.split == 5 ? ", split by entry" : "",
+           d.units ? ", weights in stage units" : "");
     for (int i = 0; i < d.count; i++) {
         ramp_moe_variant v = {d.cfgs[i], d.geom, 0};
         ramp_jit_result *one = NULL;
@@ -981,5 +1002,9 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_DET, 0, 0, "-det");
     g_v2_det = g_v2_bf16_pipe = 1; /* BF16: its phase 2's bulk stores */
     test_v2_compile("deepseek-v3", MENU_V2_BF16_DET, 0, 0, "-bf16-det");
+    g_v2_units = 1; /* weights in stage units: narrow and wide, fused and two-phase */
+    test_v2_compile("mixtral-8x22b", MENU_V2_NARROW2, 0, 0, "-units");
+    g_v2_units = 1;
+    test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 0, "-units");
     return check_finish("test_moe_poly");
 }

@@ -167,6 +167,25 @@ static void packer_layout(ramp_rng *rng) {
                         bad2 += t2[unit_index(1, e, r, c, h, d)] != w2[(e * d + r) * h + c];
             CHECK_EQ_INT(bad13, 0);
             CHECK_EQ_INT(bad2, 0);
+            /* the public form (ramp.h, for ramp_layer_desc.weight_units): the
+             * same bytes; shapes of one layer only */
+            const int64_t s13[3] = {g->experts, 2 * (int64_t)g->inter, g->hidden};
+            const int64_t s2[3] = {g->experts, g->hidden, g->inter};
+            uint8_t *u13 = malloc(n13), *u2 = malloc(n2);
+            CHECK(u13 && u2);
+            if (u13 && u2) {
+                CHECK_OK(ramp_weights_to_units(s13, s2, w13, w2, u13, u2));
+                CHECK_EQ_INT(memcmp(u13, t13, n13), 0);
+                CHECK_EQ_INT(memcmp(u2, t2, n2), 0);
+                const int64_t wrong[3] = {g->experts, g->hidden, g->inter + 128};
+                CHECK_ERR(ramp_weights_to_units(s13, wrong, w13, w2, u13, u2),
+                          RAMP_ERR_INVALID_ARGUMENT);
+                CHECK(strstr(ramp_last_error(), "W13 [EL, 2h, d]") != NULL);
+                CHECK_ERR(ramp_weights_to_units(s13, s2, w13, w2, NULL, u2),
+                          RAMP_ERR_INVALID_ARGUMENT);
+            }
+            free(u13);
+            free(u2);
         }
         CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 4, w13, w2, t13, t2),
                   RAMP_ERR_INVALID_ARGUMENT);

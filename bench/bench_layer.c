@@ -94,7 +94,7 @@ static const char *USAGE =
     "                   [--tokens 64,128,...] [--reps N] [--loads-json FILE] [--seed S]\n"
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
-    "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1]\n"
+    "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1] [--units 0|1]\n"
     "                   [--timeline 0|1]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
@@ -139,6 +139,13 @@ static const char *USAGE =
     "25 (ramp_layer_desc.poly_top_wait 1), in the default launch mode (impl\n"
     "ramp-topwait) and with both kernels by programmatic dependent launch\n"
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
+    "--units 1 (with --kernel v2, FP8): also the layer on weights in stage units\n"
+    "(ramp_layer_desc.weight_units, packed by ramp_weights_to_units; impl\n"
+    "ramp-units). Its menu is the plan's with multicast off on every entry\n"
+    "(stage units do not run multicast yet); when that changes the menu, the\n"
+    "row-major layer on the same menu is timed beside it (ramp-nomc) and the\n"
+    "units layer's output is checked against that one's (else against the\n"
+    "layer's), as --split's: exit 1 if not.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
     "the layer, its selection alone, the chosen entry alone and forced in the\n"
@@ -563,6 +570,7 @@ int main(int argc, char **argv) {
     int split_mask = 0; /* --split: bit q poly_split q + 1 */
     int top_wait = 0;   /* --top-wait 1: the layer with poly_top_wait 1 beside */
     int timeline = 0;   /* --timeline 1: kernels/timeline.cuh's stamps */
+    int units = 0;      /* --units 1: the layer on weights in stage units beside */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -573,7 +581,7 @@ int main(int argc, char **argv) {
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
                                             "--bf16-pipe", "--wide", "--det", "--split",
-                                            "--top-wait", "--timeline"};
+                                            "--top-wait", "--timeline", "--units"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -597,6 +605,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             red4 = v[0] == '1';
+        }
+        else if (!strcmp(a, "--units")) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                fprintf(stderr, "bench_layer: --units %s: 0 or 1\n%s", v, USAGE);
+                return 2;
+            }
+            units = v[0] == '1';
         }
         else if (!strcmp(a, "--timeline")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
@@ -717,6 +732,11 @@ int main(int argc, char **argv) {
     }
     if (l2pf && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --l2pf needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (units && (kernel != RAMP_KERNEL_V2 || red4 || bf16)) {
+        fprintf(stderr, "bench_layer: --units 1 needs --kernel v2 on an FP8 layer, without "
+                        "--red4\n%s", USAGE);
         return 2;
     }
     if (red4 && bf16) {
@@ -888,6 +908,19 @@ int main(int argc, char **argv) {
         TRY(ramp_gpu_upload(T.gpu, w2v, p2, n2));
         free(p2);
     }
+    ramp_devptr w13u = 0, w2u = 0; /* --units: the same weights in stage units */
+    if (units) {
+        const int64_t s13[3] = {EL, 2 * (int64_t)h, d}, s2[3] = {EL, d, h};
+        uint8_t *u13 = malloc(n13), *u2 = malloc(n2);
+        if (!u13 || !u2) DIE("out of memory");
+        TRY(ramp_weights_to_units(s13, s2, W.w13, W.w2, u13, u2));
+        TRY(ramp_gpu_alloc(T.gpu, n13, &w13u));
+        TRY(ramp_gpu_alloc(T.gpu, n2, &w2u));
+        TRY(ramp_gpu_upload(T.gpu, w13u, u13, n13));
+        TRY(ramp_gpu_upload(T.gpu, w2u, u2, n2));
+        free(u13);
+        free(u2);
+    }
     if (!g.bf16) {
         size_t s13 = (size_t)EL * (2 * h / 128) * (d / 128) * 4, s2 = (size_t)EL * (d / 128) * (h / 128) * 4;
         TRY(ramp_gpu_alloc(T.gpu, s13, &w13s));
@@ -934,6 +967,7 @@ int main(int argc, char **argv) {
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
     ramp_layer *Lsplit[5] = {NULL, NULL, NULL, NULL, NULL}; /* --split: poly_split 1..5 */
     ramp_layer *Ltw[2] = {NULL, NULL}; /* --top-wait: default launch mode, both with PDL */
+    ramp_layer *Lnomc = NULL, *Lunits = NULL; /* --units: multicast off, row-major / units */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -983,6 +1017,29 @@ int main(int argc, char **argv) {
         ld.poly_split = 1 + q;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
         ld.poly_split = 0;
+    }
+    if (units) {
+        ramp_plan pu = plan; /* multicast off: stage units do not run it yet */
+        int stripped = 0, dup = -1;
+        for (int i = 0; i < pu.count; i++) {
+            stripped |= pu.configs[i].mcast;
+            pu.configs[i].mcast = 0;
+        }
+        for (int i = 0; i < pu.count && dup < 0; i++)
+            for (int j = i + 1; j < pu.count; j++)
+                if (ramp_config_equal(&pu.configs[i], &pu.configs[j])) dup = i;
+        if (dup >= 0) {
+            char nm[64];
+            ramp_config_name(&pu.configs[dup], nm, sizeof nm);
+            printf("--units: with multicast off the menu holds %s twice; no ramp-units rows\n", nm);
+        } else {
+            if (stripped) TRY(ramp_layer_create(T.gpu, &pu, &ld, &Lnomc));
+            ramp_layer_desc lu = ld;
+            lu.w13 = w13u;
+            lu.w2 = w2u;
+            lu.weight_units = 1;
+            TRY(ramp_layer_create(T.gpu, &pu, &lu, &Lunits));
+        }
     }
     int two_phase = 0;
     for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
@@ -1110,9 +1167,11 @@ int main(int argc, char **argv) {
     FILE *csv = fopen(path, "w");
     if (!csv) DIE("cannot write %s", path);
     fprintf(csv, "# bench_layer plan=%s dataset=%s reps=%d kernel=%s red4=%d bf16=%d l2pf=%d bf16_pipe=%d "
-                 "det=%d split=%d top_wait=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d driver=%d date=%s\n",
+                 "det=%d split=%d top_wait=%d units=%d wide=%s%s%s flush=%s gpu=\"%s\" sms=%d "
+                 "driver=%d date=%s\n",
             plan_path, data_path, reps, ramp_kernel_version_name(kernel), red4, plan.geom.bf16, l2pf,
-            bf16_pipe, det, split_mask, top_wait, wide_mask & 1 ? "tx," : "", wide_mask & 2 ? "mc," : "",
+            bf16_pipe, det, split_mask, top_wait, units, wide_mask & 1 ? "tx," : "",
+            wide_mask & 2 ? "mc," : "",
             wide_mask & 4 ? "mctx" : "", flush_read ? "read" : "write", gi.limits.name, gi.limits.sms,
             gi.driver_version, date);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
@@ -1184,16 +1243,18 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            enum { NVAR = 15 };
+            enum { NVAR = 17 };
             ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
-                                               Lsplit[4], Ltw[0],    Ltw[1]};
+                                               Lsplit[4], Ltw[0],    Ltw[1],    Lnomc,
+                                               Lunits};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
-                "ramp-pdl2-topwait"};
+                "ramp-pdl2-topwait", "ramp-nomc", "ramp-units"};
+            ramp_graph *G_nomc = NULL; /* --units: the reference of ramp-units' check */
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
@@ -1206,10 +1267,15 @@ int main(int argc, char **argv) {
                        s_q.med - s_ramp.med);
                 if (variant[q] == Ldet)
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
-                if (q >= 8 || q < 2) /* a split, the wait at the top, a launch mode */
+                if ((q >= 8 && q < 15) || q < 2) /* a split, the wait at the top, a launch mode */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
-                ramp_graph_free(Gq);
+                if (variant[q] == Lunits) /* the same menu, row-major */
+                    check_failed |= out_agree(&T, G_nomc ? G_nomc : G, Gq, out, (size_t)Mt * d,
+                                              "units", 0);
+                if (variant[q] == Lnomc) G_nomc = Gq;
+                else ramp_graph_free(Gq);
             }
+            ramp_graph_free(G_nomc);
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
             stat3 s_sel;
@@ -1509,6 +1575,8 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
     ramp_layer_free(Ldet);
+    ramp_layer_free(Lnomc);
+    ramp_layer_free(Lunits);
     for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);
@@ -1517,6 +1585,8 @@ int main(int argc, char **argv) {
     moe_weights_free(&W);
     free(T.samples);
     ramp_gpu_close(T.gpu);
-    if (check_failed) fprintf(stderr, "bench_layer: a variant's output (det or split) failed its check (above)\n");
+    if (check_failed)
+        fprintf(stderr, "bench_layer: a variant's output (det, split, units) failed its check "
+                        "(above)\n");
     return check_failed;
 }

@@ -79,10 +79,7 @@ extern "C" __global__ void __launch_bounds__(32)
         if (k >= RAMP_READ_STAGES) hop_mbar_wait(bar, (unsigned)((k / RAMP_READ_STAGES - 1) & 1));
         const unsigned bytes = (unsigned)pieces[i].bytes;
         hop_mbar_arrive_expect_tx(bar, bytes);
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-                     "[%0], [%1], %2, [%3];\n" ::"r"(hop_smem(ring + (size_t)s * RAMP_READ_SLOT)),
-                     "l"(pieces[i].ptr), "r"(bytes), "r"(bar)
-                     : "memory");
+        hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_READ_SLOT), pieces[i].ptr, bytes, bar);
     }
     /* the last pieces land before the block exits */
     for (int j = k - RAMP_READ_STAGES < 0 ? 0 : k - RAMP_READ_STAGES; j < k; j++)

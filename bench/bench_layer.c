@@ -141,11 +141,8 @@ static const char *USAGE =
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
     "--units 1 (with --kernel v2, FP8): also the layer on weights in stage units\n"
     "(ramp_layer_desc.weight_units, packed by ramp_weights_to_units; impl\n"
-    "ramp-units). Its menu is the plan's with multicast off on every entry\n"
-    "(stage units do not run multicast yet); when that changes the menu, the\n"
-    "row-major layer on the same menu is timed beside it (ramp-nomc) and the\n"
-    "units layer's output is checked against that one's (else against the\n"
-    "layer's), as --split's: exit 1 if not.\n"
+    "ramp-units), on the plan's menu; its output is checked against the\n"
+    "layer's as --split's: exit 1 if not.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
     "the layer, its selection alone, the chosen entry alone and forced in the\n"
@@ -967,7 +964,7 @@ int main(int argc, char **argv) {
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
     ramp_layer *Lsplit[5] = {NULL, NULL, NULL, NULL, NULL}; /* --split: poly_split 1..5 */
     ramp_layer *Ltw[2] = {NULL, NULL}; /* --top-wait: default launch mode, both with PDL */
-    ramp_layer *Lnomc = NULL, *Lunits = NULL; /* --units: multicast off, row-major / units */
+    ramp_layer *Lunits = NULL; /* --units: the layer on weights in stage units */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -1018,28 +1015,12 @@ int main(int argc, char **argv) {
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
         ld.poly_split = 0;
     }
-    if (units) {
-        ramp_plan pu = plan; /* multicast off: stage units do not run it yet */
-        int stripped = 0, dup = -1;
-        for (int i = 0; i < pu.count; i++) {
-            stripped |= pu.configs[i].mcast;
-            pu.configs[i].mcast = 0;
-        }
-        for (int i = 0; i < pu.count && dup < 0; i++)
-            for (int j = i + 1; j < pu.count; j++)
-                if (ramp_config_equal(&pu.configs[i], &pu.configs[j])) dup = i;
-        if (dup >= 0) {
-            char nm[64];
-            ramp_config_name(&pu.configs[dup], nm, sizeof nm);
-            printf("--units: with multicast off the menu holds %s twice; no ramp-units rows\n", nm);
-        } else {
-            if (stripped) TRY(ramp_layer_create(T.gpu, &pu, &ld, &Lnomc));
-            ramp_layer_desc lu = ld;
-            lu.w13 = w13u;
-            lu.w2 = w2u;
-            lu.weight_units = 1;
-            TRY(ramp_layer_create(T.gpu, &pu, &lu, &Lunits));
-        }
+    if (units) { /* the plan's menu on the same weights in stage units */
+        ramp_layer_desc lu = ld;
+        lu.w13 = w13u;
+        lu.w2 = w2u;
+        lu.weight_units = 1;
+        TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits));
     }
     int two_phase = 0;
     for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
@@ -1243,18 +1224,16 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            enum { NVAR = 17 };
+            enum { NVAR = 16 };
             ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
-                                               Lsplit[4], Ltw[0],    Ltw[1],    Lnomc,
-                                               Lunits};
+                                               Lsplit[4], Ltw[0],    Ltw[1],    Lunits};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
-                "ramp-pdl2-topwait", "ramp-nomc", "ramp-units"};
-            ramp_graph *G_nomc = NULL; /* --units: the reference of ramp-units' check */
+                "ramp-pdl2-topwait", "ramp-units"};
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
@@ -1270,12 +1249,9 @@ int main(int argc, char **argv) {
                 if ((q >= 8 && q < 15) || q < 2) /* a split, the wait at the top, a launch mode */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
                 if (variant[q] == Lunits) /* the same menu, row-major */
-                    check_failed |= out_agree(&T, G_nomc ? G_nomc : G, Gq, out, (size_t)Mt * d,
-                                              "units", 0);
-                if (variant[q] == Lnomc) G_nomc = Gq;
-                else ramp_graph_free(Gq);
+                    check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
+                ramp_graph_free(Gq);
             }
-            ramp_graph_free(G_nomc);
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
             stat3 s_sel;
@@ -1575,7 +1551,6 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lp);
     ramp_layer_free(Lpipe);
     ramp_layer_free(Ldet);
-    ramp_layer_free(Lnomc);
     ramp_layer_free(Lunits);
     for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);

@@ -303,6 +303,17 @@ static __device__ __forceinline__ void hop_bulk_load(unsigned dst, unsigned long
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }
+/* hop_bulk_load's bytes written into every CTA of the cluster whose bit is
+ * set in `mask`, at the same shared::cta offset in each, each completing on
+ * its own mbarrier at offset bar (one L2 read feeds them all). */
+static __device__ __forceinline__ void hop_bulk_load_mc(unsigned dst, unsigned long long src,
+                                                        unsigned bytes, unsigned bar,
+                                                        unsigned short mask) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1], %2, [%3], %4;\n" ::"r"(dst),
+                 "l"(src), "r"(bytes), "r"(bar), "h"(mask)
+                 : "memory");
+}
 /* The same box written into every CTA of the cluster whose bit is set in
  * `mask`, at the same shared::cta offset dst in each, each completing the
  * box's bytes on its own mbarrier at offset bar: one L2 read feeds them all

@@ -253,14 +253,6 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: units = %d (weights in stage units: 0, or 1 with v2 on an FP8 "
                "layer without red4 or the L2 prefetch)", d->units);
-    for (int i = 0; i < d->count && d->units; i++)
-        if (d->cfgs[i].mcast) {
-            char name[64];
-            ramp_config_name(&d->cfgs[i], name, sizeof name);
-            return ramp_set_error(RAMP_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                                  "polymorphic kernel v2: menu entry %d (%s) uses multicast, "
-                                  "which weights in stage units do not run yet", i, name);
-        }
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");

@@ -291,9 +291,9 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "streamk %d (0, 1), w2box %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
                o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box);
-    RAMP_CHECK(o.tiled != 3 || (!o.mcast && o.prefetch == 0), RAMP_ERR_UNSUPPORTED,
-               "v2 weights in stage units (tiled 3): no multicast or L2 prefetch; not mcast "
-               "%d, prefetch %d", o.mcast, o.prefetch);
+    RAMP_CHECK(o.tiled != 3 || o.prefetch == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 weights in stage units (tiled 3): no L2 prefetch; not prefetch %d",
+               o.prefetch);
     RAMP_CHECK(!o.w2box || (v->cfg.rows <= 64 && !v->geom.bf16 && !o.tiled && v->cfg.splitk <= 1),
                RAMP_ERR_UNSUPPORTED,
                "v2 W2 boxes of 256 rows (w2box 1): narrow FP8 tiles on row-major weights without "
@@ -310,10 +310,12 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
     RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 token rows by TMA (tma_x 1) are built for wide tiles (rows 65..128), not "
                "rows %d", v->cfg.rows);
-    RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 && !o.tiled),
+    RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 &&
+                            (o.tiled == 0 || o.tiled == 3)),
                RAMP_ERR_UNSUPPORTED,
-               "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights, the "
-               "row-major tile order and no split-K; not rows %d, split-K %d, group %d, tiled %d",
+               "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights or "
+               "stage units, the row-major tile order and no split-K; not rows %d, split-K %d, "
+               "group %d, tiled %d",
                v->cfg.rows, v->cfg.splitk, o.group, o.tiled);
     if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
     RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,

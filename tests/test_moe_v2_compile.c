@@ -229,24 +229,21 @@ static void refusals(void) {
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(r == NULL);
-    /* stage units (tiled 3): not with multicast or the L2 prefetch; a
-     * narrow and a wide tile compile, fused and both phases, without spills */
+    /* stage units (tiled 3): not with the L2 prefetch; a narrow and a wide
+     * tile compile, fused and both phases, and the wide one with multicast,
+     * without spills */
     o = ramp_moe_v2_default_opts();
     o.tiled = 3;
-    o.mcast = 1;
-    v = mv2_variant(&g, MV2_WIDE_ROWS, 128);
-    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
-    CHECK(r == NULL && strstr(ramp_last_error(), "multicast") != NULL);
-    o.mcast = 0;
     v = mv2_variant(&g, 8, 128);
     o.prefetch = 2;
     CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
     CHECK(r == NULL && strstr(ramp_last_error(), "prefetch") != NULL);
     o.prefetch = 0;
-    for (int ph = 0; ph <= 5; ph++) {
+    for (int ph = 0; ph <= 8; ph++) {
         v = mv2_variant(&g, ph < 3 ? 8 : MV2_WIDE_ROWS, 128);
         while (v.cfg.stages > 2 && ramp_moe_v2_check(&v) != RAMP_OK) v.cfg.stages--;
         o.split = ph % 3 > 0;
+        o.mcast = ph >= 6;
         CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, ph % 3, &r));
         const ramp_kernel_report *k = r ? ramp_jit_kernel(r, "ramp_moe_v2") : NULL;
         CHECK(k != NULL && k->spill_store_bytes == 0 && k->spill_load_bytes == 0);

@@ -19,25 +19,13 @@ export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
 export RAMP_CACHE_DIR=$PWD/build-gpucheck/jit-cache RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > $W/env.txt; date -u >> $W/env.txt
 cd build-gpucheck
-T="env RAMP_TEST_TMP=/tmp/s30tt RAMP_MOE_V2_TILED=3 RAMP_MOE_V2_MCAST=1"
-mx="RAMP_MOE_V2_MODELS=mixtral-8x22b RAMP_MOE_TOKENS=200 RAMP_MOE_V2_NO_V1=1"
-ot="RAMP_MOE_V2_MODELS=qwen3-30b,deepseek-v3,olmoe,phi-3.5-moe"
-i=0
-for c in "$mx" "$mx RAMP_MOE_V2_SPLIT=1" "$mx RAMP_MOE_V2_SPLIT=1 RAMP_MOE_V2_P2K=2" \
-         "$mx RAMP_MOE_V2_SPLIT=1 RAMP_MOE_V2_TMA_X=1" "$mx RAMP_MOE_V2_TMA_X=1" \
-         "$ot" "$ot RAMP_MOE_V2_SPLIT=1"; do
-  i=$((i + 1))
-  $T $c timeout 150 ./test_gpu_moe_v2 > $W/test-$i.txt 2>&1
-  echo "test $i ($c) exit $? ($(grep -m1 -E 'violation' $W/test-$i.txt))"
-done
-for run in "memcheck|mixtral-8x22b|r128.w128.s4|140|0" "memcheck|mixtral-8x22b|r128.w256.s3|140|1" \
-           "racecheck|mixtral-8x22b|r128.w128.s4|140|1" "racecheck|qwen3-30b|r128.w256.s3|200|0"; do
-  IFS='|' read -r tool model cf tok split <<< "$run"
-  $T RAMP_MOE_V2_MODELS=$model RAMP_MOE_CONFIGS=$cf RAMP_MOE_TOKENS=$tok RAMP_MOE_V2_SPLIT=$split \
-    RAMP_MOE_V2_NO_V1=1 timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 ./test_gpu_moe_v2 \
-    > $W/$tool-$model-$cf-$split.txt 2>&1
-  echo "$tool $model $cf split $split exit $? ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/$tool-$model-$cf-$split.txt))"
-done
+# (first call: the tests and sanitizers below ran, then the call's 600 s
+# ran out in the layer benchmark; their results are in README.md. This
+# call: racecheck on a split, the kernel benchmark and the layer.)
+env RAMP_TEST_TMP=/tmp/s30tt RAMP_MOE_V2_TILED=3 RAMP_MOE_V2_MCAST=1 RAMP_MOE_V2_MODELS=qwen3-30b \
+  RAMP_MOE_CONFIGS=r128.w256.s3 RAMP_MOE_TOKENS=200 RAMP_MOE_V2_SPLIT=1 RAMP_MOE_V2_NO_V1=1 \
+  timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 ./test_gpu_moe_v2 > $W/racecheck-q-split.txt 2>&1
+echo "racecheck qwen3-30b r128.w256.s3 split 1 exit $? ($(grep -m1 -E 'RACECHECK SUMMARY' $W/racecheck-q-split.txt))"
 V=
 for t in "" .t3; do
   V=$V,m:r128.w128.s4.u1.k2.m1.y1$t,m:r128.w128.s4.u1.k2.y1$t,m:r128.w128.s4.m1$t,m:r128.w256.s3.u1.k2.m1$t
@@ -46,6 +34,8 @@ done
 RAMP_MV2_BENCH_FLUSH=read RAMP_MV2_BENCH_NAME=mcunits RAMP_MV2_BENCH_VARIANTS=${V#,} \
   RAMP_MV2_BENCH_LOADS=m256,m1024,1024b,1024s,4096b,4096u timeout 240 ./bench_moe_v2 $W 20 > $W/bench.txt 2>&1
 echo "bench exit $?"
+tar czf $O/s30-run1-bench.tgz -C /tmp s30r1
+grep -E "^\| (mixtral|qwen|deepseek)" $W/moe-v2-*-mcunits.md | cut -d'|' -f2-10
 cd ..
 for m in mixtral-8x22b qwen3-30b; do
   mkdir -p $W/$m
@@ -56,8 +46,7 @@ for m in mixtral-8x22b qwen3-30b; do
   echo "layer $m exit $?"
 done
 rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz
-tar czf $O/s30-run1.tgz -C /tmp s30r1
-grep -E "^\| (mixtral|qwen|deepseek)" $W/moe-v2-*-mcunits.md | cut -d'|' -f2-10
+tar czf $O/s30-run1.tgz -C /tmp s30r1 && rm -f $O/s30-run1-bench.tgz
 for m in mixtral-8x22b qwen3-30b; do
   echo "== $m"; grep -E "^[0-9]+ +(uniform|skewed)|ramp-units |units check" $W/$m/log.txt | cut -c1-150
 done

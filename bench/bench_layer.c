@@ -141,8 +141,9 @@ static const char *USAGE =
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
     "--units 1 (with --kernel v2, FP8): also the layer on weights in stage units\n"
     "(ramp_layer_desc.weight_units, packed by ramp_weights_to_units; impl\n"
-    "ramp-units), on the plan's menu; its output is checked against the\n"
-    "layer's as --split's: exit 1 if not.\n"
+    "ramp-units), on the plan's menu, and with a two-phase entry in the menu\n"
+    "also with both kernels by PDL (ramp-units-pdl2, as ramp-pdl2); outputs\n"
+    "checked against the layer's as --split's: exit 1 if not.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
     "the layer, its selection alone, the chosen entry alone and forced in the\n"
@@ -964,7 +965,7 @@ int main(int argc, char **argv) {
     ramp_layer *Ldet = NULL;                      /* --det: deterministic output */
     ramp_layer *Lsplit[5] = {NULL, NULL, NULL, NULL, NULL}; /* --split: poly_split 1..5 */
     ramp_layer *Ltw[2] = {NULL, NULL}; /* --top-wait: default launch mode, both with PDL */
-    ramp_layer *Lunits = NULL; /* --units: the layer on weights in stage units */
+    ramp_layer *Lunits = NULL, *Lunits2 = NULL; /* --units: weights in stage units (PDL 2) */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -1015,15 +1016,17 @@ int main(int argc, char **argv) {
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsplit[q]));
         ld.poly_split = 0;
     }
+    int two_phase = 0;
+    for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
     if (units) { /* the plan's menu on the same weights in stage units */
         ramp_layer_desc lu = ld;
         lu.w13 = w13u;
         lu.w2 = w2u;
         lu.weight_units = 1;
         TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits));
+        lu.serial_launch = 3; /* ... with both kernels by PDL, as ramp-pdl2 */
+        if (two_phase) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits2));
     }
-    int two_phase = 0;
-    for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
     if (top_wait && !two_phase) printf("--top-wait: the plan has no two-phase entry; no rows\n");
     for (int q = 0; q < 2 && top_wait && two_phase; q++) {
         ld.poly_top_wait = 1;
@@ -1224,16 +1227,17 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            enum { NVAR = 16 };
+            enum { NVAR = 17 };
             ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
-                                               Lsplit[4], Ltw[0],    Ltw[1],    Lunits};
+                                               Lsplit[4], Ltw[0],    Ltw[1],    Lunits,
+                                               Lunits2};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
-                "ramp-pdl2-topwait", "ramp-units"};
+                "ramp-pdl2-topwait", "ramp-units", "ramp-units-pdl2"};
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
@@ -1248,7 +1252,7 @@ int main(int argc, char **argv) {
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
                 if ((q >= 8 && q < 15) || q < 2) /* a split, the wait at the top, a launch mode */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
-                if (variant[q] == Lunits) /* the same menu, row-major */
+                if (variant[q] == Lunits || variant[q] == Lunits2) /* the same menu, row-major */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
                 ramp_graph_free(Gq);
             }
@@ -1552,6 +1556,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lpipe);
     ramp_layer_free(Ldet);
     ramp_layer_free(Lunits);
+    ramp_layer_free(Lunits2);
     for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);
     ramp_policy_free(table);

@@ -118,6 +118,9 @@ def main():
     ap.add_argument("--loads", action="append", required=True,
                     help="bench_layer --loads-json files (model shapes)")
     ap.add_argument("--svg", metavar="DIR", help="also write one plot per table into DIR")
+    ap.add_argument("--layer-impl", default="ramp",
+                    help="the bench_layer rows that are the layer (default ramp; e.g. "
+                         "ramp-units: weights in stage units, bench_layer --units 1)")
     ap.add_argument("--memory-bound", type=int, default=512,
                     help="pairs up to which a load counts as memory-bound (default 512)")
     a = ap.parse_args()
@@ -155,14 +158,14 @@ def main():
         with open(path) as f:
             bf16 = " bf16=1 " in f.readline()
         allrows = rows(path)
-        layer = [r for r in allrows if r["impl"] == "ramp"]
+        layer = [r for r in allrows if r["impl"] == a.layer_impl]
         readf = {}      # the faster of the two read kernels (plain loads, bulk copies)
         for r in allrows:
             if r["impl"] in ("select+read", "select+read-bulk"):
                 key, us = (int(r["tokens"]), r["routing"]), float(r["us_median"])
                 readf[key] = min(us, readf.get(key, us))
         if not layer:
-            sys.exit(f"{path}: no ramp rows")
+            sys.exit(f"{path}: no {a.layer_impl} rows")
         model = layer[0]["model"]
         if model not in shapes:
             sys.exit(f"{path}: model {model} is in none of the --loads files")

@@ -139,7 +139,7 @@ static const char *USAGE =
     "25 (ramp_layer_desc.poly_top_wait 1), in the default launch mode (impl\n"
     "ramp-topwait) and with both kernels by programmatic dependent launch\n"
     "(ramp-pdl2-topwait, beside ramp-pdl2); outputs checked as --split's.\n"
-    "--units 1 (with --kernel v2, FP8): also the layer on weights in stage units\n"
+    "--units 1 (with --kernel v2): also the layer on weights in stage units\n"
     "(ramp_layer_desc.weight_units, packed by ramp_weights_to_units; impl\n"
     "ramp-units), on the plan's menu, and with a two-phase entry in the menu\n"
     "also with both kernels by PDL (ramp-units-pdl2, as ramp-pdl2); outputs\n"
@@ -732,9 +732,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_layer: --l2pf needs --kernel v2\n%s", USAGE);
         return 2;
     }
-    if (units && (kernel != RAMP_KERNEL_V2 || red4 || bf16)) {
-        fprintf(stderr, "bench_layer: --units 1 needs --kernel v2 on an FP8 layer, without "
-                        "--red4\n%s", USAGE);
+    if (units && (kernel != RAMP_KERNEL_V2 || red4)) {
+        fprintf(stderr, "bench_layer: --units 1 needs --kernel v2, without --red4\n%s", USAGE);
         return 2;
     }
     if (red4 && bf16) {
@@ -911,7 +910,7 @@ int main(int argc, char **argv) {
         const int64_t s13[3] = {EL, 2 * (int64_t)h, d}, s2[3] = {EL, d, h};
         uint8_t *u13 = malloc(n13), *u2 = malloc(n2);
         if (!u13 || !u2) DIE("out of memory");
-        TRY(ramp_weights_to_units(s13, s2, W.w13, W.w2, u13, u2));
+        TRY(ramp_weights_to_units(s13, s2, bf16 ? 2 : 1, W.w13, W.w2, u13, u2));
         TRY(ramp_gpu_alloc(T.gpu, n13, &w13u));
         TRY(ramp_gpu_alloc(T.gpu, n2, &w2u));
         TRY(ramp_gpu_upload(T.gpu, w13u, u13, n13));

@@ -1958,17 +1958,18 @@ typedef struct {
  * multiple of 128; dst the same size, not overlapping. */
 ramp_status ramp_w2_to_red4(const int64_t w2_shape[3], const void *w2, void *dst);
 
-/* W13 [EL, 2h, d] and W2 [EL, d, h] (FP8, row-major, host memory) into
- * w13_dst and w2_dst in ramp_layer_desc.weight_units's stage units: W13 unit
- * (e, row block rb of h, K block kb) = the 128 x 128-byte blocks of gate
- * rows 128 rb .. and of up rows h + 128 rb .. at K bytes 128 kb ..; W2 unit
- * (e, 256-row chunk c of d, K block kb) = rows 256 c .. 256 c + 255; units
- * ordered (e, rb or c, kb), 32 KB each, every 128-byte row of a block stored
- * with its 16-byte chunks swizzled (chunk j of row r at j ^ (r % 8)). h and d
- * multiples of 128 and 256; destinations the same sizes, not overlapping. */
+/* W13 [EL, 2h, d] and W2 [EL, d, h] (row-major, host memory; elem_bytes 1
+ * for FP8, 2 for BF16) into w13_dst and w2_dst in
+ * ramp_layer_desc.weight_units's stage units: W13 unit (e, row block rb of
+ * h, K block kb) = the 128 x 128-byte blocks of gate rows 128 rb .. and of up
+ * rows h + 128 rb .. at K bytes 128 kb ..; W2 unit (e, 256-row chunk c of d,
+ * K block kb) = rows 256 c .. 256 c + 255; units ordered (e, rb or c, kb),
+ * 32 KB each, every 128-byte row of a block stored with its 16-byte chunks
+ * swizzled (chunk j of row r at j ^ (r % 8)). h and d multiples of 128 and
+ * 256; destinations the same sizes, not overlapping. */
 ramp_status ramp_weights_to_units(const int64_t w13_shape[3], const int64_t w2_shape[3],
-                                  const void *w13, const void *w2, void *w13_dst,
-                                  void *w2_dst);
+                                  int elem_bytes, const void *w13, const void *w2,
+                                  void *w13_dst, void *w2_dst);
 
 /* Checks the plan (ramp_plan_validate) and the descriptor against it,
  * compiles (or reads from the cache) and loads both kernels, and allocates

@@ -52,8 +52,9 @@
  * kb) = gate rows e 2h + 128 rb .. +127, then the up rows h further;
  * W2 unit (e, 256-row chunk c of d, K block kb) = rows e d + 256 c ..
  * +255; units ordered (e, rb or c, kb). ramp_moe_v2_tile_weights_order
- * packs them. FP8, without the L2 prefetch. With multicast (session 30)
- * CTA k of the pair reads half k of the unit (box k's image) into both.
+ * packs them. Not with the L2 prefetch. Session 30: with multicast CTA k
+ * of the pair reads half k of the unit (box k's image) into both; BF16
+ * layers too (a K block is 128 bytes, 64 elements, as in their boxes).
  *
  * RAMP_MV2_BF16 = 1 (moe_v2.md, session 9): a BF16 layer (ramp_geometry.bf16;
  * moe_v1.cuh's contract: x, W13, W2 bf16, no scales), fused (wide tiles:
@@ -213,8 +214,9 @@
 #ifndef V2_WIDE
 #define V2_WIDE 0
 #endif
-#if RAMP_MV2_BF16 && (RAMP_MV2_TILED || RAMP_MV2_RED4 || (RAMP_MV2_PIPE && !V2_WIDE))
-#error "RAMP_MV2_BF16: row-major weights, no W2 permutation, ping-pong in wide tiles only"
+#if RAMP_MV2_BF16 && (RAMP_MV2_TILED == 1 || RAMP_MV2_TILED == 2 || RAMP_MV2_RED4 || \
+                      (RAMP_MV2_PIPE && !V2_WIDE))
+#error "RAMP_MV2_BF16: row-major weights or stage units, no W2 permutation, ping-pong in wide tiles only"
 #endif
 #if RAMP_MV2_BULKRED && (RAMP_MV2_BF16 || RAMP_MV2_RED4 || V2_WIDE || \
                          (defined(RAMP_MV2_KSPLIT) && RAMP_MV2_KSPLIT > 1))
@@ -303,8 +305,8 @@
 #if RAMP_MV2_W2BOX256 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_BF16 || V2_KS > 1)
 #error "RAMP_MV2_W2BOX256: narrow FP8 tiles on row-major weights, no split-K"
 #endif
-#if RAMP_MV2_TILED == 3 && (RAMP_MV2_BF16 || RAMP_MV2_PF > 0)
-#error "RAMP_MV2_TILED 3 (stage units): FP8, no L2 prefetch"
+#if RAMP_MV2_TILED == 3 && RAMP_MV2_PF > 0
+#error "RAMP_MV2_TILED 3 (stage units): no L2 prefetch"
 #endif
 #if RAMP_MV2_TILED < 0 || RAMP_MV2_TILED > 3
 #error "RAMP_MV2_TILED must be 0..3"
@@ -628,11 +630,12 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_params &pr
     const v2_box b = v2_stage_box(maps, st, e, slice);
     hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES + V2_TOK_TX(st));
 #if RAMP_MV2_TILED == 3 /* the stage's 32 KB unit, stored as its shared-memory image */
+    /* (K blocks of 128 bytes: V2_KE elements) */
     const unsigned long long unit =
         b.w2 ? ((unsigned long long)e * (RAMP_HIDDEN / RAMP_MV2_CHUNK) +
-                (b.y0 - e * RAMP_HIDDEN) / RAMP_MV2_CHUNK) * (RAMP_INTER / 128) + b.x / 128
+                (b.y0 - e * RAMP_HIDDEN) / RAMP_MV2_CHUNK) * (RAMP_INTER / V2_KE) + b.x / V2_KE
              : ((unsigned long long)e * (RAMP_INTER / 128) + (b.y0 - e * 2 * RAMP_INTER) / 128) *
-                       (RAMP_HIDDEN / 128) + b.x / 128;
+                       (RAMP_HIDDEN / V2_KE) + b.x / V2_KE;
     const unsigned long long src = (b.w2 ? prm.w2 : prm.w13) + unit * RAMP_MV2_A_BYTES;
 #if V2_MC > 1
     if (mc) { /* half k of the unit (box k's image) from here into both CTAs' slot */

@@ -99,13 +99,13 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT, "layer: kernel = %d is not RAMP_KERNEL_V1 (%d) or "
                "RAMP_KERNEL_V2 (%d)", d->kernel, RAMP_KERNEL_V1, RAMP_KERNEL_V2);
     RAMP_CHECK(d->weight_units == 0 ||
-                   (d->weight_units == 1 && d->kernel == RAMP_KERNEL_V2 && !d->bf16 &&
-                    !d->w2_red4 && !d->l2_prefetch_mb),
+                   (d->weight_units == 1 && d->kernel == RAMP_KERNEL_V2 && !d->w2_red4 &&
+                    !d->l2_prefetch_mb),
                RAMP_ERR_INVALID_ARGUMENT,
-               "layer: weight_units = %d: weights in stage units are read by kernel v2 on FP8 "
-               "layers, without w2_red4 or l2_prefetch_mb (0, or 1 with kernel = "
-               "RAMP_KERNEL_V2; kernel %d, bf16 %d, w2_red4 %d, l2_prefetch_mb %d)",
-               d->weight_units, d->kernel, d->bf16, d->w2_red4, d->l2_prefetch_mb);
+               "layer: weight_units = %d: weights in stage units are read by kernel v2, "
+               "without w2_red4 or l2_prefetch_mb (0, or 1 with kernel = RAMP_KERNEL_V2; "
+               "kernel %d, w2_red4 %d, l2_prefetch_mb %d)",
+               d->weight_units, d->kernel, d->w2_red4, d->l2_prefetch_mb);
     RAMP_CHECK(d->w2_red4 == 0 || (d->w2_red4 == 1 && d->kernel == RAMP_KERNEL_V2),
                RAMP_ERR_INVALID_ARGUMENT,
                "layer: w2_red4 = %d: W2 in the float4-output row order is read by kernel v2 "
@@ -343,10 +343,12 @@ ramp_status ramp_layer_get_info(const ramp_layer *L, ramp_layer_info *out) {
 }
 
 ramp_status ramp_weights_to_units(const int64_t w13_shape[3], const int64_t w2_shape[3],
-                                  const void *w13, const void *w2, void *w13_dst,
-                                  void *w2_dst) {
+                                  int elem_bytes, const void *w13, const void *w2,
+                                  void *w13_dst, void *w2_dst) {
     RAMP_CHECK(w13_shape && w2_shape && w13 && w2 && w13_dst && w2_dst,
                RAMP_ERR_INVALID_ARGUMENT, "ramp_weights_to_units: NULL argument");
+    RAMP_CHECK(elem_bytes == 1 || elem_bytes == 2, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_weights_to_units: elem_bytes %d (1: FP8, 2: BF16)", elem_bytes);
     RAMP_CHECK(w13_shape[0] >= 1 && w13_shape[0] <= INT_MAX && w13_shape[2] >= 1 &&
                    w13_shape[2] <= INT_MAX && w13_shape[1] >= 2 && w13_shape[1] % 2 == 0 &&
                    w13_shape[1] / 2 <= INT_MAX && w2_shape[0] == w13_shape[0] &&
@@ -361,6 +363,7 @@ ramp_status ramp_weights_to_units(const int64_t w13_shape[3], const int64_t w2_s
     g.experts = (int)w13_shape[0];
     g.inter = (int)(w13_shape[1] / 2);
     g.hidden = (int)w13_shape[2];
+    g.bf16 = elem_bytes == 2;
     return ramp_moe_v2_tile_weights_order(&g, 3, (const uint8_t *)w13, (const uint8_t *)w2,
                                           (uint8_t *)w13_dst, (uint8_t *)w2_dst);
 }

@@ -248,11 +248,10 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..5, with "
                "v2)", d->split);
-    RAMP_CHECK(d->units == 0 || (d->units == 1 && is_v2(d) && !d->geom.bf16 && !d->red4 &&
-                                 !d->l2pf_mb),
+    RAMP_CHECK(d->units == 0 || (d->units == 1 && is_v2(d) && !d->red4 && !d->l2pf_mb),
                RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: units = %d (weights in stage units: 0, or 1 with v2 on an FP8 "
-               "layer without red4 or the L2 prefetch)", d->units);
+               "polymorphic kernel: units = %d (weights in stage units: 0, or 1 with v2 without "
+               "red4 or the L2 prefetch)", d->units);
     RAMP_CHECK(!d->red4 || !d->geom.bf16, RAMP_ERR_UNSUPPORTED,
                "polymorphic kernel v2: float4 output with W2 permuted (red4) is for FP8 layers "
                "only so far; this layer is BF16");

@@ -37,8 +37,8 @@ typedef struct {
     ramp_config cfgs[RAMP_MENU_MAX];
     int kernel;
     int red4; /* v2: float4 output, W2 rows permuted (RAMP_MV2_RED4) */
-    int units; /* v2, FP8: the weights in stage units, one bulk copy a stage
-                  (RAMP_MV2_TILED 3, ramp_weights_to_units); no multicast entry */
+    int units; /* v2: the weights in stage units, one bulk copy a stage
+                  (RAMP_MV2_TILED 3, ramp_weights_to_units) */
     int l2pf_mb; /* v2: MB of the weights prefetched into L2 under the selection (0: none) */
     int bf16_pipe; /* v2, BF16 layer: 1 = wide entries with one stage's wgmmas in flight */
     int det;       /* v2, every entry two-phase: 1 = phase 2 stores each slot's rows into

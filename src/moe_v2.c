@@ -333,10 +333,12 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
                "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
-    RAMP_CHECK(!v->geom.bf16 || (!o.tiled && !o.red4 && (!o.pipe || v->cfg.rows > 64)),
+    RAMP_CHECK(!v->geom.bf16 || ((o.tiled == 0 || o.tiled == 3) && !o.red4 &&
+                                 (!o.pipe || v->cfg.rows > 64)),
                RAMP_ERR_UNSUPPORTED,
-               "v2 BF16: row-major weights, W2 unpermuted, and ping-pong (one stage's wgmmas in "
-               "flight) in wide tiles only (tiled %d, red4 %d, pipe %d, rows %d)", o.tiled, o.red4,
+               "v2 BF16: row-major weights or stage units, W2 unpermuted, and ping-pong (one "
+               "stage's wgmmas in flight) in wide tiles only (tiled %d, red4 %d, pipe %d, rows %d)",
+               o.tiled, o.red4,
                o.pipe, v->cfg.rows);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
@@ -653,17 +655,22 @@ ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, co
     RAMP_CHECK(!w13 == !w13_tiled && !w2 == !w2_tiled && (w13 || w2), RAMP_ERR_INVALID_ARGUMENT,
                "v2 tile weights: give W13 and its destination, W2 and its destination, or both "
                "pairs");
+    RAMP_CHECK(!g->bf16 || tiled == 3, RAMP_ERR_UNSUPPORTED,
+               "v2 tile weights: a BF16 layer's weights go in stage units (tiled 3) only, not "
+               "tiled %d", tiled);
     const uint64_t E = (uint64_t)g->experts, h = (uint64_t)g->inter, d = (uint64_t)g->hidden;
     if (tiled == 3) {
+        const uint64_t eb = g->bf16 ? 2 : 1; /* a K block is 128 bytes either way */
         RAMP_CHECK(d % RAMP_MV2_CHUNK == 0, RAMP_ERR_UNSUPPORTED,
                    "v2 stage units: d = %llu is not a multiple of %d", (unsigned long long)d,
                    RAMP_MV2_CHUNK);
         RAMP_CHECK((!w13 || w13 != w13_tiled) && (!w2 || w2 != w2_tiled),
                    RAMP_ERR_INVALID_ARGUMENT,
                    "v2 stage units: source and destination are the same buffer");
-        if (w13) pack_units(w13, E, h / 128, 128, h * d, d, 2 * h * d, w13_tiled);
+        if (w13) pack_units(w13, E, h / 128, 128, h * d * eb, d * eb, 2 * h * d * eb, w13_tiled);
         if (w2)
-            pack_units(w2, E, d / RAMP_MV2_CHUNK, RAMP_MV2_CHUNK, 128 * h, h, d * h, w2_tiled);
+            pack_units(w2, E, d / RAMP_MV2_CHUNK, RAMP_MV2_CHUNK, 128 * h * eb, h * eb,
+                       d * h * eb, w2_tiled);
         return RAMP_OK;
     }
     if (w13) RAMP_TRY(ramp_moe_v2_tile_matrix_order(w13, E * 2 * h, d, tiled == 2, w13_tiled));

@@ -220,7 +220,8 @@ ramp_status ramp_moe_v2_tile_matrix_order(const uint8_t *src, uint64_t rows, uin
 ramp_status ramp_moe_v2_tile_weights(const ramp_geometry *g, const uint8_t *w13,
                                      const uint8_t *w2, uint8_t *w13_tiled, uint8_t *w2_tiled);
 /* The same for ramp_moe_v2_opts.tiled = tiled (1, 2: K block-major, 3:
- * stage units, moe_v2.cuh's RAMP_MV2_TILED 3; d a multiple of 256). */
+ * stage units, moe_v2.cuh's RAMP_MV2_TILED 3; d a multiple of 256). A BF16
+ * geometry (g->bf16, 2-byte elements): stage units only. */
 ramp_status ramp_moe_v2_tile_weights_order(const ramp_geometry *g, int tiled, const uint8_t *w13,
                                            const uint8_t *w2, uint8_t *w13_tiled,
                                            uint8_t *w2_tiled);

@@ -421,9 +421,9 @@ int main(void) {
     opts.group = group_env ? atoi(group_env) : 1;
     const char *bf16_env = getenv("RAMP_MOE_V2_BF16");
     const int bf16 = bf16_env && atoi(bf16_env) > 0;
-    if (bf16 && (opts.tiled || opts.red4)) {
-        fprintf(stderr, "RAMP_MOE_V2_BF16 with TILED or RED4: v2 runs BF16 layers on row-major, "
-                        "unpermuted weights only\n");
+    if (bf16 && ((opts.tiled && opts.tiled != 3) || opts.red4)) {
+        fprintf(stderr, "RAMP_MOE_V2_BF16 with TILED 1, 2 or RED4: v2 runs BF16 layers on "
+                        "row-major or stage-unit, unpermuted weights only\n");
         return 1;
     }
 

@@ -688,16 +688,17 @@ static void refuse_v2(const char *how, ramp_config c, int bf16, int xbf16) {
 static void test_v2_refusals(void) {
     ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     CHECK_OK(ramp_moe_poly_check(&d));
-    /* weights in stage units: 0 or 1, FP8 v2 without red4 or the L2
-     * prefetch; multicast entries too (session 30) */
+    /* weights in stage units: 0 or 1, v2 without red4 or the L2 prefetch;
+     * multicast entries and BF16 layers too (session 30) */
     d.units = 1;
     CHECK_OK(ramp_moe_poly_check(&d));
-    for (int k = 0; k < 4; k++) {
+    d.geom.bf16 = 1;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    for (int k = 0; k < 3; k++) {
         d = v2_menu("qwen3-30b", MENU_V2_QWEN);
         d.units = k == 0 ? 2 : 1;
         d.red4 = k == 1;
         d.l2pf_mb = k == 2 ? 8 : 0;
-        d.geom.bf16 = k == 3;
         CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "units") != NULL);
     }
@@ -1007,5 +1008,7 @@ int main(void) {
     test_v2_compile("qwen3-30b", MENU_V2_QWEN, 0, 0, "-units");
     g_v2_units = 1; /* ... with multicast and token rows by TMA */
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-units-tx");
+    g_v2_units = g_v2_bf16_pipe = 1; /* ... a BF16 layer's, wide entries pipelined */
+    test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-units-bf16");
     return check_finish("test_moe_poly");
 }

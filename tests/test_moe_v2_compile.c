@@ -250,6 +250,31 @@ static void refusals(void) {
         ramp_jit_result_free(r);
         r = NULL;
     }
+    /* ... and a BF16 layer's (session 30): narrow fused; wide fused and both
+     * phases, with multicast, and fused with one stage's wgmmas in flight */
+    for (int c = 0; c < 8; c++) {
+        v = mv2_variant(&g, c == 0 ? 8 : MV2_WIDE_ROWS, 128);
+        v.geom.bf16 = 1;
+        while (v.cfg.stages > 2 && ramp_moe_v2_check(&v) != RAMP_OK) v.cfg.stages--;
+        o = ramp_moe_v2_default_opts();
+        o.tiled = 3;
+        const int ph = c >= 1 && c <= 6 ? (c - 1) % 3 : 0;
+        o.split = ph > 0;
+        o.mcast = c >= 4 && c <= 6;
+        o.pipe = c == 7;
+        CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, ph, &r));
+        const ramp_kernel_report *k = r ? ramp_jit_kernel(r, "ramp_moe_v2") : NULL;
+        CHECK(k != NULL && k->spill_store_bytes == 0 && k->spill_load_bytes == 0);
+        ramp_jit_result_free(r);
+        r = NULL;
+    }
+    /* BF16 weights pre-tiled in 128 x 128-byte blocks (tiled 1, 2): refused */
+    v = mv2_variant(&g, 8, 128);
+    v.geom.bf16 = 1;
+    o = ramp_moe_v2_default_opts();
+    o.tiled = 1;
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(r == NULL && strstr(ramp_last_error(), "stage units") != NULL);
     o = ramp_moe_v2_default_opts();
     v = mv2_variant(&g, 8, 128);
     /* stream-K: 0 or 1, and only a narrow split's phase 2 (not unsplit, not

@@ -63,8 +63,9 @@ static uint64_t kmajor_index(uint64_t row, uint64_t col, uint64_t rows) {
  * definition (moe_v2.cuh, RAMP_MV2_TILED 3): units of 32 KB ordered
  * (expert, group, K block), two 128-row halves each, 128-byte swizzle. */
 static uint64_t unit_index(int w2, uint64_t e, uint64_t row, uint64_t col, uint64_t h,
-                           uint64_t d) {
-    const uint64_t cols = w2 ? h : d, kb = col / 128, c = col % 128, r = row % 128;
+                           uint64_t d, uint64_t eb) {
+    /* col in bytes; eb bytes per element (a K block is 128 bytes either way) */
+    const uint64_t cols = (w2 ? h : d) * eb, kb = col / 128, c = col % 128, r = row % 128;
     uint64_t group, groups, half;
     if (w2) {
         group = row / 256, groups = d / 256, half = (row % 256) / 128;
@@ -160,11 +161,11 @@ static void packer_layout(ramp_rng *rng) {
             for (uint64_t e = 0; e < E; e++)
                 for (uint64_t r = 0; r < 2 * h; r++)
                     for (uint64_t c = 0; c < d; c++)
-                        bad13 += t13[unit_index(0, e, r, c, h, d)] != w13[(e * 2 * h + r) * d + c];
+                        bad13 += t13[unit_index(0, e, r, c, h, d, 1)] != w13[(e * 2 * h + r) * d + c];
             for (uint64_t e = 0; e < E; e++)
                 for (uint64_t r = 0; r < d; r++)
                     for (uint64_t c = 0; c < h; c++)
-                        bad2 += t2[unit_index(1, e, r, c, h, d)] != w2[(e * d + r) * h + c];
+                        bad2 += t2[unit_index(1, e, r, c, h, d, 1)] != w2[(e * d + r) * h + c];
             CHECK_EQ_INT(bad13, 0);
             CHECK_EQ_INT(bad2, 0);
             /* the public form (ramp.h, for ramp_layer_desc.weight_units): the
@@ -174,18 +175,51 @@ static void packer_layout(ramp_rng *rng) {
             uint8_t *u13 = malloc(n13), *u2 = malloc(n2);
             CHECK(u13 && u2);
             if (u13 && u2) {
-                CHECK_OK(ramp_weights_to_units(s13, s2, w13, w2, u13, u2));
+                CHECK_OK(ramp_weights_to_units(s13, s2, 1, w13, w2, u13, u2));
                 CHECK_EQ_INT(memcmp(u13, t13, n13), 0);
                 CHECK_EQ_INT(memcmp(u2, t2, n2), 0);
                 const int64_t wrong[3] = {g->experts, g->hidden, g->inter + 128};
-                CHECK_ERR(ramp_weights_to_units(s13, wrong, w13, w2, u13, u2),
+                CHECK_ERR(ramp_weights_to_units(s13, wrong, 1, w13, w2, u13, u2),
                           RAMP_ERR_INVALID_ARGUMENT);
                 CHECK(strstr(ramp_last_error(), "W13 [EL, 2h, d]") != NULL);
-                CHECK_ERR(ramp_weights_to_units(s13, s2, w13, w2, NULL, u2),
+                CHECK_ERR(ramp_weights_to_units(s13, s2, 1, w13, w2, NULL, u2),
                           RAMP_ERR_INVALID_ARGUMENT);
             }
             free(u13);
             free(u2);
+            /* a BF16 layer's (2-byte elements): every byte of both tensors,
+             * through the public form; pre-tiled BF16 (tiled 1, 2) refused */
+            ramp_geometry gb = *g;
+            gb.bf16 = 1;
+            uint8_t *b13 = random_bytes(rng, 2 * n13), *b2 = random_bytes(rng, 2 * n2);
+            uint8_t *v13 = malloc(2 * n13), *v2 = malloc(2 * n2);
+            CHECK(b13 && b2 && v13 && v2);
+            if (b13 && b2 && v13 && v2) {
+                memset(v13, 0xA5, 2 * n13);
+                memset(v2, 0x5A, 2 * n2);
+                CHECK_OK(ramp_weights_to_units(s13, s2, 2, b13, b2, v13, v2));
+                long long bb13 = 0, bb2 = 0;
+                for (uint64_t e = 0; e < E; e++)
+                    for (uint64_t r = 0; r < 2 * h; r++)
+                        for (uint64_t c = 0; c < 2 * d; c++)
+                            bb13 += v13[unit_index(0, e, r, c, h, d, 2)] !=
+                                    b13[(e * 2 * h + r) * 2 * d + c];
+                for (uint64_t e = 0; e < E; e++)
+                    for (uint64_t r = 0; r < d; r++)
+                        for (uint64_t c = 0; c < 2 * h; c++)
+                            bb2 += v2[unit_index(1, e, r, c, h, d, 2)] != b2[(e * d + r) * 2 * h + c];
+                CHECK_EQ_INT(bb13, 0);
+                CHECK_EQ_INT(bb2, 0);
+                CHECK_ERR(ramp_moe_v2_tile_weights_order(&gb, 1, b13, b2, v13, v2),
+                          RAMP_ERR_UNSUPPORTED);
+                CHECK_ERR(ramp_weights_to_units(s13, s2, 3, b13, b2, v13, v2),
+                          RAMP_ERR_INVALID_ARGUMENT);
+                CHECK(strstr(ramp_last_error(), "elem_bytes 3") != NULL);
+            }
+            free(b13);
+            free(b2);
+            free(v13);
+            free(v2);
         }
         CHECK_ERR(ramp_moe_v2_tile_weights_order(g, 4, w13, w2, t13, t2),
                   RAMP_ERR_INVALID_ARGUMENT);

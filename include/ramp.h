@@ -1937,18 +1937,22 @@ typedef struct {
                                first W2 stages, which do not depend on
                                it; 1: they wait at the kernel's top, as
                                before session 25. */
-    int weight_units;       /* kernel v2, FP8 only, an experiment (session
-                               29): 1 = w13 and w2 are stored in stage units
+    int weight_units;       /* kernel v2 (FP8 or BF16), sessions 29-30:
+                               1 = w13 and w2 are stored in stage units
                                (ramp_weights_to_units makes them, once, when
                                the weights are loaded; scales unchanged):
                                every 32 KB ring stage of the kernel is one
                                contiguous run holding its shared-memory
                                image, read by one bulk copy instead of two
-                               16 KB tensor boxes (kernel alone 3-10% faster
-                               on Mixtral-8x22B EP8, bench/results/s29-run5).
-                               Not with w2_red4, l2_prefetch_mb or a menu
-                               entry with multicast (.mc); creation names
-                               the first. 0 (the default): row-major. */
+                               16 KB tensor boxes. Recommended for large
+                               experts: faster on every load measured of
+                               DeepSeek-V3 and Mixtral-8x22B EP8, FP8
+                               (-3.6% and -1.3% over 14 loads) and BF16
+                               (bench/results/s30-run3, s30-run4); Qwen3-30B
+                               -0.8%, OLMoE +2.0% (its plan fit on row-major
+                               timings). Not with w2_red4 or
+                               l2_prefetch_mb. 0 (the default): row-major,
+                               as engines hold weights. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

@@ -43,6 +43,10 @@
  * (ramp_w2_to_red4), the polymorphic kernel and the layer told so
  * (ramp_poly_desc.red4, ramp_layer_desc.w2_red4); the CPU reference keeps
  * the row-major W2, so every check above holds unchanged.
+ * RAMP_LAYER_UNITS=1 (with v2): both weight tensors uploaded in stage units
+ * (ramp_weights_to_units), the polymorphic kernel and the layer told so
+ * (ramp_poly_desc.units, ramp_layer_desc.weight_units); the CPU reference
+ * keeps the row-major weights, so every check holds unchanged.
  * RAMP_LAYER_L2PF=MB (with v2): the polymorphic kernel prefetches the
  * weights' first MB into L2 before its griddepcontrol.wait
  * (ramp_layer_desc.l2_prefetch_mb); a hint, so every check holds unchanged.
@@ -98,6 +102,7 @@ static const char *const *MENU = MENU_V1;
 static int g_entries[NMENU] = {1, 1, 1, 1, 1, 1}; /* RAMP_LAYER_ENTRIES */
 static int g_nentries = NMENU;
 static int g_red4; /* RAMP_LAYER_RED4 */
+static int g_units; /* RAMP_LAYER_UNITS */
 static int g_l2pf; /* RAMP_LAYER_L2PF: MB prefetched into L2 under the selection (v2) */
 static int g_bf16_pipe; /* RAMP_LAYER_BF16_PIPE: BF16 wide entries pipelined (v2, BF16 kinds) */
 static int g_det; /* RAMP_LAYER_DET: deterministic output (v2, two-phase menus) */
@@ -134,8 +139,19 @@ static ramp_status upload_weights(ctx *C, int bf16, dev_weights *D) {
     size_t s2 = (size_t)E_LOC * (HIDDEN / 128) * (INTER / 128) * 4;
     RAMP_TRY(ramp_gpu_alloc(C->gpu, n13, &D->w13));
     RAMP_TRY(ramp_gpu_alloc(C->gpu, n2, &D->w2));
-    RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13, D->w.w13, n13));
-    if (g_red4 && !bf16) {
+    if (g_units) { /* both tensors in stage units; the CPU reference keeps the row-major ones */
+        const int64_t sh13[3] = {E_LOC, 2 * INTER, HIDDEN}, sh2[3] = {E_LOC, HIDDEN, INTER};
+        uint8_t *u13 = malloc(n13), *u2 = malloc(n2);
+        ramp_status s = u13 && u2 ? ramp_weights_to_units(sh13, sh2, (int)el, D->w.w13, D->w.w2,
+                                                          u13, u2)
+                                  : RAMP_ERR_OUT_OF_MEMORY;
+        if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, D->w13, u13, n13);
+        if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, D->w2, u2, n2);
+        free(u13);
+        free(u2);
+        RAMP_TRY(s);
+    } else if (g_red4 && !bf16) {
+        RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13, D->w.w13, n13));
         const int64_t shape[3] = {E_LOC, HIDDEN, INTER};
         uint8_t *p2 = malloc(n2);
         if (!p2) return RAMP_ERR_OUT_OF_MEMORY;
@@ -144,6 +160,7 @@ static ramp_status upload_weights(ctx *C, int bf16, dev_weights *D) {
         free(p2);
         RAMP_TRY(s);
     } else {
+        RAMP_TRY(ramp_gpu_upload(C->gpu, D->w13, D->w.w13, n13));
         RAMP_TRY(ramp_gpu_upload(C->gpu, D->w2, D->w.w2, n2));
     }
     if (!bf16) {
@@ -274,6 +291,7 @@ static void test_entries(ctx *C, int kind, int nshapes) {
     pd.xbf16 = xbf16;
     pd.kernel = g_kernel;
     pd.red4 = g_red4;
+    pd.units = g_units;
     pd.l2pf_mb = g_l2pf;
     pd.bf16_pipe = bf16 ? g_bf16_pipe : 0;
     pd.det = g_det;
@@ -492,6 +510,7 @@ static ramp_layer_desc layer_desc(const dev_weights *W, int max_tokens) {
     d.max_tokens = max_tokens;
     d.kernel = g_kernel;
     d.w2_red4 = g_red4;
+    d.weight_units = g_units;
     d.l2_prefetch_mb = g_l2pf;
     d.bf16_pipe = d.bf16 ? g_bf16_pipe : 0;
     d.deterministic = g_det;
@@ -676,6 +695,17 @@ static void test_bad_input(ctx *C) {
     d.kernel = RAMP_KERNEL_V2;
     d.w2_red4 = 2;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    /* weights in stage units: kernel v2's, 0 or 1, not with w2_red4 */
+    static const int units_bad[][3] = {{RAMP_KERNEL_V1, 1, 0}, {RAMP_KERNEL_V2, 2, 0},
+                                       {RAMP_KERNEL_V2, 1, 1}};
+    for (int i = 0; i < 3; i++) {
+        d = layer_desc(&W, 64);
+        d.kernel = units_bad[i][0];
+        d.weight_units = units_bad[i][1];
+        d.w2_red4 = units_bad[i][2];
+        CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "weight_units") != NULL);
+    }
     /* the L2 prefetch under the selection: kernel v2's, 1..RAMP_L2PF_MAX_MB */
     static const int l2pf_bad[][2] = {{RAMP_KERNEL_V1, 8}, {RAMP_KERNEL_V2, -1},
                                       {RAMP_KERNEL_V2, RAMP_L2PF_MAX_MB + 1}};
@@ -890,6 +920,13 @@ int main(void) {
         fprintf(stderr, "test_gpu_layer: RAMP_LAYER_RED4=1 needs RAMP_LAYER_KERNEL=v2\n");
         return 2;
     }
+    const char *units_env = getenv("RAMP_LAYER_UNITS");
+    g_units = units_env && atoi(units_env) > 0;
+    if (g_units && (g_kernel != RAMP_KERNEL_V2 || g_red4)) {
+        fprintf(stderr, "test_gpu_layer: RAMP_LAYER_UNITS=1 needs RAMP_LAYER_KERNEL=v2, without "
+                        "RAMP_LAYER_RED4\n");
+        return 2;
+    }
     const char *l2pf_env = getenv("RAMP_LAYER_L2PF");
     g_l2pf = l2pf_env ? atoi(l2pf_env) : 0;
     if (g_l2pf && (g_kernel != RAMP_KERNEL_V2 || g_l2pf < 0 || g_l2pf > RAMP_L2PF_MAX_MB)) {
@@ -933,12 +970,18 @@ int main(void) {
                             "(RAMP_LAYER_BF16_PIPE=1)\n");
     printf("test_gpu_layer: polymorphic kernel %s%s%s\n",
            ramp_kernel_version_name((ramp_kernel_version)g_kernel),
-           g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)" : "",
+           g_red4 ? ", W2 in the float4-output order (RAMP_LAYER_RED4=1)"
+           : g_units ? ", weights in stage units (RAMP_LAYER_UNITS=1)" : "",
            g_l2pf ? ", up to RAMP_LAYER_L2PF MB of the weights prefetched into L2 under the selection" : "");
     CHECK_OK(ramp_gpu_open(0, &C.gpu));
     if (!C.gpu) return check_finish("test_gpu_layer");
     CHECK_OK(ramp_stream_create(C.gpu, &C.st));
-    test_bad_input(&C);
+    { /* the refusals are of row-major layers (their checks' order) */
+        const int units = g_units;
+        g_units = 0;
+        test_bad_input(&C);
+        g_units = units;
+    }
     static const char *kinds[] = {"fp8", "fp8x16", "bf16"};
     const char *k_env = getenv("RAMP_LAYER_KINDS");
     const char *s_env = getenv("RAMP_LAYER_SHAPES");

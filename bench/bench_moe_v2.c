@@ -55,7 +55,7 @@
  * RAMP_MV2_BENCH_BF16=1: the same for BF16 layers (bf16 weights and hidden
  * states, no scales; v2's RAMP_MV2_BF16 programs, rows 2..64, against v1's
  * BF16 kernel; the floor counts 2 bytes per weight); the default mode
- * writes OUTDIR/moe-v2-<date>-bf16.md and .csv. Not with .t or .v
+ * writes OUTDIR/moe-v2-<date>-bf16.md and .csv. Not with .t1, .t2 or .v
  * variants.
  */
 #include "bench_args.h"
@@ -368,9 +368,10 @@ int main(int argc, char **argv) {
     const char *benv = getenv("RAMP_MV2_BENCH_BF16");
     g_bf16 = benv && atoi(benv) > 0;
     for (int xi = 0; g_bf16 && xi < nx; xi++)
-        if (xv[xi].o.tiled || xv[xi].o.red4) {
-            fprintf(stderr, "bench_moe_v2: variant %s: v2 runs BF16 layers on row-major, "
-                            "unpermuted weights (no .t or .v with RAMP_MV2_BENCH_BF16)\n",
+        if ((xv[xi].o.tiled && xv[xi].o.tiled != 3) || xv[xi].o.red4) {
+            fprintf(stderr, "bench_moe_v2: variant %s: v2 runs BF16 layers on row-major or "
+                            "stage-unit, unpermuted weights (no .t1, .t2 or .v with "
+                            "RAMP_MV2_BENCH_BF16)\n",
                     xv[xi].text);
             return 2;
         }

@@ -37,9 +37,9 @@ expect 0 "--l2pf MB \(with --kernel v2\)" -- "$bin/bench_layer" --help
 expect 2 "bench_layer: --bf16-pipe 2: 0 or 1" -- "$bin/bench_layer" --bf16-pipe 2
 expect 2 "bench_layer: --bf16-pipe 1 needs --kernel v2 --bf16 1" -- "$bin/bench_layer" --bf16-pipe 1 --kernel v2
 expect 0 "--bf16-pipe 1 \(with --kernel v2 --bf16 1\)" -- "$bin/bench_layer" --help
-# BF16 variants: v2 reads BF16 weights row-major and unpermuted (refused before a GPU is looked for)
+# BF16 variants: v2 reads BF16 weights row-major or in stage units, unpermuted (refused before a GPU is looked for)
 for x in q:r8.w128.s4.v1 q:r8.w128.s4.t1; do
-  expect 2 "variant $x: v2 runs BF16 layers on row-major, unpermuted weights" -- \
+  expect 2 "variant $x: v2 runs BF16 layers on row-major or stage-unit, unpermuted weights" -- \
     env RAMP_MV2_BENCH_BF16=1 RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
 done
 # variant mode: the split's values, p2k's (8 K parts: narrow tiles only) and the tile order group's are checked

@@ -508,6 +508,13 @@ typedef struct {
                                 (metadata "kernel", written when not v1);
                                 a v2 dataset holds only configurations v2
                                 runs (checked on write and read) */
+    int weight_units;        /* the weight layout the times are of: 0
+                                row-major (metadata "weights" absent or
+                                "rows"), 1 stage units (ramp_layer_desc.
+                                weight_units; "weights": "units"; kernel v2,
+                                d a multiple of 256, every configuration
+                                one units run). `ramp bench --weights`
+                                sets it on a dataset with no times */
 } ramp_timing;
 
 /* 1 when a dataset's placement text says balanced ("balanced" or
@@ -1365,6 +1372,13 @@ typedef struct {
     ramp_costmodel_kind cost_model;   /* RAMP_COSTMODEL_EQ3 (0: four terms)
                                          or RAMP_COSTMODEL_EQ3_PAIRS (five:
                                          "pairs" in cost_terms) */
+    int weight_units;                 /* the dataset's weight layout (JSON
+                                         "weights": "units", absent: 0,
+                                         row-major): the layer to serve it
+                                         is best created with the same
+                                         ramp_layer_desc.weight_units
+                                         (ramp_layer_info.warning says when
+                                         not) */
 } ramp_plan;
 
 /* A plan from a dataset's menu and an EQ3 or EQ3_PAIRS model fit on the
@@ -1580,6 +1594,13 @@ typedef struct {
 ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c,
                                 const ramp_geometry *g, const ramp_device_limits *lim,
                                 const char *cubin_dir, ramp_config_compiled *out);
+/* The same for a weight layout: weight_units 1 compiles the programs that
+ * read weights in stage units (kernel v2; ramp_layer_desc.weight_units),
+ * 0 is ramp_config_compile. */
+ramp_status ramp_config_compile_weights(ramp_kernel_version kernel, const ramp_config *c,
+                                        const ramp_geometry *g, int weight_units,
+                                        const ramp_device_limits *lim, const char *cubin_dir,
+                                        ramp_config_compiled *out);
 
 /* What the compiler says about the polymorphic kernel a plan's layer runs
  * (its menu compiled into one kernel as ramp_layer_create compiles it, for
@@ -1599,7 +1620,8 @@ typedef struct {
 } ramp_plan_compiled;
 
 /* Compiles the polymorphic kernel of plan p (red4: the layer's w2_red4, v2
- * plans only) with NVRTC (no GPU needed) or reads it from the JIT cache;
+ * plans only; a plan of stage units, weight_units 1, as a layer reading
+ * them, not with red4) with NVRTC (no GPU needed) or reads it from the JIT cache;
  * cubin_path (NULL: none) receives the module's cubin, written atomically.
  * The errors of ramp_config_compile, and those of ramp_plan_validate. */
 ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_limits *lim,
@@ -2021,7 +2043,7 @@ typedef struct {
                                  384 threads, grid at most one block per SM) */
     unsigned grid;            /* blocks per launch (largest entry's bound) */
     int plan_sms, device_sms; /* differ: the choice was tuned on another GPU */
-    char warning[160];        /* empty, or what differs from the plan */
+    char warning[256];        /* empty, or what differs from the plan */
     ramp_select_device select;/* the selection's outputs (chosen index in
                                  meta[RAMP_SELECT_META_CHOSEN]) */
     ramp_devptr pair_ws;      /* deterministic: the per-slot output rows

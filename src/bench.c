@@ -165,6 +165,14 @@ ramp_status ramp_bench_check(const ramp_timing *t) {
                                 t->geom.bf16 ? " bf16" : "",
                                 ramp_kernel_version_name((ramp_kernel_version)t->kernel));
     }
+    RAMP_CHECK(!t->weight_units || t->kernel == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "the dataset is for weights in stage units, which kernel %s does not read "
+               "(kernel v2 does)", ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+    for (int c = 0; t->weight_units && c < t->nconfigs; c++) {
+        ramp_status s = ramp_moe_v2_units_check(&t->configs[c], &t->geom);
+        if (s != RAMP_OK)
+            return with_context(s, "dataset configuration %d on weights in stage units", c);
+    }
     return RAMP_OK;
 }
 
@@ -315,6 +323,7 @@ static ramp_status custom_create(const ramp_bench_options *o, bench_backend **ou
 typedef struct {
     ramp_moe_variant v; /* persistent 0: plain and persistent share a binary */
     int kernel;         /* ramp_kernel_version to compile */
+    int units;          /* v2: weights in stage units (ramp_moe_v2_weight_opts) */
     ramp_jit_result *r;
     ramp_status s;
     char msg[1024];
@@ -329,6 +338,7 @@ typedef struct {
     ramp_gpu_info info;
     int X, k, h, d, bf16;
     int kernel;      /* ramp_kernel_version: t->kernel */
+    int units;       /* t->weight_units: w13, w2 hold stage units */
     int64_t *M;      /* [nloads] tokens of each load */
     int64_t Mmax;
     ramp_devptr w13, w2, w13s, w2s, x, xs, tw, out, sorted, texp, ntiles, flush, ws, wsc;
@@ -363,7 +373,8 @@ static void *gpu_compile_worker(void *arg) {
         if (i < 0) return NULL;
         bench_cjob *j = &g->jobs[i];
         ramp_jit_result *r = NULL;
-        ramp_status s = j->kernel == RAMP_KERNEL_V2 ? ramp_moe_v2_compile(&j->v, &r)
+        const ramp_moe_v2_opts o2 = ramp_moe_v2_weight_opts(j->units);
+        ramp_status s = j->kernel == RAMP_KERNEL_V2 ? ramp_moe_v2_compile_opts(&j->v, &o2, &r)
                                                     : ramp_moe_v1_compile(&j->v, &r);
         pthread_mutex_lock(&g->mu);
         j->r = r;
@@ -462,34 +473,50 @@ static ramp_status gpu_alloc(gpu_backend *g, size_t bytes, ramp_devptr *p) {
     return ramp_gpu_alloc(g->gpu, bytes ? bytes : 16, p);
 }
 
-/* Weights of X experts: made one expert at a time and uploaded. */
+/* Weights of X experts: made one expert at a time, packed into stage units
+ * when the dataset's times are of them (units are expert-major, so an
+ * expert's units are its own bytes), and uploaded. */
 static ramp_status gpu_make_weights(gpu_backend *g, ramp_rng *r, const bench_table *tb) {
     const int X = g->X, h = g->h, d = g->d;
     const size_t el = g->bf16 ? 2 : 1;
     const size_t n13 = (size_t)2 * h * d, n2 = (size_t)d * h;
     const size_t s13 = (size_t)(2 * h / 128) * (d / 128), s2 = (size_t)(d / 128) * (h / 128);
+    ramp_geometry one; /* one expert's weights */
+    memset(&one, 0, sizeof one);
+    one.experts = 1;
+    one.inter = h;
+    one.hidden = d;
+    one.bf16 = g->bf16;
     RAMP_TRY(gpu_alloc(g, (size_t)X * n13 * el, &g->w13));
     RAMP_TRY(gpu_alloc(g, (size_t)X * n2 * el, &g->w2));
     if (!g->bf16) {
         RAMP_TRY(gpu_alloc(g, (size_t)X * s13 * 4, &g->w13s));
         RAMP_TRY(gpu_alloc(g, (size_t)X * s2 * 4, &g->w2s));
     }
-    void *buf = malloc(n13 * el);
+    void *buf = malloc(n13 * el), *packed = g->units ? malloc(n13 * el) : NULL;
     float *sc = malloc((s13 + s2) * sizeof *sc);
-    ramp_status s = buf && sc ? RAMP_OK : ramp_set_error(RAMP_ERR_OUT_OF_MEMORY, __FILE__,
-                                                       __LINE__, "out of memory for weights");
+    ramp_status s = buf && sc && (packed || !g->units)
+                        ? RAMP_OK
+                        : ramp_set_error(RAMP_ERR_OUT_OF_MEMORY, __FILE__, __LINE__,
+                                         "out of memory for weights");
+    const void *up = g->units ? packed : buf;
     for (int e = 0; e < X && s == RAMP_OK; e++) {
         fill_matrix(r, tb, g->bf16, 2 * h, d, 1.0 / sqrt(d), buf, sc);
-        s = ramp_gpu_upload(g->gpu, g->w13 + (ramp_devptr)(e * n13 * el), buf, n13 * el);
+        if (g->units) s = ramp_moe_v2_tile_weights_order(&one, 3, buf, NULL, packed, NULL);
+        if (s == RAMP_OK)
+            s = ramp_gpu_upload(g->gpu, g->w13 + (ramp_devptr)(e * n13 * el), up, n13 * el);
         if (s == RAMP_OK && !g->bf16)
             s = ramp_gpu_upload(g->gpu, g->w13s + (ramp_devptr)(e * s13 * 4), sc, s13 * 4);
         if (s != RAMP_OK) break;
         fill_matrix(r, tb, g->bf16, d, h, 2.0 / sqrt(h), buf, sc);
-        s = ramp_gpu_upload(g->gpu, g->w2 + (ramp_devptr)(e * n2 * el), buf, n2 * el);
+        if (g->units) s = ramp_moe_v2_tile_weights_order(&one, 3, NULL, buf, NULL, packed);
+        if (s == RAMP_OK)
+            s = ramp_gpu_upload(g->gpu, g->w2 + (ramp_devptr)(e * n2 * el), up, n2 * el);
         if (s == RAMP_OK && !g->bf16)
             s = ramp_gpu_upload(g->gpu, g->w2s + (ramp_devptr)(e * s2 * 4), sc, s2 * 4);
     }
     free(buf);
+    free(packed);
     free(sc);
     return s;
 }
@@ -551,6 +578,7 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
     g->d = t->geom.hidden;
     g->bf16 = t->geom.bf16;
     g->kernel = t->kernel;
+    g->units = t->weight_units;
     RAMP_CHECK(g->X <= BENCH_MAX_LOCAL && g->X + g->k <= BENCH_MAX_EXPERT_IDS,
                RAMP_ERR_UNSUPPORTED, "%d local experts with top-%d: the selection twin takes "
                "at most %d local experts and %d expert ids", g->X, g->k, BENCH_MAX_LOCAL,
@@ -641,6 +669,7 @@ static ramp_status gpu_setup(gpu_backend *g, ramp_timing *t, int64_t filled) {
             if (ramp_config_equal(&g->jobs[j].v.cfg, &v.cfg)) break;
         if (j == g->njobs) {
             g->jobs[g->njobs].v = v;
+            g->jobs[g->njobs].units = g->units;
             g->jobs[g->njobs++].kernel = g->kernel;
         }
         g->job_of[c] = j;
@@ -703,7 +732,8 @@ static ramp_status gpu_begin(bench_backend *b, ramp_timing *t, int c, double unt
         /* v2 launches at most one block per SM (the blocks stride over the
          * tiles), whatever the compiler's occupancy: its class stays 1. The
          * create refuses a compile that cannot run (spills, no fit). */
-        ramp_status s = ramp_moe_v2_create_from(g->gpu, &g->v, job->r, &g->K2);
+        const ramp_moe_v2_opts o2 = ramp_moe_v2_weight_opts(g->units);
+        ramp_status s = ramp_moe_v2_create_from_opts(g->gpu, &g->v, &o2, job->r, &g->K2);
         if (s != RAMP_OK) return with_context(s, "kernel v2, configuration %s", name);
         t->blocks_per_sm[c] = 1;
     } else {
@@ -974,6 +1004,10 @@ static ramp_status same_cells(const ramp_timing *t, const ramp_timing *o, const 
          "dataset, one kernel: write the sweep to another file)", path,
          ramp_kernel_version_name((ramp_kernel_version)o->kernel),
          ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+    DIFF(t->weight_units != o->weight_units, "its times are of weights %s, the sweep's %s (one "
+         "dataset, one weight layout: write the sweep to another file)", path,
+         o->weight_units ? "in stage units" : "row-major",
+         t->weight_units ? "in stage units" : "row-major");
     DIFF(t->nconfigs != o->nconfigs, "%d configurations, the sweep %d", path, o->nconfigs,
          t->nconfigs);
     for (int c = 0; c < t->nconfigs; c++) {
@@ -1074,6 +1108,7 @@ ramp_status ramp_timing_select_configs(const ramp_timing *t, const int *idx, int
     memcpy(o->date, t->date, sizeof o->date);
     memcpy(o->placement, t->placement, sizeof o->placement);
     o->kernel = t->kernel;
+    o->weight_units = t->weight_units;
     *out = o;
     return RAMP_OK;
 }
@@ -1091,6 +1126,9 @@ ramp_status ramp_timing_select_kernel(const ramp_timing *t, ramp_kernel_version 
                "the dataset holds %lld times of kernel %s; kernel %s must not add times to it "
                "(one dataset, one kernel: start from loads with no times, e.g. `ramp dataset "
                "build --kernel %s`)", (long long)filled, tn, kn, kn);
+    RAMP_CHECK(!t->weight_units || k == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
+               "the dataset is for weights in stage units, which kernel %s does not read (kernel "
+               "v2 does)", kn);
     int *idx = ramp_calloc((size_t)t->nconfigs, sizeof *idx);
     if (!idx) return RAMP_ERR_OUT_OF_MEMORY;
     int n = 0;

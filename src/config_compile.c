@@ -65,7 +65,8 @@ static void refuse_stack(ramp_resources *res, const ramp_kernel_report *rep, int
 
 /* Program i of the configuration: its name, compile and launch shape. */
 static ramp_status compile_program(ramp_kernel_version kernel, const ramp_moe_variant *v,
-                                   int i, ramp_config_compiled *out, ramp_jit_result **r) {
+                                   int units, int i, ramp_config_compiled *out,
+                                   ramp_jit_result **r) {
     if (kernel == RAMP_KERNEL_V1) {
         ramp_moe_v1_program_name(v, out->program[i], sizeof out->program[i]);
         out->threads = ramp_moe_v1_layout_for(v).threads;
@@ -73,21 +74,33 @@ static ramp_status compile_program(ramp_kernel_version kernel, const ramp_moe_va
         return ramp_moe_v1_compile(v, r);
     }
     const int phase = out->nprograms == 2 ? i + 1 : 0;
-    ramp_moe_v2_program_name_phase(v, NULL, phase, out->program[i], sizeof out->program[i]);
+    const ramp_moe_v2_opts o = ramp_moe_v2_weight_opts(units);
+    ramp_moe_v2_program_name_phase(v, &o, phase, out->program[i], sizeof out->program[i]);
     out->threads = RAMP_MV2_THREADS;
     const ramp_moe_v2_layout l =
         phase == 2 ? ramp_moe_v2_layout_down_bf(v->cfg.rows, v->cfg.stages, v->geom.bf16)
                    : ramp_moe_v2_layout_for(v);
     out->dynamic_smem[i] = (int)l.total;
-    return ramp_moe_v2_compile_phase(v, NULL, phase, r);
+    return ramp_moe_v2_compile_phase(v, &o, phase, r);
 }
 
 ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c,
                                 const ramp_geometry *g, const ramp_device_limits *lim,
                                 const char *cubin_dir, ramp_config_compiled *out) {
+    return ramp_config_compile_weights(kernel, c, g, 0, lim, cubin_dir, out);
+}
+
+ramp_status ramp_config_compile_weights(ramp_kernel_version kernel, const ramp_config *c,
+                                        const ramp_geometry *g, int weight_units,
+                                        const ramp_device_limits *lim, const char *cubin_dir,
+                                        ramp_config_compiled *out) {
     RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_config_compile: NULL argument");
     RAMP_CHECK(kernel == RAMP_KERNEL_V1 || kernel == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
                "kernel = %d: not v1 (0) or v2 (1)", (int)kernel);
+    RAMP_CHECK(weight_units == 0 || (weight_units == 1 && kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "weight_units = %d: 0, or 1 (stage units) with kernel v2 (kernel %s)", weight_units,
+               ramp_kernel_version_name(kernel));
     memset(out, 0, sizeof *out);
     ramp_moe_variant v;
     memset(&v, 0, sizeof v);
@@ -98,7 +111,7 @@ ramp_status ramp_config_compile(ramp_kernel_version kernel, const ramp_config *c
     const char *entry = kernel == RAMP_KERNEL_V1 ? "ramp_moe_v1" : "ramp_moe_v2";
     for (int i = 0; i < out->nprograms; i++) {
         ramp_jit_result *r = NULL;
-        RAMP_TRY(compile_program(kernel, &v, i, out, &r));
+        RAMP_TRY(compile_program(kernel, &v, weight_units, i, out, &r));
         const ramp_kernel_report *k = ramp_jit_kernel(r, entry);
         ramp_status s = RAMP_OK;
         if (!k)
@@ -138,6 +151,8 @@ ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_li
                "red4 (float4 output) is a kernel v2 option; the plan is for %s",
                ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     RAMP_TRY(ramp_plan_validate(p));
+    RAMP_CHECK(!red4 || !p->weight_units, RAMP_ERR_INVALID_ARGUMENT,
+               "red4 (float4 output) reads row-major W2; the plan is for weights in stage units");
     memset(out, 0, sizeof *out);
     /* the menu as ramp_layer_create compiles it, for a GPU holding the
      * plan's experts (src/layer.c) */
@@ -146,6 +161,7 @@ ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_li
     d.geom = p->geom;
     d.kernel = p->kernel;
     d.red4 = red4;
+    d.units = p->weight_units; /* the layout the plan's times are of */
     d.count = p->count;
     memcpy(d.cfgs, p->configs, sizeof(ramp_config) * (size_t)p->count);
     RAMP_TRY(ramp_moe_poly_check(&d));

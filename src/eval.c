@@ -620,8 +620,10 @@ ramp_status ramp_eval_transfer_run_kind(const ramp_timing *const *ts, int n, int
     if (!train) return RAMP_ERR_OUT_OF_MEMORY;
     size_t used = 0;
     for (int k = 0; k < n; k++) {
-        /* Another model's times of the same kernel only. */
-        if (!ts[k] || strcmp(ts[k]->model, t->model) == 0 || ts[k]->kernel != t->kernel) continue;
+        /* Another model's times of the same kernel and weight layout only. */
+        if (!ts[k] || strcmp(ts[k]->model, t->model) == 0 || ts[k]->kernel != t->kernel ||
+            ts[k]->weight_units != t->weight_units)
+            continue;
         if (has_contiguous_twin(ts, n, ts[k])) continue;
         train[out->ntrain++] = ts[k];
         out->train_loads += ts[k]->nloads;

@@ -259,6 +259,13 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
                  n ? "; " : "", ramp_kernel_version_name((ramp_kernel_version)plan->kernel),
                  ramp_kernel_version_name((ramp_kernel_version)d->kernel));
     }
+    if (plan->weight_units != d->weight_units) {
+        size_t n = strlen(in->warning);
+        snprintf(in->warning + n, sizeof in->warning - n,
+                 "%splan fit on %s weights, the layer reads %s: choices may be off",
+                 n ? "; " : "", plan->weight_units ? "stage-unit" : "row-major",
+                 d->weight_units ? "stage units" : "row-major");
+    }
     in->select = L->sdev;
     in->pair_ws = L->pws;
     in->pair_ws_bytes = L->pws ? ramp_moe_poly_pair_ws_bytes(

@@ -271,9 +271,8 @@ ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out
     return ramp_moe_v2_compile_opts(v, NULL, out);
 }
 
-ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
-                                      int phase, ramp_jit_result **out) {
-    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
+ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts) {
+    RAMP_CHECK(v, RAMP_ERR_INVALID_ARGUMENT, "NULL variant");
     RAMP_TRY(ramp_moe_v2_check(v));
     const ramp_moe_v2_opts o = effective_opts(v, opts);
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 9 &&
@@ -333,6 +332,9 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "v2 config r%d.w%d.s%d.k%d: split-K runs the row-major tile order only, not "
                "groups of %d", v->cfg.rows, v->cfg.width, v->cfg.stages, v->cfg.splitk, o.group);
     if (o.tiled) RAMP_TRY(ramp_moe_v2_tiled_check(&v->geom));
+    RAMP_CHECK(o.tiled != 3 || v->geom.hidden % RAMP_MV2_CHUNK == 0, RAMP_ERR_UNSUPPORTED,
+               "v2 stage units: d = %d is not a multiple of %d (W2's units are chunks of %d "
+               "rows)", v->geom.hidden, RAMP_MV2_CHUNK, RAMP_MV2_CHUNK);
     RAMP_CHECK(!v->geom.bf16 || ((o.tiled == 0 || o.tiled == 3) && !o.red4 &&
                                  (!o.pipe || v->cfg.rows > 64)),
                RAMP_ERR_UNSUPPORTED,
@@ -340,6 +342,27 @@ ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_
                "stage's wgmmas in flight) in wide tiles only (tiled %d, red4 %d, pipe %d, rows %d)",
                o.tiled, o.red4,
                o.pipe, v->cfg.rows);
+    return RAMP_OK;
+}
+
+ramp_moe_v2_opts ramp_moe_v2_weight_opts(int weight_units) {
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    if (weight_units) o.tiled = 3;
+    return o;
+}
+
+ramp_status ramp_moe_v2_units_check(const ramp_config *c, const ramp_geometry *g) {
+    RAMP_CHECK(c && g, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
+    const ramp_moe_variant v = {*c, *g, 0};
+    const ramp_moe_v2_opts o = ramp_moe_v2_weight_opts(1);
+    return ramp_moe_v2_opts_check(&v, &o);
+}
+
+ramp_status ramp_moe_v2_compile_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *opts,
+                                      int phase, ramp_jit_result **out) {
+    RAMP_CHECK(out, RAMP_ERR_INVALID_ARGUMENT, "NULL output");
+    RAMP_TRY(ramp_moe_v2_opts_check(v, opts));
+    const ramp_moe_v2_opts o = effective_opts(v, opts);
     char storage[RAMP_MOE_MAX_DEFINES][48];
     const char *defs[RAMP_MOE_MAX_DEFINES];
     char name[96];

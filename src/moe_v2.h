@@ -128,6 +128,15 @@ void ramp_moe_v2_program_name_opts(const ramp_moe_variant *v, const ramp_moe_v2_
  * "-ph1" or "-ph2" appended, phase 2's with "-k<p2k>" before it). */
 void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                                     int phase, char *buf, size_t size);
+/* What ramp_moe_v2_compile_opts checks before it compiles (no NVRTC
+ * needed): the variant, the options' ranges and the combinations built;
+ * RAMP_ERR_UNSUPPORTED names one that is not. */
+ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o);
+/* The options the layer and `ramp bench` run a configuration with on a
+ * weight layout: the defaults, and tiled 3 for stage units (1). */
+ramp_moe_v2_opts ramp_moe_v2_weight_opts(int weight_units);
+/* Whether configuration c runs on weights in stage units on geometry g. */
+ramp_status ramp_moe_v2_units_check(const ramp_config *c, const ramp_geometry *g);
 ramp_status ramp_moe_v2_compile(const ramp_moe_variant *v, ramp_jit_result **out);
 /* The same with options (NULL: the defaults). */
 ramp_status ramp_moe_v2_compile_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,

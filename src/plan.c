@@ -17,6 +17,9 @@
  * in the checksum only when present, so v1 plans hash as before); every
  * entry of such a plan is a configuration v2 runs on the plan's geometry.
  *
+ * A plan fit on times of weights in stage units says so ("weights": "units",
+ * absent for row-major, in the checksum only when present, as "kernel").
+ *
  * An EQ3_PAIRS plan has a fifth term, "pairs", in "cost_terms" and a fifth
  * theta per entry; the same rule keeps EQ3 plans as they were: four terms in
  * the file and in the canonical text, the fifth only where it exists.
@@ -61,6 +64,10 @@ ramp_status ramp_plan_validate(const ramp_plan *p) {
                "plan: %d menu entries (need 1..%d)", p->count, RAMP_MENU_MAX);
     RAMP_CHECK(p->kernel == RAMP_KERNEL_V1 || p->kernel == RAMP_KERNEL_V2,
                RAMP_ERR_INVALID_ARGUMENT, "plan: kernel = %d is not v1 (0) or v2 (1)", p->kernel);
+    RAMP_CHECK(p->weight_units == 0 || (p->weight_units == 1 && p->kernel == RAMP_KERNEL_V2),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "plan: weight_units = %d (0 row-major, or 1 stage units with kernel v2; kernel %s)",
+               p->weight_units, ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     RAMP_CHECK(p->cost_model == RAMP_COSTMODEL_EQ3 || p->cost_model == RAMP_COSTMODEL_EQ3_PAIRS,
                RAMP_ERR_INVALID_ARGUMENT,
                "plan: cost_model = %d is not eq3 (%d) or eq3+pairs (%d)", (int)p->cost_model,
@@ -114,6 +121,7 @@ int ramp_plan_slots(const ramp_plan *p, int i) {
  * as %.17g (which round-trips), slots as stored (0 when absent):
  *   ramp-plan 1 / libramp L / model M / layout L / device D / sms N /
  *   geometry E K H D B / occupancy O / [kernel K, only when not v1] /
+ *   [weights units, only for stage units] /
  *   [cost_terms 1 waves tiles active pairs, only with five terms] /
  *   entry CONFIG T0 T1 T2 T3 [T4, only with five terms] SLOTS ...
  * (each followed by '\n'). Returns malloc'd text or NULL. */
@@ -130,6 +138,7 @@ static char *plan_canonical(const ramp_plan *p) {
     if (p->kernel != RAMP_KERNEL_V1 && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, "kernel %s\n",
                               ramp_kernel_version_name((ramp_kernel_version)p->kernel));
+    if (p->weight_units && n < cap) n += (size_t)snprintf(buf + n, cap - n, "weights units\n");
     const int nt = plan_nterms(p);
     if (nt > RAMP_COST_TERMS && n < cap) {
         n += (size_t)snprintf(buf + n, cap - n, "cost_terms");
@@ -188,6 +197,7 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
     p.sms = t->sms;
     p.blocks_per_sm = menu->blocks_per_sm;
     p.kernel = t->kernel;
+    p.weight_units = t->weight_units;
     p.cost_model = m->kind;
     p.count = menu->count;
     const int nt = ramp_costmodel_nterms(m->kind);
@@ -255,6 +265,7 @@ ramp_status ramp_plan_write(const ramp_plan *p, const char *path) {
     if (p->kernel != RAMP_KERNEL_V1)
         ok = ok && cJSON_AddStringToObject(root, "kernel",
                                            ramp_kernel_version_name((ramp_kernel_version)p->kernel));
+    if (p->weight_units) ok = ok && cJSON_AddStringToObject(root, "weights", "units");
     const int nt = plan_nterms(p);
     cJSON *terms = ok ? cJSON_CreateStringArray(TERM_NAMES, nt) : NULL;
     ok = ok && terms && cJSON_AddItemToObject(root, "cost_terms", terms);
@@ -348,7 +359,7 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
     if (!cJSON_IsObject(root)) FMT_FAIL("plan %s: the top level must be a JSON object", label);
     static const char *const KEYS[] = {"format", "version", "libramp", "model", "layout",
                                        "device", "sms", "geometry", "occupancy",
-                                       "kernel", "cost_terms", "menu", "checksum"};
+                                       "kernel", "weights", "cost_terms", "menu", "checksum"};
     RAMP_TRY(check_keys(root, KEYS, (int)(sizeof KEYS / sizeof KEYS[0]), "", label));
     char fmt[32];
     RAMP_TRY(get_str(root, "format", label, fmt, sizeof fmt, 1));
@@ -376,6 +387,13 @@ static ramp_status parse_root(const cJSON *root, const char *label, ramp_plan *p
         FMT_FAIL("plan %s: \"kernel\" is \"%s\", expected \"v1\" or \"v2\" (absent: v1)", label,
                  kernel);
     p->kernel = (int)kv;
+    char weights[16];
+    RAMP_TRY(get_str(root, "weights", label, weights, sizeof weights, 0));
+    if (cJSON_GetObjectItemCaseSensitive(root, "weights") && strcmp(weights, "rows") &&
+        strcmp(weights, "units"))
+        FMT_FAIL("plan %s: \"weights\" is \"%s\", expected \"rows\" or \"units\" (absent: rows)",
+                 label, weights);
+    p->weight_units = !strcmp(weights, "units"); /* absent: "" */
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "geometry");
     if (!cJSON_IsObject(g)) FMT_FAIL("plan %s: \"geometry\" must be an object", label);
     static const char *const GKEYS[] = {"experts", "topk", "inter", "hidden", "bf16"};

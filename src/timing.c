@@ -11,6 +11,7 @@
  * allowed). A file libramp writes therefore always reads back.
  */
 #include "internal.h"
+#include "moe_v2.h"
 #include "safetensors.h"
 
 #include <math.h>
@@ -286,6 +287,25 @@ static ramp_status check_kernel(ramp_status status, const char *where,
     return RAMP_OK;
 }
 
+/* Stage units are kernel v2's, and every configuration must run on them. */
+static ramp_status check_weights(ramp_status status, const char *where, const ramp_timing *t) {
+    RAMP_CHECK(t->weight_units == 0 || t->weight_units == 1, status,
+               "%s: weight_units = %d is not 0 (row-major) or 1 (stage units)", where,
+               t->weight_units);
+    if (!t->weight_units) return RAMP_OK;
+    RAMP_CHECK(t->kernel == RAMP_KERNEL_V2, status,
+               "%s: times on weights in stage units must be of kernel v2, not %s", where,
+               ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+    for (int c = 0; c < t->nconfigs; c++) {
+        if (ramp_moe_v2_units_check(&t->configs[c], &t->geom) == RAMP_OK) continue;
+        char name[96], why[512];
+        snprintf(why, sizeof why, "%s", ramp_last_error());
+        RAMP_FAIL(status, "%s: weights in stage units: configuration %d (%s) does not run on "
+                  "them (%s)", where, c, ramp_config_name(&t->configs[c], name, sizeof name), why);
+    }
+    return RAMP_OK;
+}
+
 /* Checks the whole dataset. time_status: status for a bad time (NUMERIC
  * before writing: the caller filled them; FORMAT after reading). */
 static ramp_status timing_check(ramp_status status, ramp_status time_status,
@@ -320,6 +340,7 @@ static ramp_status timing_check(ramp_status status, ramp_status time_status,
     RAMP_TRY(check_configs(status, where, t->configs, t->blocks_per_sm,
                            t->nconfigs));
     RAMP_TRY(check_kernel(status, where, t));
+    RAMP_TRY(check_weights(status, where, t));
     RAMP_CHECK(t->ndomains >= 0 && t->ndomains <= TIMING_MAX_DOMAINS &&
                    (t->ndomains == 0 || t->domains),
                status, "%s: ndomains = %d outside [0, %d] or no array", where,
@@ -425,6 +446,7 @@ static ramp_status timing_writer(const ramp_timing *t, const char *where,
          (t->kernel != RAMP_KERNEL_V1 &&
           (s = ramp_st_writer_meta(w, "kernel",
                                    ramp_kernel_version_name((ramp_kernel_version)t->kernel)))) ||
+         (t->weight_units && (s = ramp_st_writer_meta(w, "weights", "units"))) ||
          (s = ramp_st_writer_add(w, "loads", RAMP_ST_I32, 2, shape_lx,
                                  t->loads)) ||
          (s = ramp_st_writer_add(w, "nexp", RAMP_ST_I32, 1, &L, t->nexp)) ||
@@ -560,7 +582,8 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
     static const char *const known[] = {"format", "version", "model", "layout", "experts",
                                         "topk", "inter", "hidden", "bf16", "sms", "configs",
                                         "blocks_per_sm", "domains", "device", "command",
-                                        "date", "placement", "kernel", RAMP_ST_CHECKSUM_KEY};
+                                        "date", "placement", "kernel", "weights",
+                                        RAMP_ST_CHECKSUM_KEY};
     for (int i = 0; i < ramp_st_meta_count(f); i++) {
         const char *k = ramp_st_meta_key(f, i);
         int ok = 0;
@@ -598,6 +621,12 @@ static ramp_status timing_from_st_into(const ramp_st_file *f,
                "%s: __metadata__ 'kernel' = '%.32s' is not v1 or v2 (the key is absent for v1)",
                L, kernel ? kernel : "");
     t->kernel = (int)kv;
+    const char *weights = ramp_st_meta(f, "weights"); /* absent: row-major */
+    RAMP_CHECK(!weights || !strcmp(weights, "rows") || !strcmp(weights, "units"),
+               RAMP_ERR_FORMAT,
+               "%s: __metadata__ 'weights' = '%.32s' is not 'rows' or 'units' (absent: rows)", L,
+               weights ? weights : "");
+    t->weight_units = weights && !strcmp(weights, "units");
     int64_t v[6];
     RAMP_TRY(ramp_st_meta_int(f, "experts", 1, TIMING_MAX_DIM, &v[0]));
     RAMP_TRY(ramp_st_meta_int(f, "topk", 1, TIMING_MAX_DIM, &v[1]));

@@ -126,4 +126,46 @@ expect 0 "evaluating .*t2.safetensors .Qwen3-30B-A3B EP8, kernel v2" -- \
 expect 2 "t1full.safetensors holds kernel v1 times, .*t2.safetensors kernel v2: evaluate one kernel's datasets per call" -- \
   "$ramp" eval "$T2" "$tmp/t1full.safetensors" --summary
 
+# --weights units: times of kernel v2 on weights in stage units, recorded in
+# the dataset ("weights") and in a plan fit on it; one layout per dataset.
+expect 0 "--weights W +rows or units" -- "$ramp" bench --help
+expect 2 "--weights 'tiles': expected rows or units" -- "$ramp" bench x -o y --weights tiles
+expect 2 "--weights units: stage units are read by kernel v2, and .*l1.safetensors is for kernel v1 .add --kernel v2." -- \
+  "$ramp" bench "$L1" -o "$tmp/u1.safetensors" --backend sim --weights units
+[ -e "$tmp/u1.safetensors" ] && fail "a refused --weights units left its output"
+TU=$tmp/tu.safetensors
+expect 0 "timing 32 loads x 97 configurations .sim backend, kernel v2, weights in stage units." -- \
+  "$ramp" bench "$L2" -o "$TU" --backend sim --weights units
+expect 0 "weights: units" -- "$ramp" dataset info "$TU"
+expect 0 "weights: rows" -- "$ramp" dataset info "$T2"
+expect 0 "3104 of 3104 times filled" -- "$ramp" dataset info "$TU"
+# times of one layout never relabelled; an output of the other layout not resumed
+expect 2 "--weights rows: .*tu.safetensors holds 3104 times of stage-unit weights" -- \
+  "$ramp" bench "$TU" -o "$tmp/x.safetensors" --backend sim --weights rows
+expect 2 "--weights units: .*t2.safetensors holds 3104 times of row-major weights" -- \
+  "$ramp" bench "$T2" -o "$tmp/x.safetensors" --backend sim --weights units
+"$ramp" bench "$L2" -o "$tmp/tu2.safetensors" --backend sim --weights units --max-cells 1 >/dev/null 2>&1
+expect 1 "its times are of weights in stage units, the sweep's row-major" -- \
+  "$ramp" bench "$L2" -o "$tmp/tu2.safetensors" --backend sim
+expect 1 "its times are of weights row-major, the sweep's in stage units" -- \
+  "$ramp" bench "$L2" -o "$T2" --backend sim --weights units
+# with --kernel v2 on v1 loads: narrowed first, then units; DeepSeek-V3's v2
+# space (split-K, wide, two-phase) all runs on units
+expect 3 "kernel v2, weights in stage units" -- \
+  "$ramp" bench "$L1" -o "$tmp/tu3.safetensors" --backend sim --kernel v2 --weights units --max-cells 5
+expect 3 "timing 8 loads x 154 configurations .sim backend, kernel v2, weights in stage units." -- \
+  "$ramp" bench "$tmp/ds2.safetensors" -o "$tmp/dsu.safetensors" --backend sim --weights units --max-cells 5
+# the plan says so (a row-major plan has no key); eval takes one layout per call
+expect 0 "Qwen3-30B-A3B EP8 .kernel v2, weights in stage units.: menu of" -- "$ramp" fit "$TU" -o "$tmp/planu.json"
+grep -qE '"weights":[[:space:]]*"units"' "$tmp/planu.json" || fail "planu.json lacks \"weights\": \"units\""
+grep -q '"weights"' "$tmp/plan2.json" && fail "a row-major plan carries \"weights\""
+expect 2 "tu.safetensors holds times of stage-unit weights, .*t2.safetensors of row-major: evaluate one weight layout's datasets per call" -- \
+  "$ramp" eval "$T2" "$TU" --summary
+# `ramp configs --ptxas --units`: the programs reading stage units (kernel v2 only)
+expect 0 "--units .kernel v2.: the programs that read" -- "$ramp" configs --help
+expect 2 "--units goes with --ptxas and --kernel v2" -- "$ramp" configs --model qwen3-30b --layout EP8 --units
+expect 2 "--units goes with --ptxas and --kernel v2" -- \
+  "$ramp" configs --model qwen3-30b --layout EP8 --ptxas --units
+expect 2 "--plan replaces .*--units" -- "$ramp" configs --plan "$tmp/planu.json" --ptxas --units
+
 finish cli_kernel

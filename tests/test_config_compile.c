@@ -103,15 +103,16 @@ static void v1_config(const char *dir, const ramp_device_limits *lim) {
 }
 
 /* A v2 configuration: each program as ramp_moe_v2_compile_phase builds it
- * (bf16: for a BF16 layer). */
+ * (bf16: for a BF16 layer; units: reading weights in stage units). */
 static void v2_config(const char *dir, const ramp_device_limits *lim, const char *cfg_name,
-                      int programs, int bf16) {
+                      int programs, int bf16, int units) {
     ramp_geometry g = geometry("deepseek-v3");
     g.bf16 = bf16;
     ramp_config c = config(cfg_name);
     ramp_config_compiled cc;
-    CHECK_OK(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, lim, dir, &cc));
+    CHECK_OK(ramp_config_compile_weights(RAMP_KERNEL_V2, &c, &g, units, lim, dir, &cc));
     CHECK_EQ_INT(cc.nprograms, programs);
+    const ramp_moe_v2_opts o = ramp_moe_v2_weight_opts(units);
     CHECK_EQ_INT(cc.threads, RAMP_MV2_THREADS);
     CHECK_EQ_INT(cc.res.valid, 1);
     CHECK_EQ_INT(cc.res.blocks_per_sm, 1);
@@ -124,14 +125,15 @@ static void v2_config(const char *dir, const ramp_device_limits *lim, const char
     for (int i = 0; i < programs; i++) {
         const int phase = programs == 2 ? i + 1 : 0;
         char name[96];
-        ramp_moe_v2_program_name_phase(&v, NULL, phase, name, sizeof name);
+        ramp_moe_v2_program_name_phase(&v, &o, phase, name, sizeof name);
         CHECK(strcmp(cc.program[i], name) == 0);
+        CHECK((strstr(name, "-units") != NULL) == units);
         /* the names say what they are: the down program its K parts */
         if (programs == 2) CHECK(strstr(name, i ? "-ph2" : "-ph1") != NULL);
         if (c.two_phase > 1 && i == 1) CHECK(strstr(name, "-k2-ph2") != NULL);
         CHECK(strstr(name, bf16 ? "-bf16" : "-fp8") != NULL); /* tools/sass-check's --expect auto */
         ramp_jit_result *r = NULL;
-        CHECK_OK(ramp_moe_v2_compile_phase(&v, NULL, phase, &r));
+        CHECK_OK(ramp_moe_v2_compile_phase(&v, &o, phase, &r));
         if (!r) continue;
         same_report(&cc.report[i], ramp_jit_kernel(r, "ramp_moe_v2"));
         CHECK_EQ_INT(cc.report[i].registers, RAMP_MV2_REGS);
@@ -166,12 +168,14 @@ static ramp_plan plan_of(const char *model, int kernel, const char *const *names
 
 static void plan_kernel(const char *dir, const ramp_device_limits *lim, const char *model,
                         int kernel, const char *const *names, int n, int red4, int want_kernels,
-                        int bf16) {
+                        int bf16, int units) {
     ramp_plan p = plan_of(model, kernel, names, n);
     p.geom.bf16 = bf16;
+    p.weight_units = units;
     CHECK_OK(ramp_plan_validate(&p));
     char path[1100], base[200];
-    snprintf(base, sizeof base, "plan-%s-%d%s", model, red4, bf16 ? "-bf16" : "");
+    snprintf(base, sizeof base, "plan-%s-%d%s%s", model, red4, bf16 ? "-bf16" : "",
+             units ? "-units" : "");
     snprintf(path, sizeof path, "%s/%s.cubin", dir, base);
     ramp_plan_compiled pc;
     CHECK_OK(ramp_plan_compile(&p, red4, lim, path, &pc));
@@ -180,6 +184,7 @@ static void plan_kernel(const char *dir, const ramp_device_limits *lim, const ch
     d.geom = p.geom;
     d.kernel = kernel;
     d.red4 = red4;
+    d.units = units;
     d.count = n;
     memcpy(d.cfgs, p.configs, sizeof(ramp_config) * (size_t)n);
     ramp_jit_result *r = NULL;
@@ -214,19 +219,24 @@ static void plan_kernel(const char *dir, const ramp_device_limits *lim, const ch
 
 static void plan_compiles(const char *dir, const ramp_device_limits *lim) {
     const char *v1[] = {"r16.w128.s4", "r8.w256.s3"};
-    plan_kernel(dir, lim, "qwen3-30b", RAMP_KERNEL_V1, v1, 2, 0, 1, 0);
+    plan_kernel(dir, lim, "qwen3-30b", RAMP_KERNEL_V1, v1, 2, 0, 1, 0, 0);
     const char *v2[] = {"r32.w512.s4", "r128.w128.s4.ph2.dk2", "r8.w128.s4"};
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 0);
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2, 0);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 0, 0);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 1, 2, 0, 0);
     const char *narrow[] = {"r32.w512.s4", "r8.w128.s4"};
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 0);
-    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 1); /* a BF16 layer */
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, narrow, 2, 0, 1, 0, 0);
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 1, 0); /* a BF16 layer */
+    plan_kernel(dir, lim, "deepseek-v3", RAMP_KERNEL_V2, v2, 3, 0, 2, 0, 1); /* stage units */
     /* refusals: float4 output on a v1 plan, an entry the kernel does not run,
      * a plan that does not validate */
     ramp_plan p = plan_of("qwen3-30b", RAMP_KERNEL_V1, v1, 2);
     ramp_plan_compiled pc;
     CHECK_ERR(ramp_plan_compile(&p, 1, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
     CHECK_ERR(ramp_plan_compile(&p, 2, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
+    p = plan_of("deepseek-v3", RAMP_KERNEL_V2, v2, 3); /* float4 output reads row-major W2 */
+    p.weight_units = 1;
+    CHECK_ERR(ramp_plan_compile(&p, 1, lim, NULL, &pc), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "stage units") != NULL);
     const char *wide[] = {"r16.w128.s4", "r128.w256.s3"};
     p = plan_of("qwen3-30b", RAMP_KERNEL_V1, wide, 2);
     CHECK(ramp_plan_compile(&p, 0, lim, NULL, &pc) != RAMP_OK);
@@ -246,6 +256,10 @@ int main(void) {
               RAMP_ERR_INVALID_ARGUMENT);
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, NULL, &g, &lim, NULL, &cc),
               RAMP_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(ramp_config_compile_weights(RAMP_KERNEL_V1, &c, &g, 1, &lim, NULL, &cc),
+              RAMP_ERR_INVALID_ARGUMENT); /* stage units are kernel v2's */
+    CHECK_ERR(ramp_config_compile_weights(RAMP_KERNEL_V2, &c, &g, 2, &lim, NULL, &cc),
+              RAMP_ERR_INVALID_ARGUMENT);
     int major = 0, minor = 0;
     if (ramp_jit_version(&major, &minor) != RAMP_OK) {
         printf("test_config_compile: NVRTC not available (%s): compiles skipped\n", ramp_last_error());
@@ -255,18 +269,20 @@ int main(void) {
     snprintf(dir, sizeof dir, "%s/test_config_compile.%ld", check_tmpdir(), (long)getpid());
     CHECK(mkdir(dir, 0777) == 0);
     v1_config(dir, &lim);
-    v2_config(dir, &lim, "r64.w256.s4", 1, 0);
-    v2_config(dir, &lim, "r64.w256.s4", 1, 1);
-    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 0);
-    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 1);
-    v2_config(dir, &lim, "r128.w256.s3", 1, 0);
-    CHECK_EQ_INT(files_in(dir), 8); /* 1 + 1 + 1 + 2 + 2 + 1 cubins, no temporaries */
+    v2_config(dir, &lim, "r64.w256.s4", 1, 0, 0);
+    v2_config(dir, &lim, "r64.w256.s4", 1, 1, 0);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 0, 0);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 1, 0);
+    v2_config(dir, &lim, "r128.w256.s3", 1, 0, 0);
+    v2_config(dir, &lim, "r64.w256.s4", 1, 0, 1);
+    v2_config(dir, &lim, "r128.w128.s4.ph2.dk2", 2, 1, 1);
+    CHECK_EQ_INT(files_in(dir), 11); /* 1 + 1 + 1 + 2 + 2 + 1 + 1 + 2 cubins, no temporaries */
     plan_compiles(dir, &lim);
-    CHECK_EQ_INT(files_in(dir), 12); /* + the plans' (two share a name), no temporaries */
+    CHECK_EQ_INT(files_in(dir), 16); /* + the plans' (two share a name), no temporaries */
     /* a folder that is not there: an error, and nothing written */
     snprintf(missing, sizeof missing, "%s/not-there", dir);
     CHECK_ERR(ramp_config_compile(RAMP_KERNEL_V2, &c, &g, &lim, missing, &cc), RAMP_ERR_IO);
-    CHECK_EQ_INT(files_in(dir), 12);
+    CHECK_EQ_INT(files_in(dir), 16);
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
         char path[1400];

@@ -496,7 +496,65 @@ int main(void) {
                 plain.config[plain.count++] = c;
         CHECK_OK(ramp_plan_make(t, &plain, m, &p3));
         CHECK_EQ_INT(p3.kernel, RAMP_KERNEL_V2);
+        CHECK_EQ_INT(p3.weight_units, 0);
+        /* ... and its weight layout */
+        t->weight_units = 1;
+        CHECK_OK(ramp_plan_make(t, &plain, m, &p3));
+        CHECK_EQ_INT(p3.weight_units, 1);
+        t->weight_units = 0;
         t->kernel = RAMP_KERNEL_V1;
+        remove(path);
+    }
+    /* The weight layout: a row-major plan has no "weights" key (its checksum
+     * unchanged); a stage-units plan says "units", reads back exactly, and
+     * the checksum covers it; "rows" said explicitly does not match the
+     * checksum of a units plan; an unknown value, or units with kernel v1,
+     * is refused. */
+    {
+        ramp_plan pu = plan;
+        pu.kernel = RAMP_KERNEL_V2;
+        static const int rows[6] = {2, 8, 16, 24, 48, 64};
+        for (int i = 0; i < pu.count; i++)
+            pu.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1, 0, 0, 0};
+        CHECK_OK(ramp_plan_write(&pu, path));
+        size_t n0 = 0;
+        char *r0 = slurp(path, &n0);
+        CHECK(r0 && strstr(r0, "\"weights\"") == NULL);
+        free(r0);
+        pu.weight_units = 1;
+        CHECK_OK(ramp_plan_write(&pu, path));
+        size_t nu = 0;
+        char *u = slurp(path, &nu);
+        CHECK(u && strstr(u, "\"weights\":\t\"units\"") != NULL);
+        ramp_plan bu;
+        memset(&bu, 0, sizeof bu);
+        CHECK_OK(ramp_plan_read(path, &bu));
+        CHECK_EQ_INT(bu.weight_units, 1);
+        pu.checksum = 1;
+        CHECK(memcmp(&pu, &bu, sizeof pu) == 0);
+        pu.checksum = 0;
+        if (u) {
+            char *v = replace(u, "\"weights\":\t\"units\"", "\"weights\":\t\"tiles\"");
+            if (v) expect_bad(v, "weights");
+            free(v);
+            v = replace(u, "\"weights\":\t\"units\"", "\"weights\":\t1");
+            if (v) expect_bad(v, "weights");
+            free(v);
+            v = replace(u, "\"weights\":\t\"units\"", "\"weights\":\t\"rows\"");
+            if (v) expect_bad(v, "checksum mismatch");
+            free(v);
+            v = replace(u, "\"weights\":\t\"units\",", "");
+            if (v) expect_bad(v, "checksum mismatch");
+            free(v);
+        }
+        free(u);
+        ramp_plan badu = pu;
+        badu.kernel = RAMP_KERNEL_V1;
+        CHECK_ERR(ramp_plan_validate(&badu), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "weight_units = 1") != NULL);
+        badu = pu;
+        badu.weight_units = 2;
+        CHECK_ERR(ramp_plan_validate(&badu), RAMP_ERR_INVALID_ARGUMENT);
         remove(path);
     }
     pairs_plans(t, &menu, path);

@@ -759,6 +759,91 @@ static void test_kernel(void) {
           strcmp(ramp_kernel_version_name((ramp_kernel_version)7), "?") == 0);
 }
 
+/* The weight layout (metadata "weights"): stage units read back as units,
+ * row-major has no key (older files and their checksums unchanged), "rows"
+ * said explicitly reads as row-major; an unknown value is refused on
+ * reading, naming the key; units are kernel v2's (a v1 dataset with units
+ * is refused on writing and, relabelled, on reading). */
+static void test_weights(void) {
+    ramp_geometry g = {.experts = 4, .topk = 2, .inter = 256, .hidden = 1024, .bf16 = 0};
+    static const char *const cfgs[3] = {"r8.w128.s3", "r128.w256.s3", "r128.w128.s4.ph2.dk2"};
+    ramp_timing *t = small_dataset(&g, cfgs, 3);
+    if (!t) return;
+    void *bytes = NULL, *rows = NULL;
+    size_t size = 0, rsize = 0;
+    t->kernel = RAMP_KERNEL_V2;
+    CHECK_EQ_INT(t->weight_units, 0); /* ramp_timing_create's default */
+    CHECK_OK(ramp_timing_write_memory(t, &rows, &rsize));
+    CHECK(rows && !header_has(rows, rsize, "\"weights\""));
+    t->weight_units = 1;
+    CHECK_OK(ramp_timing_write_memory(t, &bytes, &size));
+    CHECK(bytes && header_has(bytes, size, "\"weights\":\"units\""));
+    ramp_timing *back = NULL;
+    if (bytes) CHECK_OK(ramp_timing_read_memory(bytes, size, "units", 0, &back));
+    if (back) {
+        CHECK_EQ_INT(back->weight_units, 1);
+        CHECK_EQ_INT(back->kernel, RAMP_KERNEL_V2);
+        CHECK(back->checksum == 1);
+        for (int i = 0; i < 6; i++) CHECK(back->times_us[i] == t->times_us[i]);
+    }
+    ramp_timing_free(back);
+    back = NULL;
+    if (rows) CHECK_OK(ramp_timing_read_memory(rows, rsize, "rows", 0, &back));
+    if (back) CHECK_EQ_INT(back->weight_units, 0);
+    ramp_timing_free(back);
+    static const char *const bad[4] = {"tiles", "", "Units", "units "};
+    for (int i = 0; i < 4 && bytes; i++) {
+        st_edit ed = {0};
+        ed.set_key = "weights";
+        ed.set_value = bad[i];
+        size_t n = 0;
+        void *b = st_rebuild(bytes, size, &ed, &n);
+        CHECK(b != NULL);
+        if (b) expect_format(b, n, 0, "'weights'", __LINE__);
+        if (b && bad[i][0]) CHECK(strstr(ramp_last_error(), bad[i]) != NULL);
+        free(b);
+    }
+    if (bytes) {
+        st_edit ed = {0};
+        ed.set_key = "weights";
+        ed.set_value = "rows";
+        size_t n = 0;
+        void *b = st_rebuild(bytes, size, &ed, &n);
+        back = NULL;
+        if (b) CHECK_OK(ramp_timing_read_memory(b, n, "rows", 0, &back));
+        if (back) CHECK_EQ_INT(back->weight_units, 0);
+        ramp_timing_free(back);
+        free(b);
+    }
+    free(bytes);
+    free(rows);
+    /* kernel v1 with units, and a value out of range: refused on writing */
+    static const char *const plain[2] = {"r8.w128.s3", "r32.w256.s2"};
+    ramp_timing *t1 = small_dataset(&g, plain, 2);
+    if (t1) {
+        t1->weight_units = 1;
+        CHECK_ERR(ramp_timing_write_memory(t1, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "stage units") && strstr(ramp_last_error(), "v1"));
+        /* written as v2, relabelled v1 (key removed): refused on reading */
+        t1->kernel = RAMP_KERNEL_V2;
+        bytes = NULL;
+        CHECK_OK(ramp_timing_write_memory(t1, &bytes, &size));
+        st_edit ed = {0};
+        ed.set_key = "kernel";
+        size_t n = 0;
+        void *b = bytes ? st_rebuild(bytes, size, &ed, &n) : NULL;
+        if (b) expect_format(b, n, 0, "stage units", __LINE__);
+        free(b);
+        free(bytes);
+        t1->kernel = RAMP_KERNEL_V2;
+        t1->weight_units = 2;
+        CHECK_ERR(ramp_timing_write_memory(t1, &bytes, &size), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "weight_units = 2") != NULL);
+    }
+    ramp_timing_free(t1);
+    ramp_timing_free(t);
+}
+
 /* Kernel v2's space against a count made by hand: the v1 space's plain,
  * ungrouped, split-K-1 configurations whose width divides h (rows 10 x
  * stages 3 x widths; the largest, r64.w512.s4, needs 205,376 B of shared
@@ -876,6 +961,7 @@ int main(void) {
     ramp_rng_seed(&rng, check_seed());
     test_placement();
     test_kernel();
+    test_weights();
     test_kernel_space();
     test_round_trip();
     test_arguments();

@@ -40,10 +40,11 @@ void cli_progress(double fraction, void *label);
 void cli_progress_done(void *label);
 
 /* `ramp configs --ptxas` (configs_ptxas.c): compiles cfgs[0..n) on `jobs`
- * threads and prints what ptxas measured; cubin_dir (NULL: none) must not
- * exist or be empty, and receives every cubin only if all compile and run.
- * Returns the exit code. */
-int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
+ * threads (units: the programs reading weights in stage units) and prints
+ * what ptxas measured; cubin_dir (NULL: none) must not exist or be empty,
+ * and receives every cubin only if all compile and run. Returns the exit
+ * code. */
+int configs_ptxas(ramp_kernel_version kernel, int units, const ramp_config *cfgs, int n,
                   const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
                   const char *cubin_dir, int csv);
 

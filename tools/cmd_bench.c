@@ -33,6 +33,12 @@ static const char BENCH_HELP[] =
     "                      only, plain launch, no grouped order, no split-K; the\n"
     "                      count left out is printed); one with times is refused,\n"
     "                      and so is resuming an OUT of another kernel\n"
+    "  --weights W         rows or units: the weight layout the kernel reads\n"
+    "                      (default: DATASET's, rows unless set here). units:\n"
+    "                      stage units (ramp_layer_desc.weight_units), kernel v2\n"
+    "                      only; OUT records it (\"weights\") and a plan fit on\n"
+    "                      it says so. Only on a DATASET with no times; resuming\n"
+    "                      an OUT of the other layout is refused\n"
     "  --max-seconds S     stop before S seconds (default 240; 0: no limit)\n"
     "  --checkpoint S      write OUT every S seconds (default 60; 0: at the end)\n"
     "  --repeats N         timed runs per cell, after one warm-up (default 5)\n"
@@ -93,9 +99,10 @@ int cmd_bench(int argc, char **argv) {
         {"repeats", required_argument, 0, 'r'}, {"configs", required_argument, 0, 'c'},
         {"stride", required_argument, 0, 's'}, {"seed", required_argument, 0, 'S'},
         {"gpu", required_argument, 0, 'g'}, {"max-cells", required_argument, 0, 'x'},
-        {"kernel", required_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"kernel", required_argument, 0, 'k'}, {"weights", required_argument, 0, 'w'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "bench", *out = NULL, *backend_text = "gpu", *configs = NULL;
-    const char *kernel_text = NULL;
+    const char *kernel_text = NULL, *weights_text = NULL;
     long stride = 0, repeats = 5, seed = 1, gpu = 0, max_cells = 0;
     double max_seconds = 240, checkpoint = 60;
     /* The command line as given (getopt_long reorders argv), recorded in
@@ -120,6 +127,7 @@ int cmd_bench(int argc, char **argv) {
         case 'g': if (!cli_int(cmd, "--gpu", optarg, 0, 1024, &gpu)) return 2; break;
         case 'x': if (!cli_int(cmd, "--max-cells", optarg, 0, 1L << 40, &max_cells)) return 2; break;
         case 'k': kernel_text = optarg; break;
+        case 'w': weights_text = optarg; break;
         case 'h': fputs(BENCH_HELP, stdout); return 0;
         default: return cli_usage_error(cmd, "unknown option");
         }
@@ -133,6 +141,10 @@ int cmd_bench(int argc, char **argv) {
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     if (kernel_text && ramp_kernel_version_parse(kernel_text, &kernel))
         return cli_usage_error(cmd, "--kernel '%s': expected v1 or v2", kernel_text);
+    int units = 0;
+    if (weights_text && strcmp(weights_text, "rows") && strcmp(weights_text, "units"))
+        return cli_usage_error(cmd, "--weights '%s': expected rows or units", weights_text);
+    if (weights_text) units = !strcmp(weights_text, "units");
     opt.max_seconds = max_seconds;
     opt.checkpoint_seconds = checkpoint;
     opt.repeats = (int)repeats;
@@ -183,15 +195,31 @@ int cmd_bench(int argc, char **argv) {
         ramp_timing_free(t);
         t = k;
     }
+    if (rc == 0 && weights_text && t->weight_units != units) {
+        int64_t filled = 0;
+        for (int64_t i = 0; i < t->nloads * t->nconfigs; i++) filled += !isnan(t->times_us[i]);
+        if (filled > 0)
+            rc = cli_usage_error(cmd, "--weights %s: %s holds %lld times of %s weights; one "
+                                 "dataset holds one weight layout's times (start from loads with "
+                                 "no times)", weights_text, argv[optind], (long long)filled,
+                                 t->weight_units ? "stage-unit" : "row-major");
+        else if (units && t->kernel != RAMP_KERNEL_V2)
+            rc = cli_usage_error(cmd, "--weights units: stage units are read by kernel v2, and "
+                                 "%s is for kernel %s (add --kernel v2)", argv[optind],
+                                 ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+        else
+            t->weight_units = units;
+    }
     int64_t taken = -1;
     if (rc == 0 && (s = ramp_bench_resume(t, out, &taken))) rc = cli_fail(cmd, s);
     if (rc == 0) {
         if (taken >= 0)
             fprintf(stderr, "resuming from %s: %lld of %lld times filled\n", out, (long long)taken,
                     (long long)(t->nloads * t->nconfigs));
-        fprintf(stderr, "timing %lld loads x %d configurations (%s backend, kernel %s)\n",
+        fprintf(stderr, "timing %lld loads x %d configurations (%s backend, kernel %s%s)\n",
                 (long long)t->nloads, t->nconfigs, ramp_bench_backend_name(opt.backend),
-                ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+                ramp_kernel_version_name((ramp_kernel_version)t->kernel),
+                t->weight_units ? ", weights in stage units" : "");
         opt.progress = cli_progress;
         opt.progress_user = (void *)"timing";
         ramp_bench_report rep;

@@ -215,6 +215,7 @@ static int dataset_info(int argc, char **argv) {
         for (int d = 0; d < t->ndomains; d++) printf(" %s", t->domains[d]);
         printf("\n  placement: %s\n", t->placement[0] ? t->placement : "not recorded (contiguous)");
         printf("  kernel: %s\n", ramp_kernel_version_name((ramp_kernel_version)t->kernel));
+        printf("  weights: %s\n", t->weight_units ? "units (stage units)" : "rows (row-major)");
         printf("  precision: %s\n", t->geom.bf16 ? "bf16" : "fp8 (128x128 block scales)");
         printf("  command: %s\n", t->command[0] ? t->command : "(none recorded)");
         printf("  checksum: %s\n", t->checksum ? "sha256, verified" : "none (written before checksums)");

@@ -172,8 +172,9 @@ int cmd_fit(int argc, char **argv) {
     if (rc == 0 && (s = ramp_plan_make(t, &menu, m, &plan))) rc = cli_fail(cmd, s);
     if (rc == 0 && (s = ramp_plan_write(&plan, out))) rc = cli_fail(cmd, s);
     if (rc == 0) {
-        printf("%s %s (kernel %s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads%s\n", t->model,
-               t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel), menu.count, menu.blocks_per_sm,
+        printf("%s %s (kernel %s%s): menu of %d from occupancy class %d (blocks/SM), fit on %lld loads%s\n", t->model,
+               t->layout, ramp_kernel_version_name((ramp_kernel_version)t->kernel),
+               t->weight_units ? ", weights in stage units" : "", menu.count, menu.blocks_per_sm,
                (long long)menu.loads, deterministic ? ", two-phase configurations only (--deterministic)" : "");
         const int nt = ramp_costmodel_nterms(kind);
         for (int i = 0; i < menu.count; i++) {
@@ -368,6 +369,13 @@ int cmd_eval(int argc, char **argv) {
             rc = cli_usage_error(cmd, "%s holds kernel %s times, %s kernel %s: evaluate one kernel's datasets per "
                                  "call", argv[optind + i], ramp_kernel_version_name((ramp_kernel_version)t->kernel),
                                  argv[optind], ramp_kernel_version_name((ramp_kernel_version)ts[0]->kernel));
+            break;
+        }
+        if (i > 0 && t->weight_units != ts[0]->weight_units) {
+            rc = cli_usage_error(cmd, "%s holds times of %s weights, %s of %s: evaluate one weight "
+                                 "layout's datasets per call", argv[optind + i],
+                                 t->weight_units ? "stage-unit" : "row-major", argv[optind],
+                                 ts[0]->weight_units ? "stage-unit" : "row-major");
             break;
         }
         fprintf(stderr, "evaluating %s (%s %s, kernel %s, %lld loads x %d configurations)\n", argv[optind + i],

@@ -30,7 +30,7 @@ int cmd_models(int argc, char **argv) {
 
 static const char CONFIGS_HELP[] =
     "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv] [--kernel v1|v2]\n"
-    "                    [--ptxas [--jobs N] [--cubin-dir DIR]]\n"
+    "                    [--ptxas [--units] [--jobs N] [--cubin-dir DIR]]\n"
     "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
     "       ramp configs --plan PLAN --ptxas [--red4] [--csv] [--cubin-dir DIR]\n"
     "\n"
@@ -49,11 +49,15 @@ static const char CONFIGS_HELP[] =
     "down program's), threads, blocks per SM. Exits 1 if one fails to compile,\n"
     "spills, has a stack frame, or draws a ptxas warning. --cubin-dir DIR (new or\n"
     "empty) receives every program's cubin, for tools/sass-check; only when all\n"
-    "of them compile and can run.\n"
+    "of them compile and can run. --units (kernel v2): the programs that read\n"
+    "weights in stage units (ramp_layer_desc.weight_units, `ramp bench --weights\n"
+    "units`) instead of row-major ones.\n"
     "--plan PLAN --ptxas: the polymorphic kernel a layer serving PLAN runs (its\n"
     "menu in one kernel, and a second kernel for the phase 2 of two-phase\n"
     "entries), compiled as ramp_layer_create compiles it, one row per kernel;\n"
-    "--red4 as the layer's w2_red4 (kernel v2). --cubin-dir receives poly.cubin.\n";
+    "--red4 as the layer's w2_red4 (kernel v2); a plan fit on stage units\n"
+    "(\"weights\": \"units\") compiles as a layer reading them. --cubin-dir\n"
+    "receives poly.cubin.\n";
 
 int cmd_configs(int argc, char **argv) {
     static const struct option opts[] = {
@@ -64,13 +68,13 @@ int cmd_configs(int argc, char **argv) {
         {"csv", no_argument, 0, 'c'}, {"kernel", required_argument, 0, 'K'},
         {"ptxas", no_argument, 0, 'p'}, {"jobs", required_argument, 0, 'j'},
         {"cubin-dir", required_argument, 0, 'u'}, {"plan", required_argument, 0, 'P'},
-        {"red4", no_argument, 0, 'r'},
+        {"red4", no_argument, 0, 'r'}, {"units", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     ramp_kernel_version kernel = RAMP_KERNEL_V1;
     cli_model_opts mo = {0};
     const char *layout_text = NULL, *cubin_dir = NULL, *plan_path = NULL;
     long jobs = 0;
-    int bf16 = 0, all = 0, csv = 0, ptxas = 0, red4 = 0, kernel_given = 0, o;
+    int bf16 = 0, all = 0, csv = 0, ptxas = 0, red4 = 0, units = 0, kernel_given = 0, o;
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -93,6 +97,7 @@ int cmd_configs(int argc, char **argv) {
         case 'u': cubin_dir = optarg; break;
         case 'P': plan_path = optarg; break;
         case 'r': red4 = 1; break;
+        case 'U': units = 1; break;
         case 'h': fputs(CONFIGS_HELP, stdout); return 0;
         default: return cli_usage_error("configs", "unknown option");
         }
@@ -101,13 +106,17 @@ int cmd_configs(int argc, char **argv) {
     if (plan_path) { /* the plan says model, layout and kernel */
         if (!ptxas) return cli_usage_error("configs", "--plan goes with --ptxas");
         if (layout_text || mo.name || mo.experts || mo.topk || mo.inter || mo.hidden || bf16 ||
-            all || kernel_given || jobs)
+            all || kernel_given || jobs || units)
             return cli_usage_error("configs", "--plan replaces --model, --layout, the geometry, "
-                                              "--bf16, --all, --kernel and --jobs");
+                                              "--bf16, --all, --kernel, --jobs and --units (a "
+                                              "plan says its weights)");
         if (cubin_dir && !*cubin_dir) return cli_usage_error("configs", "--cubin-dir: empty path");
         return configs_plan_ptxas(plan_path, red4, cubin_dir, csv);
     }
     if (red4) return cli_usage_error("configs", "--red4 goes with --plan");
+    if (units && (!ptxas || kernel != RAMP_KERNEL_V2))
+        return cli_usage_error("configs", "--units goes with --ptxas and --kernel v2 (stage units "
+                                          "are kernel v2's)");
     if (!layout_text) return cli_usage_error("configs", "--layout is required (e.g. EP8)");
     if (!ptxas && (jobs || cubin_dir))
         return cli_usage_error("configs", "--jobs and --cubin-dir go with --ptxas");
@@ -125,9 +134,10 @@ int cmd_configs(int argc, char **argv) {
     g.bf16 = bf16;
     ramp_device_limits lim;
     ramp_device_limits_h200(&lim);
-    if (!csv) printf("%s %s: %d experts/GPU, h = %d, d = %d, %s, kernel %s%s\n", m.name,
+    if (!csv) printf("%s %s: %d experts/GPU, h = %d, d = %d, %s, kernel %s%s%s\n", m.name,
                      layout_text, g.experts, g.inter, g.hidden, bf16 ? "BF16" : "FP8",
-                     ramp_kernel_version_name(kernel), ptxas ? ", measured by ptxas" : "");
+                     ramp_kernel_version_name(kernel), ptxas ? ", measured by ptxas" : "",
+                     units ? ", weights in stage units" : "");
     if (csv && !ptxas) puts("config,valid,smem_bytes,threads,regs,blocks_per_sm,reason");
     else if (!ptxas) printf("%-28s %6s %8s %5s %4s %4s\n", "config", "valid", "smem", "thr", "regs", "occ");
     int valid = 0;
@@ -181,7 +191,7 @@ int cmd_configs(int argc, char **argv) {
     }
     if (ptxas) {
         if (!jobs) jobs = sysconf(_SC_NPROCESSORS_ONLN) > 32 ? 32 : sysconf(_SC_NPROCESSORS_ONLN);
-        rc = configs_ptxas(kernel, cand, valid, &g, &lim, jobs > 0 ? (int)jobs : 1, cubin_dir, csv);
+        rc = configs_ptxas(kernel, units, cand, valid, &g, &lim, jobs > 0 ? (int)jobs : 1, cubin_dir, csv);
         free(cand);
         return rc;
     }

@@ -17,6 +17,7 @@
 
 typedef struct {
     ramp_kernel_version kernel;
+    int units;
     const ramp_config *cfgs;
     const ramp_geometry *g;
     const ramp_device_limits *lim;
@@ -35,8 +36,8 @@ static void *worker(void *arg) {
         int i = p->next < p->n ? p->next++ : -1;
         pthread_mutex_unlock(&p->lock);
         if (i < 0) return NULL;
-        p->status[i] = ramp_config_compile(p->kernel, &p->cfgs[i], p->g, p->lim, p->cubin_dir,
-                                           &p->out[i]);
+        p->status[i] = ramp_config_compile_weights(p->kernel, &p->cfgs[i], p->g, p->units, p->lim,
+                                                   p->cubin_dir, &p->out[i]);
         if (p->status[i] != RAMP_OK) snprintf(p->err[i], sizeof p->err[i], "%s", ramp_last_error());
         pthread_mutex_lock(&p->lock);
         p->done++;
@@ -88,7 +89,7 @@ static int staging_finish(const char *staging, const char *cubin_dir, int keep) 
     return keep ? CLI_EXIT_ERROR : 0;
 }
 
-int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
+int configs_ptxas(ramp_kernel_version kernel, int units, const ramp_config *cfgs, int n,
                   const ramp_geometry *g, const ramp_device_limits *lim, int jobs,
                   const char *cubin_dir, int csv) {
     if (cubin_dir && !dir_usable(cubin_dir))
@@ -109,7 +110,7 @@ int configs_ptxas(ramp_kernel_version kernel, const ramp_config *cfgs, int n,
         if (*staging) rmdir(staging);
         return cli_fail("configs", RAMP_ERR_OUT_OF_MEMORY);
     }
-    pool p = {kernel, cfgs, g, lim, *staging ? staging : NULL, cc, st, err, n, 0, 0,
+    pool p = {kernel, units, cfgs, g, lim, *staging ? staging : NULL, cc, st, err, n, 0, 0,
               PTHREAD_MUTEX_INITIALIZER};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -225,7 +226,8 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
     } else {
         printf("%s %s, plan %s: %d entries compiled into one kernel (kernel %s%s):", p.model,
                p.layout, plan_path, p.count,
-               ramp_kernel_version_name((ramp_kernel_version)p.kernel), red4 ? ", float4 output" : "");
+               ramp_kernel_version_name((ramp_kernel_version)p.kernel),
+               red4 ? ", float4 output" : p.weight_units ? ", weights in stage units" : "");
         for (int i = 0; i < p.count; i++) {
             char name[64];
             ramp_config_name(&p.configs[i], name, sizeof name);

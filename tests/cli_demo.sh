@@ -21,6 +21,11 @@ done
 grep -qE '"kernel":[[:space:]]*"v2"' "$out/plan.json" || fail "demo's plan is not a v2 plan"
 expect 0 "kernel v1 measured on NVIDIA H200" -- "$ramp" demo --out "$out" --kernel v1
 expect 0 "qwen3-30b-ep8.safetensors" -- "$ramp" demo --out "$out" --kernel v1
+# the FP8 row-major file, not the BF16 or stage-units one that sorts before it
+expect 0 "using measured dataset .*/mixtral-8x22b-ep8-v2.safetensors" -- \
+  "$ramp" demo --out "$out" --model mixtral-8x22b --layout EP8
+expect 0 "using measured dataset .*/deepseek-v3-ep8-v2.safetensors" -- \
+  "$ramp" demo --out "$out" --model deepseek-v3 --layout EP8
 expect 0 "no shipped v1 dataset for DeepSeek-V3 EP32: using kernel v2's" -- \
   "$ramp" demo --out "$out" --model deepseek-v3 --layout EP32 --kernel v1
 # no shipped dataset: the stand-in over the asked kernel's space (OLMoE: v2 90 + 48 wide + 10

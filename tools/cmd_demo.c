@@ -45,9 +45,11 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* The shipped dataset for this model and layout: fully measured, contiguous
- * placement (the balanced ones are Table 8's pair, not the default), and of
- * the wanted kernel if there is one (else the first other, by name). 1 if
- * found; *kernel_out says which kernel it holds. */
+ * placement (the balanced ones are Table 8's pair, not the default), of the
+ * wanted kernel, FP8 on row-major weights, if there is one (else the first
+ * other, by name: BF16 and stage units' times are options', not the
+ * default, and sort before it). 1 if found; *kernel_out says which kernel
+ * it holds. */
 static int find_shipped(const char *dir, const char *model, const char *layout, int kernel,
                         char *out, size_t n, int *kernel_out) {
     char path[4096], other[4400] = "";
@@ -64,7 +66,7 @@ static int find_shipped(const char *dir, const char *model, const char *layout, 
             ramp_timing *t = NULL;
             if (ramp_timing_read(file, 0, &t) == RAMP_OK && strcmp(t->model, model) == 0 &&
                 strcasecmp(t->layout, layout) == 0 && !ramp_placement_is_balanced(t->placement)) {
-                if (t->kernel == kernel) {
+                if (t->kernel == kernel && !t->weight_units && !t->geom.bf16) {
                     snprintf(out, n, "%s", file);
                     *kernel_out = kernel;
                     found = 1;

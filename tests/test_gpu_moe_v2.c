@@ -438,7 +438,10 @@ int main(void) {
     GPU_OK(ramp_gpu_get_info(R.gpu, &info));
     printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s%s\n", info.limits.name,
            info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
-           opts.tiled ? "pre-tiled (RAMP_MOE_V2_TILED=1)" : "row-major",
+           opts.tiled == 3   ? "in stage units (RAMP_MOE_V2_TILED=3)"
+           : opts.tiled == 2 ? "pre-tiled K block-major (RAMP_MOE_V2_TILED=2)"
+           : opts.tiled == 1 ? "pre-tiled (RAMP_MOE_V2_TILED=1)"
+                             : "row-major",
            opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
     if (bf16) printf("BF16 layer (RAMP_MOE_V2_BF16=1): bf16 weights and hidden states, no scales\n");
     if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);

@@ -34,6 +34,10 @@ printf '  HMMA.16816.F32.BF16 R4, R8, R12, R4\n' > "$tmp/d.cubin"
 # kernel v2's multicast programs ("-mc" in the name) must multicast
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n' > "$tmp/m-fp8-mc.cubin"
 printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UTMALDG.2D [UR8], [UR12] ;\n' > "$tmp/n-fp8-mc-ph1.cubin"
+# stage units: a multicast program reads them by the bulk copy (UBLKCP), with
+# MULTICAST; a plain bulk copy is not one
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UBLKCP.S.G.MULTICAST [UR10], [UR6], UR8 ;\n' > "$tmp/u-fp8-units-mc.cubin"
+printf '  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n  UBLKCP.S.G [UR10], [UR6], UR8 ;\n' > "$tmp/v-fp8-units-mc.cubin"
 # ... and fence at GPU scope only inside a cluster barrier: a release.cluster
 # arrival in the ring (s16-run1) is refused, the cluster barrier's kept
 printf '  MEMBAR.ALL.GPU ;\n  ERRBAR;\n  CGAERRBAR ;\n  UCGABAR_ARV ;\n  UTMALDG.2D.MULTICAST [UR8], [UR14], UR12 ;\n  QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24\n' > "$tmp/b-fp8-mc.cubin"
@@ -48,6 +52,8 @@ fake() { PATH="$tmp/fake:$PATH" "$check" "$@"; }
 expect 0 "fp8-good: QGMMA 1, HGMMA 0, LDL/STL 0, RED 1 .vector 0., multicast 0, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/c/fp8-good.cubin"
 expect 0 "m-fp8-mc: .*multicast 1, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/m-fp8-mc.cubin"
 expect 1 "n-fp8-mc-ph1: .*multicast 0, GPU fences 0, .*   BAD: .*a multicast TMA load" -- fake "$tmp/n-fp8-mc-ph1.cubin"
+expect 0 "u-fp8-units-mc: .*multicast 1, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/u-fp8-units-mc.cubin"
+expect 1 "v-fp8-units-mc: .*multicast 0, .*   BAD: .*a multicast TMA load" -- fake "$tmp/v-fp8-units-mc.cubin"
 expect 0 "b-fp8-mc: .*multicast 1, GPU fences 0, code 0.0 KB, FCHK 0$" -- fake "$tmp/b-fp8-mc.cubin"
 expect 1 "f-fp8-mc: .*multicast 1, GPU fences 1, .*   BAD: .*no GPU-scope fence outside a cluster barrier" -- \
   fake "$tmp/f-fp8-mc.cubin"

@@ -1739,6 +1739,10 @@ typedef struct {
     ramp_select_entry entries[RAMP_SELECT_MAX_ENTRIES];
     int group_only;       /* 1: skip Equation 3, always entry 0 (the plain
                              group-and-pad kernel that RaMP replaces) */
+    int one_shape;        /* 1: every launch in the shape sized for
+                             max_tokens (before session 33); 0: a launch
+                             whose token count the host passes runs the
+                             smallest shape that covers it */
 } ramp_select_desc;
 
 /* Checks every field: RAMP_ERR_INVALID_ARGUMENT naming the field and value
@@ -1801,11 +1805,14 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
                             const int32_t *ids, ramp_select_result *out);
 
 /* The selection kernel on a GPU: compiled (cached) and loaded at create, with
- * device buffers for its outputs. A launch is one kernel of a fixed shape
- * chosen at create from max_tokens * k (16 or 32 warps per block, one
- * cluster of 1, 2, 4 or 8 blocks; RAMP_SELECT_WARPS and RAMP_SELECT_CTAS
- * override it, a tuning experiment), with no host synchronisation: safe to
- * capture. */
+ * device buffers for its outputs. A launch is one kernel of one of up to
+ * five shapes compiled at create (16 or 32 warps per block, one cluster of
+ * 1, 2, 4 or 8 blocks, by the pairs tokens * k it covers, up to max_tokens *
+ * k): a launch with a host token count runs the smallest shape that covers
+ * it (a graph captured for a batch size keeps that shape), one with a device
+ * count the largest (RAMP_SELECT_WARPS and RAMP_SELECT_CTAS override the
+ * rule, a tuning experiment; ramp_select_desc.one_shape keeps the largest
+ * only); no host synchronisation: safe to capture. */
 typedef struct ramp_selector ramp_selector;
 
 /* Device addresses of a selector's outputs (layout as ramp_select_result). */
@@ -1975,6 +1982,14 @@ typedef struct {
                                timings). Not with w2_red4 or
                                l2_prefetch_mb. 0 (the default): row-major,
                                as engines hold weights. */
+    int select_one_shape;   /* for A/B measurements (session 33): 1 = the
+                               selection kernel runs in the one launch
+                               shape sized for max_tokens, as before; 0
+                               (the default): a call with a host token
+                               count runs the smallest shape that covers
+                               it (one block for up to 512 ids), ~0.8 us
+                               less on small batches
+                               (ramp_select_desc.one_shape). */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

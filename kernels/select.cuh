@@ -12,9 +12,10 @@
  * than one block the launch is one thread-block cluster (sm_90): each block
  * copies its counts into the others' shared memory before one cluster
  * barrier, so it stays one launch of a fixed shape with no host round trip.
- * The host picks the shape from max_tokens * k (select_gpu.c): 16 warps a
- * block and a block per 512 pairs up to 4,096 pairs, then 32 warps and 8
- * blocks.
+ * The host picks the shape from the pairs a launch covers (select_gpu.c):
+ * 16 warps a block and a block per 512 pairs up to 4,096 pairs, then 32
+ * warps and 8 blocks; a selector holds the shapes up to max_tokens * k and
+ * a launch with a host token count takes the smallest that covers it.
  *
  * Where the time goes (measured, bench/results/select-2026-11-30-v2.md):
  * not in instruction fetch (straight-line code ran as fast as a loop) nor

@@ -138,6 +138,8 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                "layer: poly_top_wait = %d: where phase 2 waits for phase 1 is a kernel v2 "
                "option (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d)",
                d->poly_top_wait, d->kernel);
+    RAMP_CHECK(d->select_one_shape == 0 || d->select_one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: select_one_shape = %d, expected 0 or 1", d->select_one_shape);
     RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
                "selection kernel, which a switch node's bodies start after (0 with split 5)",
@@ -166,6 +168,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     sd.local_of = d->local_of;
     sd.first_expert = d->first_expert;
     sd.nentries = plan->count;
+    sd.one_shape = d->select_one_shape;
     for (int i = 0; i < plan->count; i++)
         RAMP_TRY(ramp_select_entry_from_plan(plan, i, &sd.entries[i]));
     RAMP_TRY(ramp_select_desc_check(&sd));

@@ -89,6 +89,8 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
                d->nentries, RAMP_SELECT_MAX_ENTRIES);
     RAMP_CHECK(d->group_only == 0 || d->group_only == 1, RAMP_ERR_INVALID_ARGUMENT,
                "group_only = %d, expected 0 or 1", d->group_only);
+    RAMP_CHECK(d->one_shape == 0 || d->one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "one_shape = %d, expected 0 or 1", d->one_shape);
     for (int c = 0; c < d->nentries; c++) {
         const ramp_select_entry *e = &d->entries[c];
         RAMP_CHECK(e->rows >= 1 && e->rows <= 1024, RAMP_ERR_INVALID_ARGUMENT,

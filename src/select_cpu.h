@@ -52,9 +52,18 @@ ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, 
                                         ramp_devptr tokens_dev, unsigned long long cond,
                                         ramp_stream stream);
 
-/* The selector's launch shape: blocks (one cluster) and warps per block. */
+/* The selector's largest launch shape (for max_tokens, and a device-side
+ * count): blocks (one cluster) and warps per block. */
 int ramp_selector_ctas(const ramp_selector *s);
 int ramp_selector_warps(const ramp_selector *s);
+/* The shape a launch of `tokens` host-counted tokens runs (tokens < 0: a
+ * device-side count), and how many shapes the selector holds. */
+void ramp_selector_shape(const ramp_selector *s, int tokens, int *warps, int *ctas);
+int ramp_selector_shapes(const ramp_selector *s);
+/* The launch-shape rule for `pairs` ids (tokens * k), without the
+ * environment's overrides: 16 warps a block up to 4,096 pairs, else 32;
+ * blocks the fewest of 1, 2, 4, 8 giving each warp at most one 32-pair row. */
+void ramp_select_shape_for(long long pairs, int *warps, int *ctas);
 
 /* A selector created with RAMP_SELECT_PROFILE=1 in the environment runs the
  * profiling build: every launch appends a record of RAMP_SEL_PROF_WORDS

@@ -5,10 +5,15 @@
  *
  * The kernel is generic in the descriptor (sizes in the by-value parameter
  * block, the id map and the menu in small device buffers), so one compiled
- * binary serves every plan of a launch shape. The shape is fixed per
- * selector, chosen from max_tokens * k: 16 or 32 warps per block and a
- * cluster of 1, 2, 4 or 8 blocks (RAMP_SELECT_WARPS and RAMP_SELECT_CTAS
- * override them, for experiments). A contiguous placement
+ * binary serves every plan of a launch shape. A shape is 16 or 32 warps per
+ * block and a cluster of 1, 2, 4 or 8 blocks, chosen from the pairs a launch
+ * reads (tokens * k). A selector compiles the shapes of every pair count up
+ * to max_tokens * k (at most five) and a launch whose token count the host
+ * knows takes the smallest that covers it: a cluster of 8 costs a small
+ * batch ~0.8 us over one block (bench/results/select-2026-11-30-v2.md,
+ * section 4). A device-side count takes the largest. RAMP_SELECT_WARPS and
+ * RAMP_SELECT_CTAS override the rule (RAMP_SELECT_CTAS: one shape), for
+ * experiments; ramp_select_desc.one_shape keeps only the largest. A contiguous placement
  * is passed as its first expert, so the kernel needs no id map. Everything
  * a launch needs is checked here before the launch, so a bad call never
  * reaches the GPU.
@@ -39,14 +44,23 @@ _Static_assert(sizeof(ramp_sel_entry) == 32 && offsetof(ramp_sel_entry, theta_pa
 _Static_assert(RAMP_SEL_PAST_WAVES_INT == (long long)RAMP_PAST_WAVES_US,
                "the selection kernel's past-wave penalty differs from RAMP_PAST_WAVES_US");
 
-struct ramp_selector {
-    ramp_gpu *gpu;
-    ramp_select_desc desc;
+/* One compiled launch shape and the shared-memory layout it needs. */
+typedef struct {
     ramp_module *module;
     ramp_kernel *kernel;
     int warps;              /* block = warps * 32 threads */
     int ctas;               /* blocks = one cluster */
-    int smem;
+    long long max_pairs;    /* the most pairs (tokens * k) it is chosen for */
+    ramp_sel_layout layout;
+} sel_shape;
+
+#define SEL_MAX_SHAPES 5 /* 16 warps x 1, 2, 4, 8 blocks; 32 warps x 8 */
+
+struct ramp_selector {
+    ramp_gpu *gpu;
+    ramp_select_desc desc;
+    sel_shape shapes[SEL_MAX_SHAPES]; /* by max_pairs, the last for max_tokens */
+    int nshapes;
     int cond_switch;        /* built with RAMP_SELECT_SWITCH (ramp_selector_create_switch) */
     ramp_sel_params params; /* everything but the per-launch fields */
     ramp_select_device dev;
@@ -54,36 +68,41 @@ struct ramp_selector {
 };
 
 /* Warps per block: 16 while 8 blocks of 16 warps give every warp at most
- * one row of 32 pairs at max_tokens (4,096 pairs), else 32. Measured on the
- * H200 (bench/results/select-2026-11-30-v2.md): every warp runs the
- * prologue and the barriers, so up to 4K ids 16 warps a block on more
- * blocks beat 32 (3.45 against 4.13 us for 4,096 ids), and at 32K ids 32
- * warps win (5.7 against 6.7 us). RAMP_SELECT_WARPS (8, 16 or 32) overrides
- * it, for experiments. */
-static int select_warps(const ramp_select_desc *d) {
-    const char *w = getenv("RAMP_SELECT_WARPS");
-    int v = w && *w ? atoi(w) : 0;
-    if (v == 8 || v == 16 || v == 32) return v;
-    const long long pairs = (long long)d->max_tokens * d->topk;
-    return pairs <= 16LL * 32 * RAMP_SEL_PORTABLE_CTAS ? 16 : 32;
+ * one row of 32 pairs (4,096 pairs), else 32. Measured on the H200
+ * (bench/results/select-2026-11-30-v2.md): every warp runs the prologue and
+ * the barriers, so up to 4K ids 16 warps a block on more blocks beat 32
+ * (3.45 against 4.13 us for 4,096 ids), and at 32K ids 32 warps win (5.7
+ * against 6.7 us).
+ * Blocks: enough that each warp has one row of 32 pairs, up to the portable
+ * cluster size of 8. Same measurements: on a small batch a cluster of 2
+ * costs 0.4 us more than one block and one of 8 0.8 us, while one block that
+ * reads 4K ids loses 1-3.5 us to issue and scattered stores; with 32 warps
+ * this rule picked the fastest cluster size at every size of the benchmark. */
+void ramp_select_shape_for(long long pairs, int *warps, int *ctas) {
+    const int w = pairs <= 16LL * 32 * RAMP_SEL_PORTABLE_CTAS ? 16 : 32;
+    int n = 1;
+    while (n < RAMP_SEL_PORTABLE_CTAS && (long long)n * w * 32 < pairs) n *= 2;
+    *warps = w;
+    *ctas = n;
 }
 
-/* Blocks per launch: enough that each warp has one row of 32 pairs at
- * max_tokens, up to the portable cluster size of 8 (RAMP_SELECT_CTAS = 1, 2,
- * 4, 8 or 16 overrides it; 16 is Hopper's non-portable cluster limit). Measured on the H200 (bench/results/
- * select-2026-11-30-v2.md): on a small batch a cluster of 2 costs 0.4 us
- * more than one block and one of 8 0.8 us, while one block that reads 4K
- * ids loses 1-3.5 us to issue and scattered stores; with 32 warps this rule
- * picked the fastest cluster size at every size of the benchmark. */
-static int select_ctas(const ramp_select_desc *d, int warps) {
+/* The rule, or the RAMP_SELECT_WARPS (8, 16, 32) and RAMP_SELECT_CTAS (1,
+ * 2, 4, 8, 16) overrides; *fixed is 1 when the cluster size is forced (then
+ * the selector has that one shape). */
+static void shape_env(long long pairs, int *warps, int *ctas, int *fixed) {
+    ramp_select_shape_for(pairs, warps, ctas);
+    const char *w = getenv("RAMP_SELECT_WARPS");
+    const int wv = w && *w ? atoi(w) : 0;
+    if (wv == 8 || wv == 16 || wv == 32) {
+        *warps = wv;
+        int n = 1;
+        while (n < RAMP_SEL_PORTABLE_CTAS && (long long)n * wv * 32 < pairs) n *= 2;
+        *ctas = n;
+    }
     const char *c = getenv("RAMP_SELECT_CTAS");
-    int v = c && *c ? atoi(c) : 0;
-    if (v == 1 || v == 2 || v == 4 || v == 8 || v == 16) return v;
-    const long long pairs = (long long)d->max_tokens * d->topk;
-    const long long per_cta = (long long)warps * 32;
-    int n = 1;
-    while (n < RAMP_SEL_PORTABLE_CTAS && (long long)n * per_cta < pairs) n *= 2;
-    return n;
+    const int cv = c && *c ? atoi(c) : 0;
+    *fixed = cv == 1 || cv == 2 || cv == 4 || cv == 8 || cv == 16;
+    if (*fixed) *ctas = cv;
 }
 
 /* The first local expert when the local experts are a contiguous run of
@@ -137,9 +156,10 @@ ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out
 
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d) {
     if (!d) return 0;
-    const int warps = select_warps(d);
-    ramp_sel_layout l = ramp_sel_layout_of(warps, select_ctas(d, warps), d->experts,
-                                           d->local_experts, d->group_only ? 1 : d->nentries,
+    int warps, ctas, fixed;
+    shape_env((long long)d->max_tokens * d->topk, &warps, &ctas, &fixed);
+    ramp_sel_layout l = ramp_sel_layout_of(warps, ctas, d->experts, d->local_experts,
+                                           d->group_only ? 1 : d->nentries,
                                            select_first_expert(d) < 0);
     return l.total;
 }
@@ -155,33 +175,27 @@ void ramp_selector_free(ramp_selector *s) {
     ramp_gpu_free(s->gpu, s->local_of);
     ramp_gpu_free(s->gpu, s->menu);
     ramp_gpu_free(s->gpu, s->profile);
-    ramp_module_free(s->module);
+    for (int i = 0; i < s->nshapes; i++) ramp_module_free(s->shapes[i].module);
     free(s);
 }
 
 #define PROFILE_BYTES ((size_t)RAMP_SEL_PROF_WORDS * 8 * (RAMP_SEL_PROF_RECORDS + 1))
 
-static ramp_status selector_init(ramp_selector *s) {
+/* Compiles and loads shape sh (warps, ctas, max_pairs set) for the
+ * descriptor; its layout must fit a block's shared memory. */
+static ramp_status shape_load(ramp_selector *s, sel_shape *sh, int profile,
+                              const ramp_gpu_info *info) {
     const ramp_select_desc *d = &s->desc;
-    ramp_gpu_info info;
-    RAMP_TRY(ramp_gpu_get_info(s->gpu, &info));
-    s->warps = select_warps(d);
-    s->ctas = select_ctas(d, s->warps);
-    const int first = select_first_expert(d);
-    const int scan_entries = d->group_only ? 1 : d->nentries;
-    ramp_sel_layout l = ramp_sel_layout_of(s->warps, s->ctas, d->experts, d->local_experts,
-                                           scan_entries, first < 0);
-    RAMP_CHECK(l.total <= info.limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
+    sh->layout = ramp_sel_layout_of(sh->warps, sh->ctas, d->experts, d->local_experts,
+                                    d->group_only ? 1 : d->nentries,
+                                    select_first_expert(d) < 0);
+    RAMP_CHECK(sh->layout.total <= info->limits.smem_per_block, RAMP_ERR_UNSUPPORTED,
                "the selection kernel needs %d B of shared memory for %d "
                "experts (%d local); %s allows %d B per block",
-               l.total, d->experts, d->local_experts, info.limits.name,
-               info.limits.smem_per_block);
-    s->smem = l.total;
-    const char *prof_env = getenv("RAMP_SELECT_PROFILE");
-    const int profile = prof_env && prof_env[0] == '1';
-
+               sh->layout.total, d->experts, d->local_experts, info->limits.name,
+               info->limits.smem_per_block);
     ramp_jit_result *jit = NULL;
-    RAMP_TRY(ramp_select_compile_switch(d->group_only, s->warps, s->ctas, profile,
+    RAMP_TRY(ramp_select_compile_switch(d->group_only, sh->warps, sh->ctas, profile,
                                         s->cond_switch, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
@@ -191,10 +205,38 @@ static ramp_status selector_init(ramp_selector *s) {
         ramp_jit_result_free(jit);
         return RAMP_ERR_INTERNAL;
     }
-    ramp_status st = ramp_module_load(s->gpu, jit->cubin, jit->cubin_size, &s->module);
+    ramp_status st = ramp_module_load(s->gpu, jit->cubin, jit->cubin_size, &sh->module);
     ramp_jit_result_free(jit);
     RAMP_TRY(st);
-    RAMP_TRY(ramp_module_kernel(s->module, "ramp_select", s->smem, &s->kernel));
+    return ramp_module_kernel(sh->module, "ramp_select", sh->layout.total, &sh->kernel);
+}
+
+static ramp_status selector_init(ramp_selector *s) {
+    const ramp_select_desc *d = &s->desc;
+    ramp_gpu_info info;
+    RAMP_TRY(ramp_gpu_get_info(s->gpu, &info));
+    const int first = select_first_expert(d);
+    const int scan_entries = d->group_only ? 1 : d->nentries;
+    const char *prof_env = getenv("RAMP_SELECT_PROFILE");
+    const int profile = prof_env && prof_env[0] == '1';
+
+    /* the shapes of 512, 1024, ... pairs below max_tokens * k, then its own */
+    const long long max_pairs = (long long)d->max_tokens * d->topk;
+    int warps, ctas, fixed;
+    shape_env(max_pairs, &warps, &ctas, &fixed);
+    if (!fixed && !d->one_shape)
+        for (long long p = 1; p < max_pairs && s->nshapes < SEL_MAX_SHAPES - 1; p *= 2) {
+            int w, c, f;
+            shape_env(p, &w, &c, &f);
+            if (w == warps && c == ctas) break;
+            sel_shape *last = s->nshapes ? &s->shapes[s->nshapes - 1] : NULL;
+            if (last && last->warps == w && last->ctas == c) last->max_pairs = p;
+            else s->shapes[s->nshapes++] = (sel_shape){.warps = w, .ctas = c, .max_pairs = p};
+        }
+    s->shapes[s->nshapes++] = (sel_shape){.warps = warps, .ctas = ctas, .max_pairs = max_pairs};
+    for (int i = 0; i < s->nshapes; i++) RAMP_TRY(shape_load(s, &s->shapes[i], profile, &info));
+
+    ramp_status st;
 
     int64_t slots, tiles;
     RAMP_TRY(ramp_select_capacity(d, &slots, &tiles));
@@ -267,15 +309,16 @@ static ramp_status selector_init(ramp_selector *s) {
     p->nbits = 0;
     while ((1 << p->nbits) < d->local_experts) p->nbits++;
     p->scan_entries = scan_entries;
-    p->off_hist = l.hist;
-    p->off_tot = l.tot;
-    p->off_cnt = l.cnt;
-    p->off_cpre = l.cpre;
-    p->off_scan = l.scan;
-    p->off_pred = l.pred;
-    p->off_misc = l.misc;
-    p->off_map = l.map;
     return RAMP_OK;
+}
+
+/* The shape a launch of `tokens` host-counted tokens runs (tokens < 0: a
+ * device-side count, the largest shape). */
+static const sel_shape *shape_of(const ramp_selector *s, int tokens) {
+    if (tokens >= 0)
+        for (int i = 0; i < s->nshapes - 1; i++)
+            if ((long long)tokens * s->desc.topk <= s->shapes[i].max_pairs) return &s->shapes[i];
+    return &s->shapes[s->nshapes - 1];
 }
 
 ramp_status ramp_selector_create(ramp_gpu *gpu, const ramp_select_desc *d,
@@ -335,10 +378,20 @@ ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, 
                "ramp_selector_launch: a switch handle for a selector built without "
                "(ramp_selector_create_switch)");
     p.cond = cond;
+    const sel_shape *sh = shape_of(s, tokens_dev ? -1 : tokens);
+    const ramp_sel_layout *l = &sh->layout;
+    p.off_hist = l->hist;
+    p.off_tot = l->tot;
+    p.off_cnt = l->cnt;
+    p.off_cpre = l->cpre;
+    p.off_scan = l->scan;
+    p.off_pred = l->pred;
+    p.off_misc = l->misc;
+    p.off_map = l->map;
     void *args[] = {&p};
-    const unsigned grid[3] = {(unsigned)s->ctas, 1, 1};
-    const unsigned block[3] = {(unsigned)s->warps * 32, 1, 1};
-    return ramp_kernel_launch(s->kernel, grid, block, s->smem, stream, args);
+    const unsigned grid[3] = {(unsigned)sh->ctas, 1, 1};
+    const unsigned block[3] = {(unsigned)sh->warps * 32, 1, 1};
+    return ramp_kernel_launch(sh->kernel, grid, block, l->total, stream, args);
 }
 
 ramp_status ramp_selector_device(const ramp_selector *s, ramp_select_device *out) {
@@ -382,9 +435,21 @@ ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
     return RAMP_OK;
 }
 
-int ramp_selector_ctas(const ramp_selector *s) { return s ? s->ctas : 0; }
+int ramp_selector_ctas(const ramp_selector *s) {
+    return s ? s->shapes[s->nshapes - 1].ctas : 0;
+}
 
-int ramp_selector_warps(const ramp_selector *s) { return s ? s->warps : 0; }
+int ramp_selector_warps(const ramp_selector *s) {
+    return s ? s->shapes[s->nshapes - 1].warps : 0;
+}
+
+void ramp_selector_shape(const ramp_selector *s, int tokens, int *warps, int *ctas) {
+    const sel_shape *sh = s ? shape_of(s, tokens) : NULL;
+    *warps = sh ? sh->warps : 0;
+    *ctas = sh ? sh->ctas : 0;
+}
+
+int ramp_selector_shapes(const ramp_selector *s) { return s ? s->nshapes : 0; }
 
 ramp_status ramp_selector_profile(ramp_selector *s, ramp_stream stream,
                                   uint64_t *records, int max, int *count) {

@@ -582,7 +582,13 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         if (s == RAMP_OK && g_det) /* a row read but not written shows as NaN */
             s = ramp_gpu_fill32_async(C->gpu, info.pair_ws, 0xFFFFFFFFu,
                                       info.pair_ws_bytes / 4, C->st);
-        if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
+        /* every fourth routing run directly with the count on the host: the
+         * selection then runs the smallest launch shape covering it (1 to 8
+         * blocks over these 1..384 tokens), the graph's the largest */
+        ramp_layer_io ioh = io;
+        ioh.tokens_dev = 0;
+        ioh.tokens = b.tokens;
+        if (s == RAMP_OK) s = it % 4 == 1 ? ramp_layer_run(L, &ioh, C->st) : ramp_graph_replay(G, C->st);
         if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
         int32_t meta[RAMP_SELECT_META_COUNT];
         if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, meta, info.select.meta, sizeof meta);
@@ -636,7 +642,8 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
     /* the choice follows the routing (the default menu: a RAMP_LAYER_MENU
      * plan may rank one entry first on every load) */
     if (routings >= 200 && !pairs && MENU != g_menu) CHECK(distinct >= 3);
-    printf("layer%s%s%s in one captured graph: %d routings replayed%s, %d meta/slot mismatches "
+    printf("layer%s%s%s in one captured graph: %d routings replayed%s (a quarter run directly, "
+           "the count on the host), %d meta/slot mismatches "
            "with the CPU twin, %d output violations, %d run-to-run differences, worst "
            "error/bound %.3f; choices:",
            g_kernel == RAMP_KERNEL_V2 ? " (kernel v2)" : "", pairs ? " (eq3+pairs plan)" : "",
@@ -751,6 +758,11 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
         CHECK(strstr(ramp_last_error(), "poly_top_wait") != NULL);
     }
+    /* the selection's launch shape: 0 or 1 */
+    d = layer_desc(&W, 64);
+    d.select_one_shape = -1;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "select_one_shape") != NULL);
     /* deterministic output: kernel v2's, and a menu of two-phase entries
      * only (MENU_V2's entry 0 runs fused: refused, named) */
     d = layer_desc(&W, 64);

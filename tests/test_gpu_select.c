@@ -174,7 +174,11 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
     /* 8..4,096 tokens x 8 on E = 256 with 8, 16, 32 local experts, a menu of
      * six, every routing kind */
     static const int locals[] = {8, 16, 32};
-    static const int toks[] = {1, 8, 64, 512, 4096};
+    static const int toks[] = {1, 8, 64, 100, 200, 512, 4096};
+    /* the launch shape each count runs (ramp_select_shape_for on tokens * 8;
+     * 100 and 200 tokens: 2 and 4 blocks) */
+    static const int shape_ctas[] = {1, 1, 1, 2, 4, 8, 8}, shape_warps[] = {16, 16, 16, 16, 16, 16, 32};
+    enum { NT = (int)(sizeof toks / sizeof toks[0]) };
     static const int rows[] = {2, 4, 8, 16, 32, 64};
     int cases = 0;
     for (int li = 0; li < 3; li++) {
@@ -184,6 +188,7 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
         for (int e = 0; e < 6; e++)
             d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 3, .slots = 132,
                                                .theta = {4.0f + e, 3.0f, 0.02f * (6 - e), 0.3f}};
+        d.one_shape = li == 2; /* the last: every launch in max_tokens' shape */
         ramp_selector *s = NULL;
         ramp_select_result *gr = NULL, *cr = NULL;
         CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
@@ -191,7 +196,23 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
         CHECK_OK(ramp_select_result_create(&d, &cr));
         int32_t *ids = malloc(4096 * 8 * 4);
         ensure_ids(c, 4096 * 8);
-        for (int ti = 0; ti < 5 && s && gr && cr; ti++)
+        if (s) { /* five shapes; a device-side count runs the largest */
+            CHECK_EQ_INT(ramp_selector_shapes(s), d.one_shape ? 1 : 5);
+            int w, n;
+            ramp_selector_shape(s, -1, &w, &n);
+            CHECK(w == 32 && n == 8);
+            CHECK(ramp_selector_warps(s) == 32 && ramp_selector_ctas(s) == 8);
+            for (int ti = 0; ti < NT; ti++) {
+                ramp_selector_shape(s, toks[ti], &w, &n);
+                const int ww = d.one_shape ? 32 : shape_warps[ti];
+                const int wn = d.one_shape ? 8 : shape_ctas[ti];
+                if (w != ww || n != wn)
+                    fprintf(stderr, "  %d tokens: shape %d warps x %d blocks, want %d x %d\n",
+                            toks[ti], w, n, ww, wn);
+                CHECK(w == ww && n == wn);
+            }
+        }
+        for (int ti = 0; ti < NT && s && gr && cr; ti++)
             for (int kind = 0; kind < GEN_KINDS; kind++, cases++) {
                 gen_routing(rng, &d, toks[ti], kind, ids);
                 char what[96];

@@ -243,6 +243,11 @@ static void bad_descriptors(void) {
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
     b = d; b.group_only = 2;
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d; b.one_shape = 2;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "one_shape") != NULL);
+    b = d; b.one_shape = 1;
+    CHECK_OK(ramp_select_desc_check(&b));
     int32_t map[8] = {-1, 0, 1, -1, 2, 3, -1, -1};
     b = d; b.local_of = map;
     CHECK_OK(ramp_select_desc_check(&b));
@@ -269,8 +274,29 @@ static void bad_descriptors(void) {
     ramp_select_result_free(NULL);
 }
 
+/* The launch-shape rule (select_gpu.c): each warp at most one row of 32
+ * pairs, 16 warps a block up to 4,096 pairs, clusters of at most 8. */
+static void launch_shapes(void) {
+    static const struct { long long pairs; int warps, ctas; } want[] = {
+        {0, 16, 1},     {1, 16, 1},     {512, 16, 1},   {513, 16, 2},  {1024, 16, 2},
+        {1025, 16, 4},  {2048, 16, 4},  {2049, 16, 8},  {4096, 16, 8}, {4097, 32, 8},
+        {32768, 32, 8}, {1LL << 40, 32, 8}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int w = -1, c = -1;
+        ramp_select_shape_for(want[i].pairs, &w, &c);
+        if (w != want[i].warps || c != want[i].ctas)
+            fprintf(stderr, "  shape for %lld pairs: %d warps x %d blocks, want %d x %d\n",
+                    want[i].pairs, w, c, want[i].warps, want[i].ctas);
+        CHECK_EQ_INT(w, want[i].warps);
+        CHECK_EQ_INT(c, want[i].ctas);
+        /* the rule's invariant: one row a warp, or the largest shape */
+        CHECK(want[i].pairs <= (long long)w * 32 * c || (w == 32 && c == 8));
+    }
+}
+
 int main(void) {
     unsigned long long seed = check_seed();
+    launch_shapes();
     worked_example();
     entry_matches_features(seed);
     pairs_term_bits(seed);

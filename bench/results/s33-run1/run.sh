@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# s33-run1 (session 33), one device call:
+# (a) the selection kernel's launch shapes (a launch with a host token count
+#     runs the smallest shape covering it): test_gpu_select (every shape
+#     against the CPU twin), test_gpu_layer on kernel v2 (a quarter of the
+#     routings run with the count on the host), compute-sanitizer memcheck,
+#     racecheck and synccheck on test_gpu_select;
+# (b) kernel v1 against kernel v2, same configuration, same loads, one
+#     process each, in the same call: DeepSeek-V3 EP8's v1-dataset loads
+#     (80), the narrow w128 configurations with v2 / v1 above 0.93 in the
+#     shipped files (bench/v1_vs_v2.py), timed v1, v2, v2, v1;
+# (c) bench_layer --one-shape 1 (rows ramp and ramp-oneshape: same plan, same
+#     choices, the selection in the smallest shape or in max_tokens' shape)
+#     on the four EP8 FP8 v2 plans, 64-512 tokens.
+set -u
+O=${OUT:-/tmp/out}; W=/tmp/s33r1; rm -rf $W; mkdir -p $W/test $W/v1v2 $W/layer
+pack() { tar czf $O/s33-run1.tgz -C /tmp s33r1; }
+B=$PWD/build-gpucheck
+timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
+cp -r build-gpucheck-logs/* $W/ 2>/dev/null
+export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu RAMP_CACHE_DIR=$B/jit-cache \
+  RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+mkdir -p $B/test-tmp
+(cd $B && RAMP_TEST_TMP=$B/test-tmp timeout 150 ./test_gpu_select) > $W/test/select.txt 2>&1
+echo "test_gpu_select exit $?: $(tail -n 1 $W/test/select.txt)"
+(cd $B && RAMP_TEST_TMP=$B/test-tmp RAMP_LAYER_KERNEL=v2 RAMP_LAYER_KINDS=fp8 RAMP_LAYER_ROUTINGS=200 \
+  timeout 200 ./test_gpu_layer) > $W/test/layer-v2.txt 2>&1
+echo "test_gpu_layer v2 exit $?: $(tail -n 1 $W/test/layer-v2.txt)"
+pack
+SAN_TIMEOUT=90 timeout 300 tools/gpu-check sanitize > $W/test/sanitize.txt 2>&1
+echo "sanitize exit $?"; cp build-gpucheck-logs/sanitize-*.txt $W/test/ 2>/dev/null
+grep -h -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/test/sanitize-*.txt
+pack
+
+# (b) v1 against v2
+python3 bench/results/s33-run1/empty_copy.py data/timing/deepseek-v3-ep8.safetensors $W/v1v2/e0.st &&
+  $B/ramp dataset seal $W/v1v2/e0.st -o $W/v1v2/loads.safetensors
+C=r2.w128.s2,r4.w128.s2,r6.w128.s2,r8.w128.s2,r8.w128.s3,r8.w128.s4,r2.w128.s4,r4.w128.s4
+for run in v1a v2a v2b v1b; do
+  k=${run:0:2}
+  timeout 120 $B/ramp bench $W/v1v2/loads.safetensors -o $W/v1v2/$run.safetensors --kernel $k \
+    --configs $C --max-seconds 110 > $W/v1v2/$run.log 2>&1
+  echo "bench $run exit $?: $(tail -n 1 $W/v1v2/$run.log)"
+done
+for p in a b; do
+  python3 bench/v1_vs_v2.py --csv $W/v1v2/v1-vs-v2-$p.csv $W/v1v2/v1$p.safetensors $W/v1v2/v2$p.safetensors \
+    > $W/v1v2/v1-vs-v2-$p.md 2>&1; tail -n 3 $W/v1v2/v1-vs-v2-$p.md
+done
+pack
+
+# (c) the selection's shape in the layer
+rm -f $B/layer-loads*.json
+LAYER_KERNEL=v2 LAYER_ONE_SHAPE=1 LAYER_TOKENS=64,128,256,512 \
+  LAYER_MODELS="qwen3-30b-ep8-v2 olmoe-ep8-v2 deepseek-v3-ep8-v2 mixtral-8x22b-ep8-v2" \
+  timeout 330 tools/gpu-check bench_layer > $W/layer/gpu-check.txt 2>&1
+echo "bench_layer exit $?"
+cp -r build-gpucheck-logs/* $W/layer/ 2>/dev/null
+rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz
+pack
+grep -h -E '^ +ramp-oneshape' $W/layer/bench_layer.log | head -40

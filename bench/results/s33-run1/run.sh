@@ -12,14 +12,20 @@
 # (c) bench_layer --one-shape 1 (rows ramp and ramp-oneshape: same plan, same
 #     choices, the selection in the smallest shape or in max_tokens' shape)
 #     on the four EP8 FP8 v2 plans, 64-512 tokens.
+# Two calls on one warm machine: PART=1 bash run.sh (build, a, b), then
+# PART=2 bash run.sh (c; reuses the build). PART=3: build, then (c) again
+# with each variant timed in alternation with the layer (bench_layer's
+# time_pair, added after PART=2 showed the later-timed graph of a pair
+# reading faster) and 60 reps.
 set -u
-O=${OUT:-/tmp/out}; W=/tmp/s33r1; rm -rf $W; mkdir -p $W/test $W/v1v2 $W/layer
-pack() { tar czf $O/s33-run1.tgz -C /tmp s33r1; }
+O=${OUT:-/tmp/out}; W=/tmp/s33r1-$PART; rm -rf $W; mkdir -p $W/test $W/v1v2 $W/layer
+pack() { tar czf $O/s33-run1-$PART.tgz -C /tmp s33r1-$PART; }
 B=$PWD/build-gpucheck
-timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
-cp -r build-gpucheck-logs/* $W/ 2>/dev/null
 export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu RAMP_CACHE_DIR=$B/jit-cache \
   RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+if [ "$PART" = 1 ]; then
+timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
+cp -r build-gpucheck-logs/* $W/ 2>/dev/null
 mkdir -p $B/test-tmp
 (cd $B && RAMP_TEST_TMP=$B/test-tmp timeout 150 ./test_gpu_select) > $W/test/select.txt 2>&1
 echo "test_gpu_select exit $?: $(tail -n 1 $W/test/select.txt)"
@@ -27,9 +33,11 @@ echo "test_gpu_select exit $?: $(tail -n 1 $W/test/select.txt)"
   timeout 200 ./test_gpu_layer) > $W/test/layer-v2.txt 2>&1
 echo "test_gpu_layer v2 exit $?: $(tail -n 1 $W/test/layer-v2.txt)"
 pack
-SAN_TIMEOUT=90 timeout 300 tools/gpu-check sanitize > $W/test/sanitize.txt 2>&1
-echo "sanitize exit $?"; cp build-gpucheck-logs/sanitize-*.txt $W/test/ 2>/dev/null
-grep -h -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/test/sanitize-*.txt
+for tool in memcheck racecheck; do
+  (cd $B && RAMP_TEST_ITERS=2 RAMP_TEST_TMP=$B/test-tmp RAMP_SANITIZER=1 timeout 75 \
+    compute-sanitizer --tool $tool --error-exitcode 3 ./test_gpu_select) > $W/test/sanitize-$tool.txt 2>&1
+  echo "sanitize $tool exit $?: $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/test/sanitize-$tool.txt)"
+done
 pack
 
 # (b) v1 against v2
@@ -47,9 +55,15 @@ for p in a b; do
     > $W/v1v2/v1-vs-v2-$p.md 2>&1; tail -n 3 $W/v1v2/v1-vs-v2-$p.md
 done
 pack
+fi
 
 # (c) the selection's shape in the layer
+if [ "$PART" = 3 ]; then
+timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
+fi
+if [ "$PART" = 2 ] || [ "$PART" = 3 ]; then
 rm -f $B/layer-loads*.json
+LAYER_REPS=$([ "$PART" = 3 ] && echo 60 || echo 30) \
 LAYER_KERNEL=v2 LAYER_ONE_SHAPE=1 LAYER_TOKENS=64,128,256,512 \
   LAYER_MODELS="qwen3-30b-ep8-v2 olmoe-ep8-v2 deepseek-v3-ep8-v2 mixtral-8x22b-ep8-v2" \
   timeout 330 tools/gpu-check bench_layer > $W/layer/gpu-check.txt 2>&1
@@ -58,3 +72,4 @@ cp -r build-gpucheck-logs/* $W/layer/ 2>/dev/null
 rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz
 pack
 grep -h -E '^ +ramp-oneshape' $W/layer/bench_layer.log | head -40
+fi

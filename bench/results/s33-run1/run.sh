@@ -16,7 +16,10 @@
 # PART=2 bash run.sh (c; reuses the build). PART=3: build, then (c) again
 # with each variant timed in alternation with the layer (bench_layer's
 # time_pair, added after PART=2 showed the later-timed graph of a pair
-# reading faster) and 60 reps.
+# reading faster) and 60 reps. PART=4: as 3 with max_tokens 4,096 (the
+# old shape 8 blocks of 32 warps, as a layer built for large batches has)
+# on Qwen3-30B, OLMoE and Mixtral-8x22B (DeepSeek-V3's small loads vary by
+# +-20 us between graphs, beyond this effect).
 set -u
 O=${OUT:-/tmp/out}; W=/tmp/s33r1-$PART; rm -rf $W; mkdir -p $W/test $W/v1v2 $W/layer
 pack() { tar czf $O/s33-run1-$PART.tgz -C /tmp s33r1-$PART; }
@@ -58,14 +61,15 @@ pack
 fi
 
 # (c) the selection's shape in the layer
-if [ "$PART" = 3 ]; then
+if [ "$PART" = 3 ] || [ "$PART" = 4 ]; then
 timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
 fi
-if [ "$PART" = 2 ] || [ "$PART" = 3 ]; then
+if [ "$PART" != 1 ]; then
 rm -f $B/layer-loads*.json
-LAYER_REPS=$([ "$PART" = 3 ] && echo 60 || echo 30) \
-LAYER_KERNEL=v2 LAYER_ONE_SHAPE=1 LAYER_TOKENS=64,128,256,512 \
-  LAYER_MODELS="qwen3-30b-ep8-v2 olmoe-ep8-v2 deepseek-v3-ep8-v2 mixtral-8x22b-ep8-v2" \
+models="qwen3-30b-ep8-v2 olmoe-ep8-v2 deepseek-v3-ep8-v2 mixtral-8x22b-ep8-v2" tokens=64,128,256,512
+[ "$PART" = 4 ] && models="qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2" tokens=64,128,256,4096
+LAYER_REPS=$([ "$PART" = 2 ] && echo 30 || echo 60) \
+LAYER_KERNEL=v2 LAYER_ONE_SHAPE=1 LAYER_TOKENS=$tokens LAYER_MODELS="$models" \
   timeout 330 tools/gpu-check bench_layer > $W/layer/gpu-check.txt 2>&1
 echo "bench_layer exit $?"
 cp -r build-gpucheck-logs/* $W/layer/ 2>/dev/null

@@ -99,7 +99,7 @@ static const char *USAGE =
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
     "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1] [--units 0|1]\n"
-    "                   [--timeline 0|1] [--one-shape 0|1]\n"
+    "                   [--timeline 0|1] [--one-shape 0|1] [--jit-ab DEFS]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -148,6 +148,10 @@ static const char *USAGE =
     "ramp-units), on the plan's menu, and with a two-phase entry in the menu\n"
     "also with both kernels by PDL (ramp-units-pdl2, as ramp-pdl2); outputs\n"
     "checked against the layer's as --split's: exit 1 if not.\n"
+    "--jit-ab DEFS: also the layer whose kernels are compiled with these extra\n"
+    "defines (RAMP_JIT_DEFINES during its creation, e.g. RAMP_MV2_SPREAD=0; impl\n"
+    "ramp-jit), an A/B of a kernel's compile-time option; output checked as\n"
+    "--split's. Not with --timeline.\n"
     "--one-shape 1: also the layer whose selection kernel runs in the one launch\n"
     "shape sized for max_tokens, as before session 33 (ramp_layer_desc.\n"
     "select_one_shape 1; impl ramp-oneshape); output checked as --split's.\n"
@@ -609,6 +613,7 @@ int main(int argc, char **argv) {
     int timeline = 0;   /* --timeline 1: kernels/timeline.cuh's stamps */
     int units = 0;      /* --units 1: the layer on weights in stage units beside */
     int one_shape = 0;  /* --one-shape 1: the layer with select_one_shape 1 beside */
+    const char *jit_ab = NULL; /* --jit-ab DEFS: the layer compiled with these defines beside */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -619,7 +624,8 @@ int main(int argc, char **argv) {
                                             "--reps", "--loads-json", "--seed", "--kernel",
                                             "--red4", "--bf16", "--l2pf", "--flush",
                                             "--bf16-pipe", "--wide", "--det", "--split",
-                                            "--top-wait", "--timeline", "--units", "--one-shape"};
+                                            "--top-wait", "--timeline", "--units", "--one-shape",
+                                            "--jit-ab"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -650,6 +656,14 @@ int main(int argc, char **argv) {
                 return 2;
             }
             units = v[0] == '1';
+        }
+        else if (!strcmp(a, "--jit-ab")) {
+            if (!v || !*v || strlen(v) > 400) {
+                fprintf(stderr, "bench_layer: --jit-ab needs defines (e.g. RAMP_MV2_SPREAD=0), "
+                                "at most 400 characters\n%s", USAGE);
+                return 2;
+            }
+            jit_ab = v;
         }
         else if (!strcmp(a, "--one-shape")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
@@ -765,6 +779,10 @@ int main(int argc, char **argv) {
     }
     if (wide_mask && kernel != RAMP_KERNEL_V2) {
         fprintf(stderr, "bench_layer: --wide needs --kernel v2\n%s", USAGE);
+        return 2;
+    }
+    if (jit_ab && timeline) {
+        fprintf(stderr, "bench_layer: --jit-ab and --timeline both set RAMP_JIT_DEFINES\n%s", USAGE);
         return 2;
     }
     if (timeline && kernel != RAMP_KERNEL_V2) {
@@ -1013,6 +1031,7 @@ int main(int argc, char **argv) {
     ramp_layer *Ltw[2] = {NULL, NULL}; /* --top-wait: default launch mode, both with PDL */
     ramp_layer *Lunits = NULL, *Lunits2 = NULL; /* --units: weights in stage units (PDL 2) */
     ramp_layer *Lshape = NULL; /* --one-shape: the selection in max_tokens' shape */
+    ramp_layer *Ljit = NULL;   /* --jit-ab: its kernels compiled with more defines */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
     for (int q = 0; q < 3; q++) {
@@ -1073,6 +1092,11 @@ int main(int argc, char **argv) {
         TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits));
         lu.serial_launch = 3; /* ... with both kernels by PDL, as ramp-pdl2 */
         if (two_phase) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits2));
+    }
+    if (jit_ab) { /* RAMP_JIT_DEFINES is read by every compile, and is in the cache key */
+        setenv("RAMP_JIT_DEFINES", jit_ab, 1);
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ljit));
+        unsetenv("RAMP_JIT_DEFINES");
     }
     if (one_shape) {
         ld.select_one_shape = 1;
@@ -1279,17 +1303,17 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            enum { NVAR = 18 };
+            enum { NVAR = 19 };
             ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
                                                Lsplit[4], Ltw[0],    Ltw[1],    Lunits,
-                                               Lunits2,   Lshape};
+                                               Lunits2,   Lshape,    Ljit};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
-                "ramp-pdl2-topwait", "ramp-units", "ramp-units-pdl2", "ramp-oneshape"};
+                "ramp-pdl2-topwait", "ramp-units", "ramp-units-pdl2", "ramp-oneshape", "ramp-jit"};
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
@@ -1306,8 +1330,9 @@ int main(int argc, char **argv) {
                        "%.2f us)\n", variant_row[q], s_q.med, s_q.med - s_r.med, s_r.med);
                 if (variant[q] == Ldet)
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
-                if ((q >= 8 && q < 15) || q < 2 || variant[q] == Lshape) /* a split, the wait
-                                     at the top, a launch mode, the selection's shape */
+                if ((q >= 8 && q < 15) || q < 2 || variant[q] == Lshape || variant[q] == Ljit)
+                    /* a split, the wait at the top, a launch mode, the selection's shape, a
+                     * compile-time option */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
                 if (variant[q] == Lunits || variant[q] == Lunits2) /* the same menu, row-major */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
@@ -1614,6 +1639,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Ldet);
     ramp_layer_free(Lunits);
     ramp_layer_free(Lshape);
+    ramp_layer_free(Ljit);
     ramp_layer_free(Lunits2);
     for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);

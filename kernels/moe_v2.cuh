@@ -26,7 +26,8 @@
  * ramp_moe_v2_layout_of(...).total, grid = min(max_tiles * h / w, SMs): every
  * block strides over the tiles tt = blockIdx.x + i * gridDim.x < num_tiles *
  * h / w (one block per SM fits; a grid of all max_tiles * h / w blocks, most
- * of them returning at once, cost up to 2x at small loads, 2026-11-30).
+ * of them returning at once, cost up to 2x at small loads, 2026-11-30); with
+ * fewer tiles than blocks, spread over the grid (RAMP_MV2_SPREAD).
  *
  * Specialisation (all required): RAMP_ROWS (b, 1..64 with ceil8(b) in
  * {8, 16, 24, 32, 48, 64}, or 65..128: a wide tile of 128 token rows whose
@@ -463,7 +464,29 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
-/* The tiles a block walks: tt = blockIdx.x + i * gridDim.x < head[0]; with
+/* RAMP_MV2_SPREAD (session 33): when a launch has fewer tiles than
+ * walkers (the layer's grid is sized for the batch's bound, so small loads
+ * leave blocks idle), tile t goes to walker floor(t G / T) instead of t, so
+ * that the busy blocks are spread over the grid's index range rather than
+ * packed into its first T blocks. With blocks 0..T-1 busy, DeepSeek-V3's
+ * small loads ran bimodally, 8-25% slower in the slow mode, where the same
+ * entry on a grid of exactly T blocks did not (s33-run1: alone 297 us,
+ * alone with the layer's grid 298-325). 0: tile t on walker t, as before. */
+#ifndef RAMP_MV2_SPREAD
+#define RAMP_MV2_SPREAD 1
+#endif
+/* The first tile of walker V2_CID among `total` (total when it has none):
+ * for total < G the inverse of t -> floor(t G / total), a bijection onto the
+ * walkers that hold a tile (each holds one), else V2_CID. */
+static __device__ __forceinline__ int v2_first_tt(int total) {
+    const int b = V2_CID, g = V2_CGRID;
+    if (!RAMP_MV2_SPREAD || V2_SK || total >= g || total <= 0) return b; /* stream-K: its ranges */
+    const int t = (int)(((long long)b * total + g - 1) / g);
+    return t < total && (int)((long long)t * g / total) == b ? t : total;
+}
+
+/* The tiles a block walks: tt = v2_first_tt(head[0]) + i * gridDim.x < head[0]
+ * (blockIdx.x's unless the launch has fewer tiles than blocks); with
  * stream-K its contiguous range of K-block units, as segments (tt the
  * segment's first unit, sk_n its K blocks, cut at the chunk's end). A
  * segment's first unit is never assumed to be the block's preloaded first
@@ -487,7 +510,8 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
     } while (0)
 #define V2_FIRST(tt) 0
 #else
-#define V2_FOR_TILES for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID)
+#define V2_FOR_TILES \
+    for (int tt = v2_first_tt(v2_head(sm, 0)); tt < v2_head(sm, 0); tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
 #define V2_FIRST(tt) ((tt) == V2_CID)
 #endif
@@ -1631,7 +1655,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     hop_tma_prefetch_map(&maps.w2);
 }
 
-/* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < head[0]
+/* Both roles walk the same tiles tt = v2_first_tt(head[0]) + i * gridDim.x < head[0]
  * and stage counts (it), so the ring's phases agree. Per tile: the
  * producer's thread 0 starts the first stages' weights (v2_producer_head:
  * they need only the expert); block barrier (the previous tile is done with
@@ -1740,7 +1764,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     v2_first_tile(prm, sm, rtiles);
 #endif
     const int total = v2_total(rtiles);
-    if (V2_CID >= total) { /* both CTAs of a cluster, or neither */
+    if (v2_first_tt(total) >= total) { /* both CTAs of a cluster, or neither */
         RAMP_TL(0, V2_TL_K, 5);
         return;
     }

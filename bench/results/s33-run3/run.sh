@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# s33-run3 (session 33): tiles spread over the grid when a launch has fewer
+# tiles than blocks (RAMP_MV2_SPREAD, kernels/moe_v2.cuh). Two calls on one
+# warm machine, repository root, .debs carried:
+#   PART=1: build; bench_layer on the four EP8 FP8 v2 plans, 64-1,024 tokens,
+#           with --jit-ab RAMP_MV2_SPREAD=0 (rows ramp-jit: the same layer
+#           with tile t on block t, as before; timed in alternation with the
+#           layer, outputs checked equal), 60 reps
+#   PART=2: correctness: gpu-check smoke (test_gpu_moe_v2 on narrow, wide,
+#           split-K, two-phase and Mixtral multicast tiles against the CPU
+#           reference and v1, memcheck and racecheck, the layer) and
+#           test_gpu_layer on kernel v2 (every entry forced on the default
+#           grid, where small loads leave blocks idle, and on 7 blocks)
+set -u
+O=${OUT:-/tmp/out}; W=/tmp/s33r3-$PART; rm -rf $W; mkdir -p $W
+pack() { tar czf $O/s33-run3-$PART.tgz -C /tmp s33r3-$PART; }
+B=$PWD/build-gpucheck
+export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu RAMP_CACHE_DIR=$B/jit-cache \
+  RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+if [ "$PART" = 1 ]; then
+  timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
+  cp build-gpucheck-logs/env.log $W/ 2>/dev/null
+  rm -f $B/layer-loads*.json
+  LAYER_REPS=60 LAYER_KERNEL=v2 LAYER_JIT_AB=RAMP_MV2_SPREAD=0 LAYER_TOKENS=64,128,256,512,1024 \
+    LAYER_MODELS="deepseek-v3-ep8-v2 qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2" \
+    timeout 420 tools/gpu-check bench_layer > $W/gpu-check.txt 2>&1
+  echo "bench_layer exit $?"
+  cp build-gpucheck-logs/{bench_layer.log,layer-*.csv,plan-*.json,layer-loads-*.json} $W/ 2>/dev/null
+  grep -h -E '^ +ramp-jit|jit check|agree' $W/bench_layer.log | head -50
+fi
+if [ "$PART" = 2 ]; then
+  mkdir -p $B/test-tmp
+  V2_SAN_TIMEOUT=150 timeout 400 tools/gpu-check smoke > $W/smoke.txt 2>&1; echo "smoke exit $?"
+  grep -E '^smoke' build-gpucheck-logs/tables.txt | tail -n 12
+  cp build-gpucheck-logs/smoke-*.txt $W/ 2>/dev/null
+  pack
+  (cd $B && RAMP_TEST_TMP=$B/test-tmp RAMP_LAYER_KERNEL=v2 RAMP_LAYER_KINDS=fp8,bf16 RAMP_LAYER_ROUTINGS=200 \
+    timeout 150 ./test_gpu_layer) > $W/layer-v2.txt 2>&1
+  echo "test_gpu_layer v2 exit $?: $(tail -n 1 $W/layer-v2.txt)"
+fi
+rm -f $O/*.csv $O/summary.txt $O/gpu-check-logs.tgz
+pack

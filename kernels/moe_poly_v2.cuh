@@ -289,7 +289,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             ks = ns::v2_ks;                                                   \
             busy = ns::v2_first_tt(total) < total;                            \
             if (busy) {                                                       \
-                ns::v2_first_tile(pp.moe, sm, rtiles);                        \
+                ns::v2_first_tile(pp.moe, sm, rtiles, ns::v2_first_tt(total)); \
                 if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
             }                                                                 \
             break;

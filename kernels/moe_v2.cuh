@@ -513,7 +513,9 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
 #define V2_FOR_TILES \
     for (int tt = v2_first_tt(v2_head(sm, 0)); tt < v2_head(sm, 0); tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
-#define V2_FIRST(tt) ((tt) == V2_CID)
+/* the tile v2_first_tile preloaded, the block's first: its tiles are
+ * t0 + i G with t0 = v2_first_tt(total) < G */
+#define V2_FIRST(tt) ((tt) < V2_CGRID)
 #endif
 
 /* A consumer thread done with ring slot s's stage (its empty barrier).
@@ -1543,8 +1545,9 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
     int r0, r1, own_rows;
     ramp_mv2_pair_of(tt, V2_TPR, (int)hop_cluster_rank(), &r0, &r1, slice);
     const int *te = (const int *)prm.tile_expert;
-    const int e0 = r0 < rt ? (tt == V2_CID ? v2_head(sm, 1) : te[r0]) : -1;
-    const int e1 = r1 < rt ? (tt == V2_CID ? v2_head(sm, 3) : te[r1]) : -1;
+    const int first = tt < V2_CGRID; /* the block's first pair (V2_FIRST) */
+    const int e0 = r0 < rt ? (first ? v2_head(sm, 1) : te[r0]) : -1;
+    const int e1 = r1 < rt ? (first ? v2_head(sm, 3) : te[r1]) : -1;
     const int e = ramp_mv2_pair_expert(e0, e1, RAMP_EXPERTS, &own_rows, mc);
     *r = own_rows ? r0 : -1;
     return e;
@@ -1610,23 +1613,23 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * fill only after the first tile's two block barriers; thread 0 stores the
  * count into head[0] (v2_init). Before the block's __syncthreads. */
 static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
-                                                     unsigned char *sm, int rtiles) {
+                                                     unsigned char *sm, int rtiles, int t0) {
 #if V2_MC > 1 /* the first pair's two row tiles (v2_tile) */
     (void)rtiles;
-    const int r0 = 2 * (V2_CID / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
+    const int r0 = 2 * (t0 / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
     const int in = r0 < prm.max_tiles;
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[3] =
             r1 < prm.max_tiles ? ((const int *)prm.tile_expert)[r1] : -1;
 #elif RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
-    const int in = (int)blockIdx.x < rtiles * V2_TPR;
+    const int in = t0 < rtiles * V2_TPR;
     int r0 = 0, s0 = 0;
-    if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
+    if (in) ramp_mv2_tile_of(t0, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
     (void)s0;
 #else
     (void)rtiles;
-    const int in = V2_CID < prm.max_tiles * V2_TPR;
-    const int r0 = V2_CID / V2_TPR;
+    const int in = t0 < prm.max_tiles * V2_TPR;
+    const int r0 = t0 / V2_TPR;
 #endif
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[1] =
@@ -1753,18 +1756,21 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     /* The first tile's expert and token slots are loaded beside num_tiles
      * (after it with a grouped order, which needs it) */
 #if RAMP_MV2_GROUP == 1
-    v2_first_tile(prm, sm, 0);
+    v2_first_tile(prm, sm, 0, V2_CID); /* its first tile unless the load is small */
 #endif
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
     int rtiles = *(const volatile int *)prm.num_tiles;
     if (rtiles > prm.max_tiles) rtiles = prm.max_tiles;
-#if RAMP_MV2_GROUP > 1
-    v2_first_tile(prm, sm, rtiles);
-#endif
     const int total = v2_total(rtiles);
-    if (v2_first_tt(total) >= total) { /* both CTAs of a cluster, or neither */
+    const int t0 = v2_first_tt(total);
+#if RAMP_MV2_GROUP > 1
+    v2_first_tile(prm, sm, rtiles, t0);
+#else
+    if (t0 != V2_CID && t0 < total) v2_first_tile(prm, sm, rtiles, t0); /* spread */
+#endif
+    if (t0 >= total) { /* both CTAs of a cluster, or neither */
         RAMP_TL(0, V2_TL_K, 5);
         return;
     }

@@ -273,8 +273,8 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
-        int total = 0, ks = 1, busy = 0; /* the entry's tiles; CTAs per   \
-                                            tile; whether this block has one */ \
+        int total = 0, ks = 1, busy = 0, t0 = 0; /* the entry's tiles; CTAs \
+                    per tile; whether this block has one; its first */         \
         switch (choice) {
 
 /* The entry's tiles; for a block that has one, its first tile's expert and
@@ -287,10 +287,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         case index:                                                           \
             total = ns::v2_total(rtiles);                                     \
             ks = ns::v2_ks;                                                   \
-            busy = ns::v2_first_tt(total) < total;                            \
+            t0 = ns::v2_first_tt(total);                                      \
+            busy = t0 < total;                                                \
             if (busy) {                                                       \
-                ns::v2_first_tile(pp.moe, sm, rtiles, ns::v2_first_tt(total)); \
-                if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
+                ns::v2_first_tile(pp.moe, sm, rtiles, t0);                    \
+                if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles, t0); \
             }                                                                 \
             break;
 

@@ -464,23 +464,33 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
-/* RAMP_MV2_SPREAD (session 33): when a launch has fewer tiles than
- * walkers (the layer's grid is sized for the batch's bound, so small loads
- * leave blocks idle), tile t goes to walker floor(t G / T) instead of t, so
- * that the busy blocks are spread over the grid's index range rather than
- * packed into its first T blocks. With blocks 0..T-1 busy, DeepSeek-V3's
- * small loads ran bimodally, 8-25% slower in the slow mode, where the same
- * entry on a grid of exactly T blocks did not (s33-run1: alone 297 us,
- * alone with the layer's grid 298-325). 0: tile t on walker t, as before. */
+/* RAMP_MV2_SPREAD (session 33): when a launch has fewer tiles than its
+ * first wave of walkers (the layer's grid is sized for the batch's bound,
+ * so small loads leave blocks idle), tile t goes to walker floor(t g / T),
+ * g = min(walkers, SMs / CTAs per walker), instead of t: the busy blocks
+ * spread over the first wave rather than packed into its first T blocks.
+ * With blocks 0..T-1 busy, DeepSeek-V3's small loads ran bimodally, up to
+ * 9% slower in the slow mode, where the same entry on a grid of exactly T
+ * blocks did not (s33-run1: alone 297 us, alone on the layer's grid
+ * 298-325); spread over the whole two-wave grid, half the busy blocks
+ * started only when idle first-wave blocks left, 1-2 us late on Qwen3-30B
+ * and OLMoE (s33-run3). %nsmid is the SM count on the H200 (it may exceed
+ * it elsewhere: the spread then reaches a little into the second wave,
+ * never wrong). 0: tile t on walker t, as before. */
 #ifndef RAMP_MV2_SPREAD
 #define RAMP_MV2_SPREAD 1
 #endif
 /* The first tile of walker V2_CID among `total` (total when it has none):
- * for total < G the inverse of t -> floor(t G / total), a bijection onto the
- * walkers that hold a tile (each holds one), else V2_CID. */
+ * for total < g the inverse of t -> floor(t g / total), a bijection onto
+ * the walkers that hold a tile (each holds one), else V2_CID. */
 static __device__ __forceinline__ int v2_first_tt(int total) {
-    const int b = V2_CID, g = V2_CGRID;
-    if (!RAMP_MV2_SPREAD || V2_SK || total >= g || total <= 0) return b; /* stream-K: its ranges */
+    const int b = V2_CID;
+    if (!RAMP_MV2_SPREAD || V2_SK) return b; /* stream-K: its ranges */
+    unsigned nsm;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    const int wave = (int)nsm / V2_CL, g = wave < V2_CGRID ? wave : V2_CGRID;
+    if (total >= g || total <= 0) return b;
+    if (b >= g) return total;
     const int t = (int)(((long long)b * total + g - 1) / g);
     return t < total && (int)((long long)t * g / total) == b ? t : total;
 }
@@ -510,8 +520,7 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
     } while (0)
 #define V2_FIRST(tt) 0
 #else
-#define V2_FOR_TILES \
-    for (int tt = v2_first_tt(v2_head(sm, 0)); tt < v2_head(sm, 0); tt += V2_CGRID)
+#define V2_FOR_TILES for (int tt = v2_head(sm, 4); tt < v2_head(sm, 0); tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
 /* the tile v2_first_tile preloaded, the block's first: its tiles are
  * t0 + i G with t0 = v2_first_tt(total) < G */
@@ -1639,10 +1648,13 @@ static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
             ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
 }
 /* Thread 0: the block's tile count (head[0]), the launch's row tiles
- * (head[2]), the ring's barriers and the maps' prefetch. */
+ * (head[2]), its first tile (head[4], v2_first_tt), the ring's barriers and
+ * the maps' prefetch. */
 static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps,
-                                               int total, int rtiles) {
+                                               int total, int rtiles, int t0) {
     ((volatile int *)(sm + V2_LAYOUT.head))[0] = total;
+    ((volatile int *)(sm + V2_LAYOUT.head))[4] = t0; /* v2_first_tt: computed here, where
+                                                        registers are plentiful */
     ((volatile int *)(sm + V2_LAYOUT.head))[2] = rtiles; /* (multicast's v2_tile) */
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
@@ -1775,7 +1787,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
         return;
     }
 
-    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles);
+    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles, t0);
 #if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
 #else

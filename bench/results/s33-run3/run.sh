@@ -11,19 +11,47 @@
 #           reference and v1, memcheck and racecheck, the layer) and
 #           test_gpu_layer on kernel v2 (every entry forced on the default
 #           grid, where small loads leave blocks idle, and on 7 blocks)
+#   PART=3 (the final form: spread over the first wave, the first tile in
+#           shared memory): build; test_gpu_moe_v2 (FP8, narrow, split-K,
+#           wide, two-phase; Mixtral multicast two-phase), test_gpu_layer
+#           on kernel v2, memcheck and racecheck on Qwen3-30B narrow and
+#           wide tiles; then PART=1's A/B at 64-512 tokens
 set -u
 O=${OUT:-/tmp/out}; W=/tmp/s33r3-$PART; rm -rf $W; mkdir -p $W
 pack() { tar czf $O/s33-run3-$PART.tgz -C /tmp s33r3-$PART; }
 B=$PWD/build-gpucheck
 export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu RAMP_CACHE_DIR=$B/jit-cache \
   RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
-if [ "$PART" = 1 ]; then
+if [ "$PART" = 3 ]; then
   timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"
   cp build-gpucheck-logs/env.log $W/ 2>/dev/null
+  mkdir -p $B/test-tmp
+  t() { local name=$1; shift
+    (cd $B && env RAMP_TEST_TMP=$B/test-tmp "$@") > $W/$name.txt 2>&1
+    echo "$name exit $?: $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/$name.txt) $(tail -n 1 $W/$name.txt)"; }
+  t moe-v2 RAMP_MOE_V2_MODELS=qwen3-30b,deepseek-v3 \
+    RAMP_MOE_CONFIGS=r8.w128.s4,r16.w256.s4,r32.w512.s3,r64.w128.s4,r16.w128.s4.k2,r128.w256.s3,r128.w128.s4 \
+    timeout 80 ./test_gpu_moe_v2
+  t moe-v2-split RAMP_MOE_V2_MODELS=qwen3-30b,deepseek-v3 RAMP_MOE_CONFIGS=r32.w128.s4,r128.w256.s3 \
+    RAMP_MOE_V2_SPLIT=1 timeout 50 ./test_gpu_moe_v2
+  t moe-v2-mx-mcast RAMP_MOE_V2_MODELS=mixtral-8x22b RAMP_MOE_CONFIGS=r128.w128.s4 RAMP_MOE_V2_SPLIT=1 \
+    RAMP_MOE_V2_P2K=2 RAMP_MOE_V2_MCAST=1 RAMP_MOE_TOKENS=130 RAMP_MOE_V2_NO_V1=1 timeout 50 ./test_gpu_moe_v2
+  t layer-v2 RAMP_LAYER_KERNEL=v2 RAMP_LAYER_KINDS=fp8 RAMP_LAYER_ROUTINGS=200 timeout 70 ./test_gpu_layer
+  for tool in memcheck racecheck; do
+    t san-$tool RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r16.w256.s4,r128.w256.s3 RAMP_MOE_TOKENS=40 \
+      RAMP_MOE_V2_NO_V1=1 timeout 75 compute-sanitizer --tool $tool --error-exitcode 3 ./test_gpu_moe_v2
+  done
+  pack
+fi
+if [ "$PART" = 1 ] || [ "$PART" = 3 ]; then
+  [ "$PART" = 1 ] && { timeout 240 tools/gpu-check env deps build > $W/build.txt 2>&1; echo "build exit $?"; }
+  cp build-gpucheck-logs/env.log $W/ 2>/dev/null
   rm -f $B/layer-loads*.json
-  LAYER_REPS=60 LAYER_KERNEL=v2 LAYER_JIT_AB=RAMP_MV2_SPREAD=0 LAYER_TOKENS=64,128,256,512,1024 \
-    LAYER_MODELS="deepseek-v3-ep8-v2 qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2" \
-    timeout 420 tools/gpu-check bench_layer > $W/gpu-check.txt 2>&1
+  LAYER_REPS=60 LAYER_KERNEL=v2 LAYER_JIT_AB=RAMP_MV2_SPREAD=0 \
+    LAYER_TOKENS=$([ "$PART" = 1 ] && echo 64,128,256,512,1024 || echo 64,128,256,512) \
+    LAYER_MODELS=$([ "$PART" = 1 ] && echo "deepseek-v3-ep8-v2 qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2" \
+                   || echo "deepseek-v3-ep8-v2 qwen3-30b-ep8-v2 olmoe-ep8-v2") \
+    timeout $([ "$PART" = 1 ] && echo 420 || echo 200) tools/gpu-check bench_layer > $W/gpu-check.txt 2>&1
   echo "bench_layer exit $?"
   cp build-gpucheck-logs/{bench_layer.log,layer-*.csv,plan-*.json,layer-loads-*.json} $W/ 2>/dev/null
   grep -h -E '^ +ramp-jit|jit check|agree' $W/bench_layer.log | head -50

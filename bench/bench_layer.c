@@ -149,7 +149,7 @@ static const char *USAGE =
     "also with both kernels by PDL (ramp-units-pdl2, as ramp-pdl2); outputs\n"
     "checked against the layer's as --split's: exit 1 if not.\n"
     "--jit-ab DEFS: also the layer whose kernels are compiled with these extra\n"
-    "defines (RAMP_JIT_DEFINES during its creation, e.g. RAMP_MV2_SPREAD=0; impl\n"
+    "defines (RAMP_JIT_DEFINES during its creation, e.g. RAMP_FAST_SILU=0; impl\n"
     "ramp-jit), an A/B of a kernel's compile-time option; output checked as\n"
     "--split's. Not with --timeline.\n"
     "--one-shape 1: also the layer whose selection kernel runs in the one launch\n"
@@ -659,7 +659,7 @@ int main(int argc, char **argv) {
         }
         else if (!strcmp(a, "--jit-ab")) {
             if (!v || !*v || strlen(v) > 400) {
-                fprintf(stderr, "bench_layer: --jit-ab needs defines (e.g. RAMP_MV2_SPREAD=0), "
+                fprintf(stderr, "bench_layer: --jit-ab needs defines (e.g. RAMP_FAST_SILU=0), "
                                 "at most 400 characters\n%s", USAGE);
                 return 2;
             }

@@ -84,8 +84,7 @@
  * below). Launch: block 384, dynamic shared memory = the largest entry's layout
  * (ramp_moe_v2_layout_of(...).total, its 1024 B of slack included), grid =
  * min(the most tiles any entry can have for the call's token count, SMs):
- * blocks stride over the tiles (tt = blockIdx.x + i * gridDim.x; fewer
- * tiles than blocks: spread over the grid, RAMP_MV2_SPREAD), v2's own
+ * blocks stride over the tiles (tt = blockIdx.x + i * gridDim.x), v2's own
  * scheme, so nothing is left in device memory between launches (pp.sched
  * and pp.persist_grid are not used; a graph replays as it was captured).
  * The maps (W13 [E * 2h][d] and W2 [E * d][h], 128 B x 128-row boxes,
@@ -273,12 +272,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
-        int total = 0, ks = 1, busy = 0, t0 = 0; /* the entry's tiles; CTAs \
-                    per tile; whether this block has one; its first */         \
+        int total = 0, ks = 1; /* the entry's tiles; CTAs per tile */       \
         switch (choice) {
 
 /* The entry's tiles; for a block that has one, its first tile's expert and
- * slots (v2_first_tile bounds its reads by max_tiles) and the
+ * slots (in bounds: blockIdx.x / ks < total <= max_tiles * slices) and the
  * entry's barriers. A split-K entry (ks = 2) runs each tile on the two CTAs
  * of a cluster, a multicast entry (.mc, ks = 2) each pair of row tiles: a
  * menu holding one is launched with cluster dimension 2 (both kernels, when
@@ -287,11 +285,9 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         case index:                                                           \
             total = ns::v2_total(rtiles);                                     \
             ks = ns::v2_ks;                                                   \
-            t0 = ns::v2_first_tt(total);                                      \
-            busy = t0 < total;                                                \
-            if (busy) {                                                       \
-                ns::v2_first_tile(pp.moe, sm, rtiles, t0);                    \
-                if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles, t0); \
+            if ((int)blockIdx.x / ks < total) {                               \
+                ns::v2_first_tile(pp.moe, sm, rtiles);                        \
+                if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
             }                                                                 \
             break;
 
@@ -300,7 +296,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             break;                                                            \
         }                                                                     \
         /* uniform per block, and per cluster for a split-K entry */        \
-        if (!busy) {                                                          \
+        if ((int)blockIdx.x / ks >= total) {                                  \
             if (!RAMP_POLY_V2_TOP_WAIT)                                       \
                 asm volatile("griddepcontrol.wait;\n" ::: "memory");         \
             RAMP_TL(0, RAMP_TL_K, 5);                                         \

@@ -26,8 +26,7 @@
  * ramp_moe_v2_layout_of(...).total, grid = min(max_tiles * h / w, SMs): every
  * block strides over the tiles tt = blockIdx.x + i * gridDim.x < num_tiles *
  * h / w (one block per SM fits; a grid of all max_tiles * h / w blocks, most
- * of them returning at once, cost up to 2x at small loads, 2026-11-30); with
- * fewer tiles than blocks, spread over the grid (RAMP_MV2_SPREAD).
+ * of them returning at once, cost up to 2x at small loads, 2026-11-30).
  *
  * Specialisation (all required): RAMP_ROWS (b, 1..64 with ceil8(b) in
  * {8, 16, 24, 32, 48, 64}, or 65..128: a wide tile of 128 token rows whose
@@ -464,39 +463,7 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
-/* RAMP_MV2_SPREAD (session 33): when a launch has fewer tiles than its
- * first wave of walkers (the layer's grid is sized for the batch's bound,
- * so small loads leave blocks idle), tile t goes to walker floor(t g / T),
- * g = min(walkers, SMs / CTAs per walker), instead of t: the busy blocks
- * spread over the first wave rather than packed into its first T blocks.
- * With blocks 0..T-1 busy, DeepSeek-V3's small loads ran bimodally, up to
- * 9% slower in the slow mode, where the same entry on a grid of exactly T
- * blocks did not (s33-run1: alone 297 us, alone on the layer's grid
- * 298-325); spread over the whole two-wave grid, half the busy blocks
- * started only when idle first-wave blocks left, 1-2 us late on Qwen3-30B
- * and OLMoE (s33-run3). %nsmid is the SM count on the H200 (it may exceed
- * it elsewhere: the spread then reaches a little into the second wave,
- * never wrong). 0: tile t on walker t, as before. */
-#ifndef RAMP_MV2_SPREAD
-#define RAMP_MV2_SPREAD 1
-#endif
-/* The first tile of walker V2_CID among `total` (total when it has none):
- * for total < g the inverse of t -> floor(t g / total), a bijection onto
- * the walkers that hold a tile (each holds one), else V2_CID. */
-static __device__ __forceinline__ int v2_first_tt(int total) {
-    const int b = V2_CID;
-    if (!RAMP_MV2_SPREAD || V2_SK) return b; /* stream-K: its ranges */
-    unsigned nsm;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-    const int wave = (int)nsm / V2_CL, g = wave < V2_CGRID ? wave : V2_CGRID;
-    if (total >= g || total <= 0) return b;
-    if (b >= g) return total;
-    const int t = (int)(((long long)b * total + g - 1) / g);
-    return t < total && (int)((long long)t * g / total) == b ? t : total;
-}
-
-/* The tiles a block walks: tt = v2_first_tt(head[0]) + i * gridDim.x < head[0]
- * (blockIdx.x's unless the launch has fewer tiles than blocks); with
+/* The tiles a block walks: tt = blockIdx.x + i * gridDim.x < head[0]; with
  * stream-K its contiguous range of K-block units, as segments (tt the
  * segment's first unit, sk_n its K blocks, cut at the chunk's end). A
  * segment's first unit is never assumed to be the block's preloaded first
@@ -520,11 +487,9 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
     } while (0)
 #define V2_FIRST(tt) 0
 #else
-#define V2_FOR_TILES for (int tt = v2_head(sm, 4); tt < v2_head(sm, 0); tt += V2_CGRID)
+#define V2_FOR_TILES for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
-/* the tile v2_first_tile preloaded, the block's first: its tiles are
- * t0 + i G with t0 = v2_first_tt(total) < G */
-#define V2_FIRST(tt) ((tt) < V2_CGRID)
+#define V2_FIRST(tt) ((tt) == V2_CID)
 #endif
 
 /* A consumer thread done with ring slot s's stage (its empty barrier).
@@ -1554,9 +1519,8 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
     int r0, r1, own_rows;
     ramp_mv2_pair_of(tt, V2_TPR, (int)hop_cluster_rank(), &r0, &r1, slice);
     const int *te = (const int *)prm.tile_expert;
-    const int first = tt < V2_CGRID; /* the block's first pair (V2_FIRST) */
-    const int e0 = r0 < rt ? (first ? v2_head(sm, 1) : te[r0]) : -1;
-    const int e1 = r1 < rt ? (first ? v2_head(sm, 3) : te[r1]) : -1;
+    const int e0 = r0 < rt ? (tt == V2_CID ? v2_head(sm, 1) : te[r0]) : -1;
+    const int e1 = r1 < rt ? (tt == V2_CID ? v2_head(sm, 3) : te[r1]) : -1;
     const int e = ramp_mv2_pair_expert(e0, e1, RAMP_EXPERTS, &own_rows, mc);
     *r = own_rows ? r0 : -1;
     return e;
@@ -1622,23 +1586,23 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * fill only after the first tile's two block barriers; thread 0 stores the
  * count into head[0] (v2_init). Before the block's __syncthreads. */
 static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
-                                                     unsigned char *sm, int rtiles, int t0) {
+                                                     unsigned char *sm, int rtiles) {
 #if V2_MC > 1 /* the first pair's two row tiles (v2_tile) */
     (void)rtiles;
-    const int r0 = 2 * (t0 / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
+    const int r0 = 2 * (V2_CID / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
     const int in = r0 < prm.max_tiles;
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[3] =
             r1 < prm.max_tiles ? ((const int *)prm.tile_expert)[r1] : -1;
 #elif RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
-    const int in = t0 < rtiles * V2_TPR;
+    const int in = (int)blockIdx.x < rtiles * V2_TPR;
     int r0 = 0, s0 = 0;
-    if (in) ramp_mv2_tile_of(t0, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
+    if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
     (void)s0;
 #else
     (void)rtiles;
-    const int in = t0 < prm.max_tiles * V2_TPR;
-    const int r0 = t0 / V2_TPR;
+    const int in = V2_CID < prm.max_tiles * V2_TPR;
+    const int r0 = V2_CID / V2_TPR;
 #endif
     if (threadIdx.x == 0)
         ((volatile int *)(sm + V2_LAYOUT.head))[1] =
@@ -1648,13 +1612,10 @@ static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
             ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
 }
 /* Thread 0: the block's tile count (head[0]), the launch's row tiles
- * (head[2]), its first tile (head[4], v2_first_tt), the ring's barriers and
- * the maps' prefetch. */
+ * (head[2]), the ring's barriers and the maps' prefetch. */
 static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe_v2_maps &maps,
-                                               int total, int rtiles, int t0) {
+                                               int total, int rtiles) {
     ((volatile int *)(sm + V2_LAYOUT.head))[0] = total;
-    ((volatile int *)(sm + V2_LAYOUT.head))[4] = t0; /* v2_first_tt: computed here, where
-                                                        registers are plentiful */
     ((volatile int *)(sm + V2_LAYOUT.head))[2] = rtiles; /* (multicast's v2_tile) */
     const unsigned full = hop_smem(sm + V2_LAYOUT.bars), empty = full + 8 * V2_S;
     for (int s = 0; s < V2_S; s++) {
@@ -1670,7 +1631,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     hop_tma_prefetch_map(&maps.w2);
 }
 
-/* Both roles walk the same tiles tt = v2_first_tt(head[0]) + i * gridDim.x < head[0]
+/* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < head[0]
  * and stage counts (it), so the ring's phases agree. Per tile: the
  * producer's thread 0 starts the first stages' weights (v2_producer_head:
  * they need only the expert); block barrier (the previous tile is done with
@@ -1768,26 +1729,23 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
     /* The first tile's expert and token slots are loaded beside num_tiles
      * (after it with a grouped order, which needs it) */
 #if RAMP_MV2_GROUP == 1
-    v2_first_tile(prm, sm, 0, V2_CID); /* its first tile unless the load is small */
+    v2_first_tile(prm, sm, 0);
 #endif
 
     /* every block strides over the tiles (row tile, slice); the host sizes
      * the grid min(max_tiles * h/w, SMs) */
     int rtiles = *(const volatile int *)prm.num_tiles;
     if (rtiles > prm.max_tiles) rtiles = prm.max_tiles;
-    const int total = v2_total(rtiles);
-    const int t0 = v2_first_tt(total);
 #if RAMP_MV2_GROUP > 1
-    v2_first_tile(prm, sm, rtiles, t0);
-#else
-    if (t0 != V2_CID && t0 < total) v2_first_tile(prm, sm, rtiles, t0); /* spread */
+    v2_first_tile(prm, sm, rtiles);
 #endif
-    if (t0 >= total) { /* both CTAs of a cluster, or neither */
+    const int total = v2_total(rtiles);
+    if (V2_CID >= total) { /* both CTAs of a cluster, or neither */
         RAMP_TL(0, V2_TL_K, 5);
         return;
     }
 
-    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles, t0);
+    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles);
 #if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
 #else

@@ -28,10 +28,8 @@
  *           in a wide tile: a thread holds whole token rows there)
  *   tok,rw  i32 / f32 [npad] the tile's slot ids (-1: padding), router weights
  *   bars    u64 full[stages], empty[stages]
- *   head    i32 [8]: the block's tile count, its first tile's expert, the
- *           launch's row tiles, the partner's first expert (multicast)
- *           and its first tile, parked there at the start (moe_v2.cuh,
- *           v2_first_tile, v2_init)
+ *   head    i32 [4]: the block's tile count and its first tile's expert,
+ *           parked there at the start (moe_v2.cuh, v2_first_tile, v2_init)
  *   xbuf    split-K over a cluster of 2 only (ramp_config.splitk = 2,
  *           RAMP_MV2_KSPLIT): f32 [npad / 4][256 consumer threads][4], the
  *           partner CTA's partial gate and up sums of one pass, which it
@@ -104,7 +102,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, i
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
-    l.head = o;     o += 32;
+    l.head = o;     o += 16;
     l.xbuf = o;     o += ksplit > 1 ? 4LL * l.npad * 256 : 0; /* npad f32 per consumer thread */
     l.xbars = o;    o += ksplit > 1 ? 16 : 0;
     /* bulkred (RAMP_MV2_BULKRED, narrow tiles): two buffers x two consumers
@@ -152,7 +150,7 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down_bf(int rows, int stag
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * l.stages, 16);
-    l.head = o;     o += 32;
+    l.head = o;     o += 16;
     l.xbuf = l.xbars = o; /* none */
     l.ostage = o;   o += 2LL * 64 * RAMP_MV2_OSTAGE_STRIDE;
     l.total = o + RAMP_MV2_ALIGN;

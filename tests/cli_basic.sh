@@ -21,7 +21,7 @@ expect 2 "expected an integer" -- "$ramp" configs --experts 12x --topk 2 --inter
 expect 0 "valid configurations" -- "$ramp" configs --model qwen3-30b --layout EP8
 # kernel v2's space: 60 of v1's plus 9 wide tiles (test_timing counts them), v2's own layout
 expect 0 "^97 valid configurations" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2
-expect 0 "r128.w128.s4.ph2.dk2 +yes +220240 +384 +168" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2
+expect 0 "r128.w128.s4.ph2.dk2 +yes +220224 +384 +168" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2
 expect 0 "r2.w128.s2.persist +no .*persistent launch" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --all
 expect 2 "--kernel v3: expected v1 or v2" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v3
 expect 1 "not a multiple of 128" -- "$ramp" configs --model qwen3-30b --layout TP8

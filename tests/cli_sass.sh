@@ -122,7 +122,7 @@ rows=$(awk -F, 'NR > 1' "$tmp/q.csv" | wc -l)
 good=$(awk -F, 'NR > 1 && $2 == 1 && $4 == 168 && ($3 == 1 || $5 == 168) && $6 == 0 && $7 == 0 &&
                 $8 == 0 && $9 <= 232448 && $10 <= 232448 && $12 == 1 && $13 == 0' "$tmp/q.csv" | wc -l)
 [ "$rows" = 97 ] && [ "$good" = 97 ] || fail "ptxas table: $good of $rows rows as expected: $(cat "$tmp/q.csv")"
-grep -q '^r128.w128.s3.ph2.dk2,1,2,168,168,0,0,0,169552,220240,384,1,0,$' "$tmp/q.csv" ||
+grep -q '^r128.w128.s3.ph2.dk2,1,2,168,168,0,0,0,169536,220224,384,1,0,$' "$tmp/q.csv" ||
   fail "two-phase row: $(grep ph2.dk2 "$tmp/q.csv")"
 # (each wide tile plain, .tx and .mc.tx: 3 x 3 up programs shared by two K splits)
 [ "$(ls "$tmp/q" | wc -l)" = 106 ] || fail "cubins: $(ls "$tmp/q" | wc -l), expected 106 (115 programs, 9 shared up programs)"
@@ -141,7 +141,7 @@ ls -d "$tmp"/fail* >/dev/null 2>&1 && fail "a failed compile left $(ls -d "$tmp"
 expect 0 "wrote" -- "$ramp" fit "$2/data/timing/deepseek-v3-ep8-v2.safetensors" -o "$tmp/ds.json"
 grep -q '\.ph2' "$tmp/ds.json" || fail "the DeepSeek-V3 plan has no two-phase entry: $(grep -o 'r[0-9]*\.w[^"]*' "$tmp/ds.json")"
 out=$("$ramp" configs --plan "$tmp/ds.json" --ptxas --cubin-dir "$tmp/pc" 2>&1) || fail "configs --plan exited $?: $out"
-for pat in "^ramp_moe_poly_v2 +yes +168 +0/0 +0 +219744 +384" "^ramp_moe_poly_v2_down +yes +168 +0/0 +0 +220240 +384" \
+for pat in "^ramp_moe_poly_v2 +yes +168 +0/0 +0 +219728 +384" "^ramp_moe_poly_v2_down +yes +168 +0/0 +0 +220224 +384" \
            "can run as compiled; poly.cubin in the --cubin-dir folder"; do
   echo "$out" | grep -qE -- "$pat" || fail "configs --plan lacks /$pat/: $out"
 done
@@ -150,7 +150,7 @@ for pat in "kernel v2, float4 output" "^ramp_moe_poly_v2 +yes +168 +0/0 +0 " "^r
   echo "$out" | grep -qE -- "$pat" || fail "configs --plan --red4 lacks /$pat/: $out"
 done
 "$ramp" configs --plan "$tmp/ds.json" --ptxas --csv > "$tmp/pc.csv" || fail "configs --plan --csv exited $?"
-[ "$(wc -l < "$tmp/pc.csv")" = 3 ] && grep -q '^ramp_moe_poly_v2_down,1,168,0,0,0,220240,384,1,0,$' "$tmp/pc.csv" ||
+[ "$(wc -l < "$tmp/pc.csv")" = 3 ] && grep -q '^ramp_moe_poly_v2_down,1,168,0,0,0,220224,384,1,0,$' "$tmp/pc.csv" ||
   fail "configs --plan --csv: $(cat "$tmp/pc.csv")"
 [ "$(ls "$tmp/pc")" = poly.cubin ] || fail "--cubin-dir of a plan: $(ls "$tmp/pc")"
 if "$check" --which >/dev/null 2>&1; then

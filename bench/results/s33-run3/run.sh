@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # s33-run3 (session 33): tiles spread over the grid when a launch has fewer
-# tiles than blocks (RAMP_MV2_SPREAD, kernels/moe_v2.cuh). Two calls on one
+# tiles than blocks (RAMP_MV2_SPREAD, kernels/moe_v2.cuh at commits c6e2525-
+# c4f9f44; reverted after PART=5). Two calls on one
 # warm machine, repository root, .debs carried:
 #   PART=1: build; bench_layer on the four EP8 FP8 v2 plans, 64-1,024 tokens,
 #           with --jit-ab RAMP_MV2_SPREAD=0 (rows ramp-jit: the same layer

@@ -190,23 +190,33 @@ typedef struct {
     double med, p10, p90;
 } stat3;
 
+/* One timed launch after an L2-evicting write or read (r: the rep, which
+ * the write's pattern varies with), in us. */
+static double timed_once(timer *T, launch_fn fn, void *arg, int r) {
+    if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
+    else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+    TRY(ramp_event_record(T->e0, T->st));
+    TRY(fn(arg, T->st));
+    TRY(ramp_event_record(T->e1, T->st));
+    double us;
+    TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
+    return us;
+}
+
+static stat3 stat_of(double *x, int n) {
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return (stat3){x[n / 2], x[n / 10], x[(n * 9) / 10]};
+}
+
 /* Median of reps launches, each after an L2-evicting write or read (3
  * warm-ups). */
 static stat3 time_it(timer *T, launch_fn fn, void *arg) {
     int n = 0;
     for (int r = -3; r < T->reps; r++) {
-        if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
-        else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
-        TRY(ramp_event_record(T->e0, T->st));
-        TRY(fn(arg, T->st));
-        TRY(ramp_event_record(T->e1, T->st));
-        double us;
-        TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
+        const double us = timed_once(T, fn, arg, r);
         if (r >= 0) T->samples[n++] = us;
     }
-    qsort(T->samples, (size_t)n, sizeof *T->samples, cmp_double);
-    stat3 s = {T->samples[n / 2], T->samples[n / 10], T->samples[(n * 9) / 10]};
-    return s;
+    return stat_of(T->samples, n);
 }
 
 static ramp_status replay(void *g, ramp_stream st) { return ramp_graph_replay(g, st); }
@@ -222,24 +232,15 @@ static void time_pair(timer *T, ramp_graph *a, ramp_graph *b, stat3 *sa, stat3 *
     int n = 0;
     for (int r = -3; r < T->reps; r++)
         for (int j = 0; j < 2; j++) {
-            const int first_a = (r & 1) == 0;
-            ramp_graph *g = (j == 0) == first_a ? a : b;
-            if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
-            else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
-            TRY(ramp_event_record(T->e0, T->st));
-            TRY(ramp_graph_replay(g, T->st));
-            TRY(ramp_event_record(T->e1, T->st));
-            double us;
-            TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
+            ramp_graph *g = (j == 0) == ((r & 1) == 0) ? a : b;
+            const double us = timed_once(T, replay, g, r);
             if (r < 0) continue;
             if (g == a) xa[n] = us;
             else T->samples[n] = us;
             if (j == 1) n++;
         }
-    qsort(xa, (size_t)n, sizeof *xa, cmp_double);
-    qsort(T->samples, (size_t)n, sizeof *T->samples, cmp_double);
-    *sa = (stat3){xa[n / 2], xa[n / 10], xa[(n * 9) / 10]};
-    *sb = (stat3){T->samples[n / 2], T->samples[n / 10], T->samples[(n * 9) / 10]};
+    *sa = stat_of(xa, n);
+    *sb = stat_of(T->samples, n);
     free(xa);
 }
 

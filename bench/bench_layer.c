@@ -57,10 +57,11 @@
  * experts, uniformly and Zipf-skewed (moe_data.h), seen by GPU 0 of the
  * plan's layout. Every timing: L2 evicted by a 512 MiB write, then the
  * launch or replay between two events; median of --reps.
- * The layer's variants (--wide, --det, --split, --top-wait, --units,
- * --one-shape: rows ramp-<option>) are each timed in alternation with the
- * layer's graph (time_pair), and the layer's time from that alternation is
- * the row ramp@ramp-<option>: an A/B in which neither runs first.
+ * The layer's variants (rows ramp-pdl1/-pdl2 and those of --l2pf,
+ * --bf16-pipe, --wide, --det, --split, --top-wait, --units, --one-shape,
+ * --jit-ab) are each timed in alternation with the layer's graph
+ * (time_pair), and the layer's time from that alternation is the row
+ * ramp@<variant>: an A/B in which neither runs first.
  *
  * --bf16 1: a BF16 layer served the plan's menu (a stand-in, see USAGE).
  *
@@ -1095,9 +1096,13 @@ int main(int argc, char **argv) {
         if (two_phase) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits2));
     }
     if (jit_ab) { /* RAMP_JIT_DEFINES is read by every compile, and is in the cache key */
+        const char *prev = getenv("RAMP_JIT_DEFINES");
+        char *saved = prev ? strdup(prev) : NULL;
         setenv("RAMP_JIT_DEFINES", jit_ab, 1);
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ljit));
-        unsetenv("RAMP_JIT_DEFINES");
+        if (saved) setenv("RAMP_JIT_DEFINES", saved, 1);
+        else unsetenv("RAMP_JIT_DEFINES");
+        free(saved);
     }
     if (one_shape) {
         ld.select_one_shape = 1;

@@ -1837,8 +1837,9 @@ ramp_status ramp_selector_device(const ramp_selector *s,
 /* Copies the outputs of the last launch on `stream` into `out` (waits). */
 ramp_status ramp_selector_download(ramp_selector *s, ramp_stream stream,
                                    ramp_select_result *out);
-/* Shared memory per block the kernel uses for this descriptor (bytes): per
- * warp counts, the id map and the menu; it does not grow with the batch. */
+/* Shared memory per block the kernel uses for this descriptor (bytes), in
+ * its largest shape (max_tokens'; the smaller ones use less): per warp
+ * counts, the id map and the menu; it does not grow with the batch. */
 int64_t ramp_select_smem_bytes(const ramp_select_desc *d);
 void ramp_selector_free(ramp_selector *s);
 

@@ -1743,6 +1743,10 @@ typedef struct {
                              max_tokens (before session 33); 0: a launch
                              whose token count the host passes runs the
                              smallest shape that covers it */
+    unsigned entry_mask;  /* 0: choose among every entry; else only among
+                             entries i with bit i set (a layer's size
+                             class, ramp_layer_desc.menu_by_size, holds
+                             only those); no bit at or past nentries */
 } ramp_select_desc;
 
 /* Checks every field: RAMP_ERR_INVALID_ARGUMENT naming the field and value
@@ -1776,7 +1780,8 @@ enum {
  *   counts[local_experts]: pairs per local expert.
  *   pred[nentries]: Equation 3 per entry (float32; all 0 under group_only),
  *     plus RAMP_PAST_WAVES_US where the load is past the entry's max_waves.
- * Choice: lowest predicted time, ties to the lowest menu index. Entries past
+ * Choice: lowest predicted time among the entries entry_mask allows, ties to
+ * the lowest menu index; pred is written for every entry. Entries past
  * slots / tiles are left untouched. */
 typedef struct {
     int32_t meta[RAMP_SELECT_META_COUNT];
@@ -1991,6 +1996,27 @@ typedef struct {
                                it (one block for up to 512 ids), ~0.8 us
                                less on small batches
                                (ramp_select_desc.one_shape). */
+    int menu_by_size;       /* kernel v2, session 34: 1 = besides the
+                               polymorphic kernel of the whole menu, kernels
+                               holding only the entries the plan can choose
+                               for batches up to a size (its size classes),
+                               so that a small batch's entry runs without
+                               the large batches' code beside it (the
+                               polymorphic overhead is instruction fetch,
+                               kernels/moe_v2.md session 27). A call with a
+                               host token count T runs the smallest class
+                               covering T, and its selection chooses among
+                               that class's entries only: the same choice
+                               as the whole menu for every routing whose
+                               tokens name distinct experts. A device
+                               count runs the whole menu. Classes are
+                               computed exactly where a GPU holds one
+                               expert (local_experts 1: the choice is a
+                               function of its pair count); with more, none
+                               are made yet (ramp_layer_info.size_classes
+                               0). Compiles up to entries - 1 more kernels
+                               at creation. Not with poly_split 5. 0 (the
+                               default): one kernel. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 
@@ -2067,6 +2093,11 @@ typedef struct {
                                  slots not on this GPU are never read),
                                  for inspection; 0 otherwise */
     size_t pair_ws_bytes;
+    int size_classes;         /* menu_by_size: kernels besides the whole
+                                 menu's (0: none) */
+    int class_tokens[RAMP_MENU_MAX];   /* class c serves host token counts
+                                          up to this (increasing) */
+    unsigned class_entries[RAMP_MENU_MAX]; /* its entries (bit i: entry i) */
 } ramp_layer_info;
 
 ramp_status ramp_layer_get_info(const ramp_layer *layer, ramp_layer_info *out);

@@ -478,11 +478,13 @@ ramp_select(const ramp_sel_params p) {
      * same 16 values cost about 250 cycles more */
     if (my_entry == 0) {
         /* order-preserving integer key of pred (-0 as +0: they compare equal
-         * as floats); lanes past the menu get the largest key */
-        const float t = lane < p.nentries ? pred[lane] : 0.0f;
+         * as floats); lanes past the menu or outside entry_mask get the
+         * largest key (the mask allows at least one entry) */
+        const int allowed = lane < p.nentries && (((unsigned)p.entry_mask >> lane) & 1u);
+        const float t = allowed ? pred[lane] : 0.0f;
         const unsigned u = t == 0.0f ? 0u : __float_as_uint(t);
-        const unsigned key = lane < p.nentries ? u ^ ((u >> 31) ? 0xFFFFFFFFu : 0x80000000u)
-                                               : 0xFFFFFFFFu;
+        const unsigned key = allowed ? u ^ ((u >> 31) ? 0xFFFFFFFFu : 0x80000000u)
+                                     : 0xFFFFFFFFu;
         const unsigned m = __reduce_min_sync(RAMP_FULL_MASK, key);
         const int chosen = (int)__reduce_min_sync(RAMP_FULL_MASK, key == m ? (unsigned)lane : 32u);
         if (lane == 0) {

@@ -95,12 +95,15 @@ typedef struct {
                                   -1: look ids up in local_of */
     ramp_sel_i32 nbits;        /* bits of a local expert index: ceil(log2 EL) */
     ramp_sel_i32 scan_entries; /* menu entries with a tile scan (1: group-only) */
+    ramp_sel_i32 entry_mask;   /* entries the choice may take (bit i: entry i;
+                                  never 0: the host passes every entry's) */
+    ramp_sel_i32 pad0;
     /* shared-memory offsets (bytes), from ramp_sel_layout_of */
     ramp_sel_i32 off_hist, off_tot, off_cnt, off_cpre, off_scan, off_pred,
         off_misc, off_map;
 } ramp_sel_params;
 
-#define RAMP_SEL_PARAMS_BYTES (12 * 8 + 18 * 4)
+#define RAMP_SEL_PARAMS_BYTES (12 * 8 + 20 * 4)
 
 /* Byte offsets of the shared-memory regions, all 16-byte aligned:
  *   hist   int32 [warps][local_experts] each warp's count per expert, then

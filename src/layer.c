@@ -18,6 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* menu_by_size: a kernel holding the entries the choice can take for
+ * batches of up to `tokens` tokens (ramp_select_size_classes) */
+typedef struct {
+    int tokens;
+    unsigned mask;
+    ramp_moe_poly *poly;
+    int pdl; /* its launch mode (ramp_moe_poly_pdl_mode on its entries) */
+} size_class;
+
 struct ramp_layer {
     ramp_gpu *gpu;
     ramp_plan plan;
@@ -25,6 +34,8 @@ struct ramp_layer {
     ramp_selector *sel;
     ramp_select_device sdev;
     ramp_moe_poly *poly;
+    size_class cls[RAMP_MENU_MAX];
+    int ncls;
     ramp_devptr ws, ws_count, sched;
     ramp_devptr pws;       /* deterministic: the per-pair output rows */
     ramp_devptr local_dev; /* deterministic with local_of: its device copy */
@@ -36,6 +47,7 @@ void ramp_layer_free(ramp_layer *L) {
     if (!L) return;
     ramp_selector_free(L->sel);
     ramp_moe_poly_free(L->poly);
+    for (int c = 0; c < L->ncls; c++) ramp_moe_poly_free(L->cls[c].poly);
     if (L->gpu && L->body) ramp_stream_destroy(L->gpu, L->body);
     if (L->gpu) {
         ramp_gpu_free(L->gpu, L->ws);
@@ -140,10 +152,45 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                d->poly_top_wait, d->kernel);
     RAMP_CHECK(d->select_one_shape == 0 || d->select_one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: select_one_shape = %d, expected 0 or 1", d->select_one_shape);
+    RAMP_CHECK(d->menu_by_size == 0 ||
+                   (d->menu_by_size == 1 && d->kernel == RAMP_KERNEL_V2 && d->poly_split != 5),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: menu_by_size = %d: kernels by batch size are a kernel v2 option, not with "
+               "poly_split 5 (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d, poly_split %d)",
+               d->menu_by_size, d->kernel, d->poly_split);
     RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
                "selection kernel, which a switch node's bodies start after (0 with split 5)",
                d->l2_prefetch_mb);
+    return RAMP_OK;
+}
+
+/* menu_by_size: a kernel per size class, each with the plan's indices
+ * (ramp_poly_desc.label) and sized for its own largest batch */
+static ramp_status create_classes(ramp_layer *L, const ramp_select_desc *sd,
+                                  const ramp_poly_desc *whole) {
+    int tokens[RAMP_SELECT_MAX_ENTRIES];
+    unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+    const int n = ramp_select_size_classes(sd, tokens, masks);
+    for (int c = 0; c < n; c++) {
+        ramp_poly_desc pd = *whole;
+        pd.count = 0;
+        memset(pd.label, 0, sizeof pd.label);
+        for (int i = 0; i < whole->count; i++) {
+            if (!((masks[c] >> i) & 1u)) continue;
+            pd.cfgs[pd.count] = whole->cfgs[i];
+            pd.label[pd.count++] = i;
+        }
+        size_class *k = &L->cls[L->ncls];
+        k->tokens = tokens[c];
+        k->mask = masks[c];
+        k->pdl = ramp_moe_poly_pdl_mode(pd.cfgs, pd.count, L->desc.serial_launch);
+        ramp_status s = ramp_moe_poly_create(L->gpu, &pd,
+                                             (int64_t)tokens[c] * L->plan.geom.topk, &k->poly);
+        if (s != RAMP_OK) return s;
+        L->ncls++;
+        RAMP_TRY(ramp_moe_poly_set_weights(k->poly, L->desc.w13, L->desc.w2));
+    }
     return RAMP_OK;
 }
 
@@ -206,6 +253,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
         s = ramp_moe_poly_create(gpu, &pd, (int64_t)d->max_tokens * plan->geom.topk, &L->poly);
     /* v2: the weights' tensor maps, once (the weights do not move) */
     if (s == RAMP_OK) s = ramp_moe_poly_set_weights(L->poly, d->w13, d->w2);
+    if (s == RAMP_OK && d->menu_by_size) s = create_classes(L, &sd, &pd);
     if (s == RAMP_OK) {
         int mt = (int)L->sdev.max_tiles;
         size_t wsb = ramp_moe_poly_ws_bytes(L->poly, mt);
@@ -270,6 +318,11 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
                  d->weight_units ? "stage units" : "row-major");
     }
     in->select = L->sdev;
+    in->size_classes = L->ncls;
+    for (int c = 0; c < L->ncls; c++) {
+        in->class_tokens[c] = L->cls[c].tokens;
+        in->class_entries[c] = L->cls[c].mask;
+    }
     in->pair_ws = L->pws;
     in->pair_ws_bytes = L->pws ? ramp_moe_poly_pair_ws_bytes(
                                      L->poly, (int64_t)d->max_tokens * plan->geom.topk)
@@ -299,8 +352,12 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     ramp_switch sw = {0};
     if (L->desc.poly_split == 5) RAMP_TRY(ramp_stream_capturing(L->gpu, stream, &capturing));
     if (capturing) RAMP_TRY(ramp_switch_handle(L->gpu, stream, (unsigned)L->plan.count, &sw));
-    RAMP_TRY(ramp_selector_launch_switch(L->sel, io->topk_ids, io->tokens, io->tokens_dev,
-                                         sw.handle, stream));
+    /* menu_by_size: a host count runs the smallest class covering it */
+    const size_class *cls = NULL;
+    for (int c = 0; !io->tokens_dev && c < L->ncls && !cls; c++)
+        if (io->tokens <= L->cls[c].tokens) cls = &L->cls[c];
+    RAMP_TRY(ramp_selector_launch_masked(L->sel, io->topk_ids, io->tokens, io->tokens_dev,
+                                         sw.handle, cls ? cls->mask : 0, stream));
     ramp_moe_params p;
     memset(&p, 0, sizeof p);
     p.x = io->x;
@@ -321,7 +378,9 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    const int pdl = ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count, L->desc.serial_launch);
+    const int pdl = cls ? cls->pdl
+                        : ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count,
+                                                 L->desc.serial_launch);
     if (capturing) {
         RAMP_TRY(ramp_switch_add(L->gpu, stream, &sw));
         for (int i = 0; i < L->plan.count; i++) {
@@ -333,7 +392,8 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
             RAMP_TRY(end);
         }
     } else {
-        RAMP_TRY(ramp_moe_poly_launch_mode(L->poly, &p, choice, L->sched, stream, pdl));
+        RAMP_TRY(ramp_moe_poly_launch_mode(cls ? cls->poly : L->poly, &p, choice, L->sched,
+                                           stream, pdl));
     }
     if (!L->desc.deterministic) return RAMP_OK;
     const ramp_poly_locality loc = {L->local_dev, L->desc.first_expert, L->desc.local_experts,

@@ -81,11 +81,19 @@ static ramp_moe_variant variant_of(const ramp_poly_desc *d, int i) {
 
 static int is_v2(const ramp_poly_desc *d) { return d->kernel == RAMP_KERNEL_V2; }
 
+static int labelled(const ramp_poly_desc *d) {
+    for (int i = 0; i < d->count; i++)
+        if (d->label[i]) return 1;
+    return 0;
+}
+/* The choice index that runs entry i (ramp_poly_desc.label) */
+static int label_of(const ramp_poly_desc *d, int i) { return labelled(d) ? d->label[i] : i; }
+
 /* Entries with token rows by TMA (".tx"): bit i for entry i */
 static unsigned tx_mask_of(const ramp_poly_desc *d) {
     unsigned m = 0;
     for (int i = 0; i < d->count; i++)
-        if (d->cfgs[i].tma_x) m |= 1u << i;
+        if (d->cfgs[i].tma_x) m |= 1u << label_of(d, i);
     return m;
 }
 
@@ -248,6 +256,12 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: split = %d (how a v2 menu is split into kernels: 0..5, with "
                "v2)", d->split);
+    for (int i = 0; labelled(d) && i < d->count; i++)
+        RAMP_CHECK(is_v2(d) && d->split != 5 && d->label[i] >= 0 &&
+                       d->label[i] < RAMP_MENU_MAX && (i == 0 || d->label[i] > d->label[i - 1]),
+                   RAMP_ERR_INVALID_ARGUMENT,
+                   "polymorphic kernel: label[%d] = %d (choice indices of a part of a menu: "
+                   "v2, not split 5, increasing, 0..%d)", i, d->label[i], RAMP_MENU_MAX - 1);
     RAMP_CHECK(d->units == 0 || (d->units == 1 && is_v2(d) && !d->red4 && !d->l2pf_mb),
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: units = %d (weights in stage units: 0, or 1 with v2 without "
@@ -400,7 +414,7 @@ static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const poly_link 
         else put(b, "%s\n", parts[p][0]);
         for (int i = 0; i < d->count; i++) {
             const char ns = member(d, l->parts, i);
-            if (ns) put(b, "%s(%d, ramp_poly_%c%d)\n", parts[p][1], i, ns, i);
+            if (ns) put(b, "%s(%d, ramp_poly_%c%d)\n", parts[p][1], label_of(d, i), ns, i);
         }
     }
     put(b, "RAMP_POLY_V2_END\n");
@@ -472,8 +486,13 @@ static ramp_status source_v2(const ramp_poly_desc *d, char **source) {
         }
     }
     if (d->det) { /* the combining kernel, with each entry's K parts */
-        put(&b, "\n#define RAMP_COMBINE_ENTRIES %d\n#define RAMP_COMBINE_PARTS {", d->count);
-        for (int i = 0; i < d->count; i++) put(&b, "%s%d", i ? ", " : "", d->cfgs[i].two_phase);
+        /* indexed by the choice: entries not held have no parts (0) */
+        const int n_idx = label_of(d, d->count - 1) + 1;
+        put(&b, "\n#define RAMP_COMBINE_ENTRIES %d\n#define RAMP_COMBINE_PARTS {", n_idx);
+        for (int c = 0, i = 0; c < n_idx; c++) {
+            const int parts = i < d->count && label_of(d, i) == c ? d->cfgs[i++].two_phase : 0;
+            put(&b, "%s%d", c ? ", " : "", parts);
+        }
         put(&b, "}\n#include \"moe_combine.cuh\"\n");
     }
     if (b.failed) {

@@ -65,6 +65,12 @@ typedef struct {
                       layer runs only the chosen entry's (a switch node,
                       ramp_moe_poly_launch_entry); launched plainly, the chain
                       of every entry's kernels */
+    int label[RAMP_MENU_MAX]; /* v2: the choice index that runs entry i (its case
+                      in the kernel's switches, its bit of the .tx mask); all 0:
+                      entry i runs on choice i. A layer's size classes
+                      (ramp_layer_desc.menu_by_size) compile a part of the plan's
+                      menu with the plan's indices. Increasing, < RAMP_MENU_MAX;
+                      not with split 5 */
     int top_wait;  /* v2: 1 = a kernel holding only phase 2 waits for its
                       predecessor at its top; 0 (the default) after its blocks
                       requested their first weights (RAMP_POLY_V2_TOP_WAIT 0,

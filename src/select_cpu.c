@@ -91,6 +91,10 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
                "group_only = %d, expected 0 or 1", d->group_only);
     RAMP_CHECK(d->one_shape == 0 || d->one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
                "one_shape = %d, expected 0 or 1", d->one_shape);
+    RAMP_CHECK((d->entry_mask >> d->nentries) == 0,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "entry_mask = 0x%x names an entry past the menu's %d", d->entry_mask,
+               d->nentries);
     for (int c = 0; c < d->nentries; c++) {
         const ramp_select_entry *e = &d->entries[c];
         RAMP_CHECK(e->rows >= 1 && e->rows <= 1024, RAMP_ERR_INVALID_ARGUMENT,
@@ -291,14 +295,17 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
     }
 
     /* Equation 3 and the choice */
-    int chosen = 0;
+    int chosen = -1;
     memset(out->pred, 0, sizeof out->pred);
     if (!d->group_only) {
+        const unsigned allowed = d->entry_mask ? d->entry_mask : ~0u;
         for (int c = 0; c < d->nentries; c++) {
             out->pred[c] = ramp_select_predict(&d->entries[c], EL, cnt);
-            if (out->pred[c] < out->pred[chosen]) chosen = c;
+            if (((allowed >> c) & 1u) && (chosen < 0 || out->pred[c] < out->pred[chosen]))
+                chosen = c;
         }
     }
+    if (chosen < 0) chosen = 0;
     const int b = d->entries[chosen].rows;
 
     /* tiles per expert, padded layout, stable scatter */
@@ -332,4 +339,36 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
     free(map);
     free(cursor);
     return RAMP_OK;
+}
+
+int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
+                             unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
+    if (d->local_experts != 1 || d->group_only) return 0;
+    const unsigned all = (unsigned)((1ull << d->nentries) - 1);
+    unsigned reach = 0;
+    int n = 0;
+    /* T tokens give the one local expert 0..T pairs; reach grows with T */
+    for (int T = 0; T <= d->max_tokens && reach != all; T++) {
+        const int32_t cnt = T;
+        int chosen = 0;
+        float best = 0.0f;
+        for (int c = 0; c < d->nentries; c++) {
+            const float t = ramp_select_predict(&d->entries[c], 1, &cnt);
+            if (c == 0 || t < best) {
+                best = t;
+                chosen = c;
+            }
+        }
+        const unsigned next = reach | 1u << chosen;
+        if (next != reach && T > 1) { /* the class so far ends at T - 1 */
+            tokens[n] = T - 1;
+            masks[n++] = reach;
+        }
+        reach = next;
+    }
+    if (reach != all) { /* max_tokens never reaches the whole menu */
+        tokens[n] = d->max_tokens;
+        masks[n++] = reach;
+    }
+    return n;
 }

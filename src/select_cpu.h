@@ -31,6 +31,16 @@ void ramp_select_build_map(const ramp_select_desc *d, int32_t *map);
 float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts);
 
+/* The layer's size classes (ramp_layer_desc.menu_by_size): the entries the
+ * choice can take for batches of up to T tokens whose ids name distinct
+ * experts, for d's menu (entry_mask ignored), as classes c = 0..n-1 that
+ * serve T <= tokens[c] (increasing, the last <= max_tokens) with the
+ * entries of masks[c] (each a subset of the next); a class of the whole
+ * menu is not listed (the whole menu's kernel serves it). Exact for one local expert, whose
+ * choice is a function of its pair count n <= T; returns 0 classes for
+ * more (not computed yet) or group_only. */
+int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
+                             unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
 /* Compiles the selection kernel (entry "ramp_select") as selectors do:
  * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads), ctas 1,
  * 2, 4 or 8 (blocks of one cluster), profile 0/1 (RAMP_SELECT_PROFILE).
@@ -51,6 +61,11 @@ ramp_status ramp_selector_create_switch(ramp_gpu *gpu, const ramp_select_desc *d
 ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, int tokens,
                                         ramp_devptr tokens_dev, unsigned long long cond,
                                         ramp_stream stream);
+/* The same choosing only among the entries of entry_mask (0: the
+ * descriptor's entry_mask): a layer's size class. */
+ramp_status ramp_selector_launch_masked(ramp_selector *s, ramp_devptr topk_ids, int tokens,
+                                        ramp_devptr tokens_dev, unsigned long long cond,
+                                        unsigned entry_mask, ramp_stream stream);
 
 /* The selector's largest launch shape (for max_tokens, and a device-side
  * count): blocks (one cluster) and warps per block. */

@@ -309,6 +309,8 @@ static ramp_status selector_init(ramp_selector *s) {
     p->nbits = 0;
     while ((1 << p->nbits) < d->local_experts) p->nbits++;
     p->scan_entries = scan_entries;
+    p->entry_mask = (ramp_sel_i32)(d->entry_mask ? d->entry_mask
+                                                 : (unsigned)((1ull << d->nentries) - 1));
     return RAMP_OK;
 }
 
@@ -355,6 +357,12 @@ ramp_status ramp_selector_launch(ramp_selector *s, ramp_devptr topk_ids,
 ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, int tokens,
                                         ramp_devptr tokens_dev, unsigned long long cond,
                                         ramp_stream stream) {
+    return ramp_selector_launch_masked(s, topk_ids, tokens, tokens_dev, cond, 0, stream);
+}
+
+ramp_status ramp_selector_launch_masked(ramp_selector *s, ramp_devptr topk_ids, int tokens,
+                                        ramp_devptr tokens_dev, unsigned long long cond,
+                                        unsigned entry_mask, ramp_stream stream) {
     RAMP_CHECK(s, RAMP_ERR_INVALID_ARGUMENT, "ramp_selector_launch: NULL selector");
     RAMP_CHECK(stream, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_selector_launch: NULL stream; create one with "
@@ -378,6 +386,10 @@ ramp_status ramp_selector_launch_switch(ramp_selector *s, ramp_devptr topk_ids, 
                "ramp_selector_launch: a switch handle for a selector built without "
                "(ramp_selector_create_switch)");
     p.cond = cond;
+    RAMP_CHECK((entry_mask >> s->desc.nentries) == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_selector_launch: entry mask 0x%x names an entry past the menu's %d",
+               entry_mask, s->desc.nentries);
+    if (entry_mask) p.entry_mask = (ramp_sel_i32)entry_mask;
     const sel_shape *sh = shape_of(s, tokens_dev ? -1 : tokens);
     const ramp_sel_layout *l = &sh->layout;
     p.off_hist = l->hist;

@@ -66,10 +66,13 @@ static int sel_check(const ramp_select_desc *d, int tokens, const int32_t *ids,
     CHECK_EQ_INT(r->meta[RAMP_SELECT_META_TOKENS], tokens);
     CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CLAMPED], 0);
 
-    /* the choice: predictions match Equation 3, argmin, ties to lowest */
+    /* the choice: predictions match Equation 3, argmin over the entries
+     * entry_mask allows, ties to lowest */
     int chosen = r->meta[RAMP_SELECT_META_CHOSEN];
     CHECK(chosen >= 0 && chosen < d->nentries);
     if (chosen < 0 || chosen >= d->nentries) chosen = 0;
+    const unsigned allowed = d->entry_mask ? d->entry_mask : ~0u;
+    if (!d->group_only) CHECK((allowed >> chosen) & 1u);
     if (d->group_only) {
         CHECK_EQ_INT(chosen, 0);
         for (int c = 0; c < d->nentries; c++) CHECK(r->pred[c] == 0.0f);
@@ -79,6 +82,7 @@ static int sel_check(const ramp_select_desc *d, int tokens, const int32_t *ids,
             double want = sel_pred_double(&d->entries[c], EL, cnt, &f);
             /* float32 rounding of four fmaf steps and the conversions */
             CHECK_NEAR(r->pred[c], want, 1e-5 * fabs(want) + 1e-6);
+            if (!((allowed >> c) & 1u)) continue;
             if (c < chosen) CHECK(r->pred[c] > r->pred[chosen]);
             else CHECK(r->pred[c] >= r->pred[chosen]);
         }

@@ -89,6 +89,13 @@ static void gen_desc(ramp_rng *r, ramp_select_desc *d, int32_t *local_of,
             *e = d->entries[ramp_rng_below(r, (uint32_t)c)];
     }
     d->group_only = ramp_rng_below(r, 10) == 0;
+    /* a quarter choose among a random non-empty part of the menu (a layer's
+     * size class) */
+    const unsigned all = (unsigned)((1ull << d->nentries) - 1);
+    d->entry_mask = 0;
+    if (ramp_rng_below(r, 4) == 0) do
+            d->entry_mask = (unsigned)ramp_rng_next(r) & all;
+        while (!d->entry_mask);
 }
 
 /* Gives every entry of d a pairs coefficient theta[4] > 0 (Equation 3 +

@@ -485,6 +485,67 @@ static void test_v2_det_source(void) {
     CHECK_ERR(ramp_moe_poly_check(&d), RAMP_ERR_INVALID_ARGUMENT);
 }
 
+static int labelled_of(const ramp_poly_desc *d) {
+    for (int i = 0; i < d->count; i++)
+        if (d->label[i]) return 1;
+    return 0;
+}
+
+/* A part of a menu with the menu's indices (ramp_poly_desc.label, a
+ * layer's size class): every switch's cases and the .tx mask carry the
+ * labels, the namespaces the part's own order; a deterministic part's
+ * combining kernel has a K-part count for every index up to its last (0
+ * for those it does not hold). Labels must increase, stay below
+ * RAMP_MENU_MAX, and are refused with split 5 and v1. */
+static void test_v2_label_source(void) {
+    ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_TMAX);
+    static const int keep[3] = {1, 3, 4};
+    for (int j = 0; j < 3; j++) {
+        d.cfgs[j] = d.cfgs[keep[j]];
+        d.label[j] = keep[j];
+    }
+    d.count = 3;
+    CHECK_OK(ramp_moe_poly_check(&d));
+    char *src = NULL;
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "(1, ramp_poly_e0)"), 3); /* setup, producer, consumer */
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_e1)"), 3);
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_e2)"), 3);
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_d1)"), 3); /* phase 2 of both two-phase ones */
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_d2)"), 3);
+    CHECK_EQ_INT(count_of(src, "(0, ramp_poly"), 0);
+    CHECK_EQ_INT(count_of(src, "(2, ramp_poly"), 0);
+    CHECK(strstr(src, "#define RAMP_POLY_TX_MASK 0x18u\n") != NULL);
+    free(src);
+    src = NULL;
+    ramp_poly_desc t = v2_menu("mixtral-8x22b", MENU_V2_DET);
+    t.det = 1;
+    t.cfgs[0] = t.cfgs[1];
+    t.cfgs[1] = t.cfgs[4];
+    t.label[0] = 1;
+    t.label[1] = 4;
+    t.count = 2;
+    CHECK_OK(ramp_moe_poly_source(&t, &src));
+    CHECK(src && strstr(src, "#define RAMP_COMBINE_ENTRIES 5\n"
+                             "#define RAMP_COMBINE_PARTS {0, 8, 0, 0, 2}\n") != NULL);
+    free(src);
+    ramp_poly_desc b = d;
+    b.label[2] = 3; /* not increasing */
+    CHECK_ERR(ramp_moe_poly_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "label[2] = 3") != NULL);
+    b = d;
+    b.label[2] = RAMP_MENU_MAX;
+    CHECK_ERR(ramp_moe_poly_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    b = d;
+    b.split = 5;
+    CHECK_ERR(ramp_moe_poly_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "split 5") != NULL);
+    b = d;
+    b.split = 4; /* other splits keep the labels */
+    CHECK_OK(ramp_moe_poly_check(&b));
+}
+
 /* The kernel split into a chain (split 1: phase 1 first, then fused
  * entries and phase 2; 2: fused, phase 1, phase 2): each kernel's cases are
  * exactly its part of the menu, in menu order and in the right namespace;
@@ -785,6 +846,8 @@ static int g_v2_bf16_pipe; /* the next test_v2_compile: a BF16 layer, bf16_pipe 
 static int g_v2_det;       /* the next test_v2_compile: deterministic output */
 static int g_v2_split;     /* the next test_v2_compile: the kernel split into a chain */
 static int g_v2_units;     /* the next test_v2_compile: weights in stage units */
+static unsigned g_v2_part; /* the next test_v2_compile: only these entries, with the
+                              menu's indices (a layer's size class) */
 
 /* Dynamic shared memory the test expects of chain kernel `name` under split
  * (the menu's effective one): the largest layout of what it holds (fused
@@ -840,7 +903,20 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     d.det = g_v2_det;
     d.split = g_v2_split;
     d.units = g_v2_units;
+    const char *names[RAMP_MENU_MAX];
+    for (int i = 0; i < d.count; i++) names[i] = menu[i];
+    if (g_v2_part) {
+        int n = 0;
+        for (int i = 0; i < d.count; i++) {
+            if (!((g_v2_part >> i) & 1u)) continue;
+            d.cfgs[n] = d.cfgs[i];
+            d.label[n] = i;
+            names[n++] = menu[i];
+        }
+        d.count = n;
+    }
     g_v2_bf16_pipe = g_v2_det = g_v2_split = g_v2_units = 0;
+    g_v2_part = 0;
     ramp_jit_result *r = NULL;
     ramp_status s = ramp_moe_poly_compile(&d, &r);
     if (s == RAMP_ERR_NO_GPU) return 77;
@@ -852,7 +928,8 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     int threads;
     long long smem;
     ramp_moe_poly_shape(&d, &threads, &smem);
-    printf("Table 12 (v2, %s EP8%s%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
+    printf("Table 12 (v2, %s EP8%s%s%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
+           labelled_of(&d) ? ", a part of the menu" : "",
            red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
            d.det ? ", deterministic output" : "",
@@ -865,7 +942,7 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
         ramp_jit_result *one = NULL;
         CHECK_OK(ramp_moe_v2_compile(&v, &one));
         const ramp_kernel_report *o = one ? ramp_jit_kernel(one, "ramp_moe_v2") : NULL;
-        if (o) printf("  %-28s %4d %7lld\n", menu[i], o->registers, ramp_moe_v2_layout_for(&v).total);
+        if (o) printf("  %-28s %4d %7lld\n", names[i], o->registers, ramp_moe_v2_layout_for(&v).total);
         ramp_jit_result_free(one);
     }
     int warnings = r->ptxas_warnings;
@@ -968,6 +1045,7 @@ int main(void) {
     test_v2_late_wait_source();
     test_v2_split_source();
     test_v2_tma_x_source();
+    test_v2_label_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
     if (rc == 77) {
@@ -1010,5 +1088,7 @@ int main(void) {
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-units-tx");
     g_v2_units = g_v2_bf16_pipe = 1; /* ... a BF16 layer's, wide entries pipelined */
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-units-bf16");
+    g_v2_part = 0x1a; /* a size class: a narrow two-phase, a fused and a multicast .tx entry */
+    test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-part");
     return check_finish("test_moe_poly");
 }

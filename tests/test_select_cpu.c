@@ -248,6 +248,11 @@ static void bad_descriptors(void) {
     CHECK(strstr(ramp_last_error(), "one_shape") != NULL);
     b = d; b.one_shape = 1;
     CHECK_OK(ramp_select_desc_check(&b));
+    b = d; b.entry_mask = 2; /* entry 1 of a menu of one */
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "entry_mask") != NULL);
+    b = d; b.entry_mask = 1;
+    CHECK_OK(ramp_select_desc_check(&b));
     int32_t map[8] = {-1, 0, 1, -1, 2, 3, -1, -1};
     b = d; b.local_of = map;
     CHECK_OK(ramp_select_desc_check(&b));
@@ -294,8 +299,100 @@ static void launch_shapes(void) {
     }
 }
 
+/* The layer's size classes (ramp_select_size_classes) on random menus for
+ * one local expert, against the twin itself: for every batch size T, every
+ * routing of T tokens with distinct ids gives the local expert n <= T pairs;
+ * the twin's choice over the whole menu for each n must lie in the class
+ * that serves T, the class's entries must be exactly the choices of n <=
+ * its last size (nothing unreachable compiled in), and the twin restricted
+ * to the class's entries (entry_mask) must choose the same entry. */
+static void size_classes(unsigned long long seed) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed ^ 0x5151);
+    static const int rows[] = {4, 8, 16, 32, 64, 128};
+    int listed = 0;
+    for (int it = 0; it < 60; it++) {
+        ramp_select_desc d = {.experts = 8, .topk = 2, .local_experts = 1, .first_expert = 3};
+        d.max_tokens = 1 + (int)ramp_rng_below(&rng, 300);
+        d.nentries = 1 + (int)ramp_rng_below(&rng, 8);
+        for (int c = 0; c < d.nentries; c++) {
+            ramp_select_entry *e = &d.entries[c];
+            e->rows = rows[ramp_rng_below(&rng, 6)];
+            e->slices = 1 + (int)ramp_rng_below(&rng, 64);
+            e->slots = 132;
+            e->max_waves = ramp_rng_below(&rng, 4) == 0;
+            e->pair_tiles = ramp_rng_below(&rng, 4) == 0;
+            /* fixed cost against per-wave and per-pair costs: small tiles
+             * win small loads, so classes form */
+            e->theta[0] = (float)(20.0 * ramp_rng_uniform(&rng));
+            e->theta[1] = (float)(1.0 + 20.0 * ramp_rng_uniform(&rng));
+            e->theta[2] = (float)(0.05 * ramp_rng_uniform(&rng));
+            e->theta[4] = (float)(0.2 * ramp_rng_uniform(&rng) / e->rows);
+            if (c > 0 && ramp_rng_below(&rng, 8) == 0) *e = d.entries[c - 1]; /* a tie */
+        }
+        CHECK_OK(ramp_select_desc_check(&d));
+        int tokens[RAMP_SELECT_MAX_ENTRIES];
+        unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+        const int n = ramp_select_size_classes(&d, tokens, masks);
+        const unsigned all = (unsigned)((1u << d.nentries) - 1);
+        for (int c = 0; c < n; c++) {
+            CHECK(masks[c] && masks[c] != all && (masks[c] & ~all) == 0);
+            CHECK(tokens[c] >= 1 && tokens[c] <= d.max_tokens);
+            if (c) CHECK(tokens[c] > tokens[c - 1] && (masks[c - 1] & ~masks[c]) == 0 &&
+                         masks[c] != masks[c - 1]);
+        }
+        listed += n;
+        /* the whole menu's choice for n pairs: n tokens on the local expert
+         * (their second id foreign), the rest of the batch elsewhere */
+        ramp_select_result *r = NULL;
+        CHECK_OK(ramp_select_result_create(&d, &r));
+        int32_t *ids = malloc(sizeof(int32_t) * 2 * (size_t)d.max_tokens + 2);
+        int *pick = malloc(sizeof(int) * ((size_t)d.max_tokens + 1));
+        if (!r || !ids || !pick) break;
+        for (int np = 0; np <= d.max_tokens; np++) {
+            for (int t = 0; t < d.max_tokens; t++) {
+                ids[2 * t] = t < np ? 3 : 5;
+                ids[2 * t + 1] = 7 - (t % 2);
+            }
+            CHECK_OK(ramp_select_cpu(&d, d.max_tokens, ids, r));
+            CHECK_EQ_INT(r->counts[0], np);
+            pick[np] = r->meta[RAMP_SELECT_META_CHOSEN];
+            /* restricted to the class serving np tokens: the same entry */
+            for (int c = 0; c < n; c++) {
+                if (np > tokens[c]) continue;
+                CHECK((masks[c] >> pick[np]) & 1u);
+                ramp_select_desc m = d;
+                m.entry_mask = masks[c];
+                CHECK_OK(ramp_select_cpu(&m, d.max_tokens, ids, r));
+                CHECK_EQ_INT(r->meta[RAMP_SELECT_META_CHOSEN], pick[np]);
+            }
+        }
+        unsigned reach = 0; /* exactly the choices of n <= a class's size */
+        for (int T = 0, c = 0; T <= d.max_tokens; T++) {
+            reach |= 1u << pick[T];
+            if (c < n && T == tokens[c]) CHECK_EQ_INT(masks[c++], reach);
+        }
+        /* no class: max_tokens reaches the whole menu; past the last class
+         * too (the whole menu's kernel serves it) */
+        if (!n || tokens[n - 1] < d.max_tokens) CHECK_EQ_INT(reach, all);
+        free(ids);
+        free(pick);
+        ramp_select_result_free(r);
+        /* more than one local expert, or group-only: no classes yet */
+        ramp_select_desc two = d;
+        two.local_experts = 2;
+        CHECK_EQ_INT(ramp_select_size_classes(&two, tokens, masks), 0);
+        two = d;
+        two.group_only = 1;
+        CHECK_EQ_INT(ramp_select_size_classes(&two, tokens, masks), 0);
+    }
+    CHECK(listed > 20); /* the generator does make classes */
+    printf("size classes: %d listed over 60 menus\n", listed);
+}
+
 int main(void) {
     unsigned long long seed = check_seed();
+    size_classes(seed);
     launch_shapes();
     worked_example();
     entry_matches_features(seed);

@@ -22,6 +22,11 @@
  * 3. Bad input: a plan that does not match the weights, the precision, the
  *    expert count or the layer's size fails at creation; a NULL stream or
  *    too many tokens fails before any launch.
+ * 4. (kernel v2) Size classes (ramp_layer_desc.menu_by_size) on a GPU
+ *    holding one expert: direct runs and graphs captured for a batch size
+ *    through the smallest class covering it, against the twin restricted to
+ *    the class, the whole menu's choice and the reference; a graph with the
+ *    count on the device through the whole menu (test_size_classes).
  * Outputs are poisoned before each run (fresh random base values, which the
  * kernel adds into, and NaN-pattern guard rows past the batch).
  * Environment (for compute-sanitizer runs): RAMP_LAYER_ROUTINGS (replays in
@@ -661,6 +666,174 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
     free_weights(C, &W);
 }
 
+/* ------------------------------------------------ 4. size classes */
+
+/* menu_by_size (kernel v2) on a GPU holding one expert (expert 0 of the
+ * weights, so the plan's 16-expert geometry and the reference with one
+ * local expert serve it): the layer's classes must be the selection twin's
+ * (ramp_select_size_classes); every run with a host count goes through the
+ * smallest class covering it, and its meta and grouped slots must equal the
+ * twin's restricted to that class (entry_mask), its choice the whole
+ * menu's when the batch's ids are distinct per token, and its output the
+ * reference's; graphs captured for one batch size replay fresh routings of
+ * that size; a graph with the count on the device runs the whole menu. */
+static void test_size_classes(ctx *C, int routings) {
+    const int max_tokens = 384;
+    ramp_gpu_info gi;
+    CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
+    ramp_plan plan = make_plan(gi.limits.sms, 0);
+    dev_weights W;
+    dev_batch B;
+    ramp_layer *L = NULL;
+    ramp_select_result *twin = NULL, *whole = NULL;
+    float *ref = malloc((size_t)max_tokens * HIDDEN * 4), *bnd = malloc((size_t)max_tokens * HIDDEN * 4);
+    int32_t *slots = NULL;
+    ramp_status s = ref && bnd ? upload_weights(C, 0, &W) : RAMP_ERR_OUT_OF_MEMORY;
+    if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &B);
+    ramp_layer_desc ld = layer_desc(&W, max_tokens);
+    ld.local_experts = 1; /* expert 0's weights come first in every tensor */
+    ld.w13_shape[0] = ld.w2_shape[0] = 1;
+    ld.menu_by_size = 1;
+    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
+    ramp_layer_info info;
+    memset(&info, 0, sizeof info);
+    if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
+    ramp_select_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.experts = E_ALL; sd.topk = TOPK; sd.max_tokens = max_tokens; sd.local_experts = 1;
+    sd.nentries = NMENU;
+    for (int i = 0; s == RAMP_OK && i < NMENU; i++)
+        s = ramp_select_entry_from_plan(&plan, i, &sd.entries[i]);
+    int tokens_of[RAMP_SELECT_MAX_ENTRIES];
+    unsigned mask_of[RAMP_SELECT_MAX_ENTRIES];
+    const int ncls = s == RAMP_OK ? ramp_select_size_classes(&sd, tokens_of, mask_of) : 0;
+    CHECK(ncls >= 2); /* the plan makes small loads pick small tiles */
+    CHECK_EQ_INT(info.size_classes, ncls);
+    for (int c = 0; c < ncls && c < info.size_classes; c++) {
+        CHECK_EQ_INT(info.class_tokens[c], tokens_of[c]);
+        CHECK_EQ_INT(info.class_entries[c], mask_of[c]);
+    }
+    if (s == RAMP_OK) s = ramp_select_result_create(&sd, &twin);
+    if (s == RAMP_OK) s = ramp_select_result_create(&sd, &whole);
+    if (s == RAMP_OK) {
+        slots = malloc((size_t)twin->max_slots * 4);
+        if (!slots) s = RAMP_ERR_OUT_OF_MEMORY;
+    }
+    ramp_layer_io io;
+    memset(&io, 0, sizeof io);
+    io.x = B.x; io.x_scale = B.xs; io.topk_ids = B.ids; io.topk_weights = B.tw;
+    io.out = B.out;
+    /* graphs: the count on the device (whole menu), and one captured for
+     * each of two batch sizes, in the first class and past it */
+    const int fixed[2] = {ncls ? tokens_of[0] : 1, ncls ? tokens_of[ncls - 1] : max_tokens};
+    ramp_graph *G[3] = {NULL, NULL, NULL};
+    for (int g = 0; g < 3 && s == RAMP_OK; g++) {
+        ramp_layer_io gio = io;
+        if (g == 0) gio.tokens_dev = B.ntok;
+        else gio.tokens = fixed[g - 1];
+        s = ramp_graph_capture_begin(C->gpu, C->st);
+        if (s == RAMP_OK) {
+            ramp_status r = ramp_layer_run(L, &gio, C->st);
+            s = ramp_graph_capture_end(C->gpu, C->st, &G[g]);
+            if (r != RAMP_OK) s = r;
+        }
+    }
+    CHECK_OK(s);
+    ramp_moe_layer RL = moe_layer_of(&W.w);
+    RL.experts = 1; /* ids 1..15 are other GPUs' experts here */
+    int used[RAMP_MENU_MAX + 1] = {0}, hist[NMENU] = {0};
+    int viol = 0, meta_bad = 0, differ = 0, done = 0;
+    double worst = 0;
+    for (int it = 0; s == RAMP_OK && it < routings; it++) {
+        const int how = it % 4; /* 0, 1: direct with the count on the host; 2, 3: graphs */
+        int shape = it % 3 == 0 ? MOE_ONE_EXPERT : (int)ramp_rng_below(&C->rng, MOE_SHAPES);
+        int tokens = 1 + (int)ramp_rng_below(&C->rng, (uint32_t)max_tokens);
+        if (how == 0 && ncls) /* within a class: up to the largest's bound */
+            tokens = 1 + (int)ramp_rng_below(&C->rng, (uint32_t)tokens_of[ncls - 1]);
+        const int gi_ = how == 3 ? 1 + (it / 4) % 2 : how == 2 ? 0 : -1;
+        if (gi_ >= 1) tokens = fixed[gi_ - 1];
+        if (shape == MOE_SINGLE_TOKEN && gi_ >= 1 && tokens != 1) shape = MOE_SKEWED;
+        moe_batch b;
+        if (moe_batch_make(&C->rng, shape, tokens, TOPK, E_ALL, E_LOC, HIDDEN, &b)) {
+            s = RAMP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        int distinct = 1;
+        for (int m = 0; m < b.tokens; m++)
+            for (int i = 0; i < TOPK; i++)
+                for (int j = 0; j < i; j++)
+                    distinct &= b.ids[m * TOPK + i] != b.ids[m * TOPK + j];
+        /* the class a host count runs (none: the whole menu) */
+        int cls = -1;
+        for (int c = 0; gi_ != 0 && c < ncls && cls < 0; c++)
+            if (b.tokens <= tokens_of[c]) cls = c;
+        ramp_select_desc md = sd;
+        md.entry_mask = cls >= 0 ? mask_of[cls] : 0;
+        ramp_moe_batch rb = moe_batch_fp8(&b);
+        s = reference(&RL, &rb, C->threads, ref, bnd);
+        if (s == RAMP_OK) s = ramp_select_cpu(&md, b.tokens, b.ids, twin);
+        if (s == RAMP_OK) s = ramp_select_cpu(&sd, b.tokens, b.ids, whole);
+        if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
+        ramp_layer_io ioh = io;
+        ioh.tokens = b.tokens;
+        if (s == RAMP_OK) s = gi_ < 0 ? ramp_layer_run(L, &ioh, C->st) : ramp_graph_replay(G[gi_], C->st);
+        if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+        int32_t meta[RAMP_SELECT_META_COUNT];
+        if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, meta, info.select.meta, sizeof meta);
+        if (s != RAMP_OK) {
+            moe_batch_free(&b);
+            break;
+        }
+        char label[128];
+        snprintf(label, sizeof label, "size class %d, %s %d (%s, %d tokens)", cls,
+                 gi_ < 0 ? "direct run" : "graph", it, moe_shape_name(shape), b.tokens);
+        for (int m = 0; m <= RAMP_SELECT_META_BAD_IDS; m++)
+            if (meta[m] != twin->meta[m] && meta_bad++ < 5)
+                fprintf(stderr, "%s: meta[%d] = %d, CPU twin %d\n", label, m, meta[m],
+                        twin->meta[m]);
+        if (distinct && twin->meta[RAMP_SELECT_META_CHOSEN] != whole->meta[RAMP_SELECT_META_CHOSEN] &&
+            differ++ < 5)
+            fprintf(stderr, "%s: the class chose entry %d, the whole menu %d\n", label,
+                    twin->meta[RAMP_SELECT_META_CHOSEN], whole->meta[RAMP_SELECT_META_CHOSEN]);
+        int nslots = twin->meta[RAMP_SELECT_META_SLOTS];
+        if (nslots > 0 &&
+            ramp_gpu_download(C->gpu, slots, info.select.sorted_ids, (size_t)nslots * 4) == RAMP_OK &&
+            memcmp(slots, twin->sorted_ids, (size_t)nslots * 4) != 0 && meta_bad++ < 5)
+            fprintf(stderr, "%s: grouped slots differ from the CPU twin\n", label);
+        const int c = twin->meta[RAMP_SELECT_META_CHOSEN];
+        if (c >= 0 && c < NMENU) hist[c]++;
+        used[cls + 1]++;
+        viol += check_output(C, &B, b.tokens, ref, bnd, label, &worst);
+        done++;
+        moe_batch_free(&b);
+    }
+    CHECK_OK(s);
+    CHECK_EQ_INT(done, routings);
+    CHECK_EQ_INT(meta_bad, 0);
+    CHECK_EQ_INT(differ, 0);
+    CHECK_EQ_INT(viol, 0);
+    int classes_used = 0;
+    for (int c = 1; c <= ncls; c++) classes_used += used[c] > 0;
+    if (routings >= 40) CHECK(classes_used >= 2 && used[0] > 0);
+    printf("size classes (kernel v2, one local expert): %d classes (", ncls);
+    for (int c = 0; c < ncls; c++) printf("%s<= %d tokens: 0x%x", c ? ", " : "", tokens_of[c], mask_of[c]);
+    printf("); %d runs (whole menu %d", done, used[0]);
+    for (int c = 0; c < ncls; c++) printf(", class %d: %d", c, used[c + 1]);
+    printf("), %d meta/slot mismatches with the twin, %d choices unlike the whole menu's, %d "
+           "output violations, worst error/bound %.3f; choices:", meta_bad, differ, viol, worst);
+    for (int i = 0; i < NMENU; i++) printf(" %s=%d", MENU[i], hist[i]);
+    printf("\n");
+    for (int g = 0; g < 3; g++) ramp_graph_free(G[g]);
+    ramp_layer_free(L);
+    ramp_select_result_free(twin);
+    ramp_select_result_free(whole);
+    free(slots);
+    free(ref);
+    free(bnd);
+    batch_free(C, &B);
+    free_weights(C, &W);
+}
+
 /* ------------------------------------------------ 3. bad input */
 
 static void test_bad_input(ctx *C) {
@@ -759,6 +932,21 @@ static void test_bad_input(ctx *C) {
         CHECK(strstr(ramp_last_error(), "poly_top_wait") != NULL);
     }
     /* the selection's launch shape: 0 or 1 */
+    d = layer_desc(&W, 64);
+    /* size classes: kernel v2, not with a kernel per entry (split 5) */
+    d.menu_by_size = 1;
+    d.kernel = RAMP_KERNEL_V2;
+    d.poly_split = 5;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "menu_by_size = 1") != NULL);
+    d.poly_split = 0;
+    d.kernel = RAMP_KERNEL_V1;
+    d.w2_red4 = d.l2_prefetch_mb = d.deterministic = 0;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "menu_by_size = 1") != NULL);
+    d.menu_by_size = 2;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "menu_by_size = 2") != NULL);
     d = layer_desc(&W, 64);
     d.select_one_shape = -1;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
@@ -1013,6 +1201,8 @@ int main(void) {
     test_layer_graph(&C, routings, 0);
     /* a five-term plan: the selection kernel's fifth FMA against the twin */
     test_layer_graph(&C, routings >= 4 ? routings / 4 : 1, 1);
+    if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) /* (split 5 refuses size classes) */
+        test_size_classes(&C, routings >= 4 ? routings / 4 : 1);
     ramp_stream_destroy(C.gpu, C.st);
     ramp_gpu_close(C.gpu);
     return check_finish("test_gpu_layer");

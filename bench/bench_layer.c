@@ -59,7 +59,7 @@
  * launch or replay between two events; median of --reps.
  * The layer's variants (rows ramp-pdl1/-pdl2 and those of --l2pf,
  * --bf16-pipe, --wide, --det, --split, --top-wait, --units, --one-shape,
- * --by-size, --jit-ab) are each timed in alternation with the layer's graph
+ * --one-menu, --jit-ab) are each timed in alternation with the layer's graph
  * (time_pair), and the layer's time from that alternation is the row
  * ramp@<variant>: an A/B in which neither runs first.
  *
@@ -100,7 +100,7 @@ static const char *USAGE =
     "                   [--kernel v1|v2] [--red4 0|1] [--bf16 0|1] [--l2pf MB]\n"
     "                   [--bf16-pipe 0|1] [--flush write|read] [--wide tx,mc,mctx]\n"
     "                   [--det 0|1] [--split 1,2,3,4,5] [--top-wait 0|1] [--units 0|1]\n"
-    "                   [--timeline 0|1] [--one-shape 0|1] [--by-size 0|1] [--jit-ab DEFS]\n"
+    "                   [--timeline 0|1] [--one-shape 0|1] [--one-menu 0|1] [--jit-ab DEFS]\n"
     "\n"
     "Times RaMP's layer (selection + polymorphic kernel in one CUDA graph)\n"
     "against the chosen entry alone, a vLLM-style layer (batch-size table from\n"
@@ -156,10 +156,11 @@ static const char *USAGE =
     "--one-shape 1: also the layer whose selection kernel runs in the one launch\n"
     "shape sized for max_tokens, as before session 33 (ramp_layer_desc.\n"
     "select_one_shape 1; impl ramp-oneshape); output checked as --split's.\n"
-    "--by-size 1 (with --kernel v2): also the layer with a kernel per batch-size\n"
-    "class holding only the entries its batches can choose (ramp_layer_desc.\n"
-    "menu_by_size 1; impl ramp-bysize; its classes printed at creation); output\n"
-    "checked as --split's.\n"
+    "--one-menu 1 (with --kernel v2): also the layer whose one polymorphic kernel\n"
+    "serves every batch, as before session 34 (ramp_layer_desc.one_menu 1; impl\n"
+    "ramp-onemenu, and ramp-units-onemenu with --units 1), against the layer's\n"
+    "kernels per batch-size class (printed at creation; where it has none, no\n"
+    "rows); output checked as --split's.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
     "the layer, its selection alone, the chosen entry alone and forced in the\n"
@@ -619,7 +620,7 @@ int main(int argc, char **argv) {
     int timeline = 0;   /* --timeline 1: kernels/timeline.cuh's stamps */
     int units = 0;      /* --units 1: the layer on weights in stage units beside */
     int one_shape = 0;  /* --one-shape 1: the layer with select_one_shape 1 beside */
-    int by_size = 0;    /* --by-size 1: the layer with menu_by_size 1 beside */
+    int one_menu = 0;   /* --one-menu 1: the layer with one_menu 1 beside */
     const char *jit_ab = NULL; /* --jit-ab DEFS: the layer compiled with these defines beside */
     for (int i = 1; i < argc; i += 2) { /* every option but --help takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -632,7 +633,7 @@ int main(int argc, char **argv) {
                                             "--red4", "--bf16", "--l2pf", "--flush",
                                             "--bf16-pipe", "--wide", "--det", "--split",
                                             "--top-wait", "--timeline", "--units", "--one-shape",
-                                            "--by-size", "--jit-ab"};
+                                            "--one-menu", "--jit-ab"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -672,12 +673,12 @@ int main(int argc, char **argv) {
             }
             jit_ab = v;
         }
-        else if (!strcmp(a, "--by-size")) {
+        else if (!strcmp(a, "--one-menu")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
-                fprintf(stderr, "bench_layer: --by-size %s: 0 or 1\n%s", v, USAGE);
+                fprintf(stderr, "bench_layer: --one-menu %s: 0 or 1\n%s", v, USAGE);
                 return 2;
             }
-            by_size = v[0] == '1';
+            one_menu = v[0] == '1';
         }
         else if (!strcmp(a, "--one-shape")) {
             if (strcmp(v, "0") && strcmp(v, "1")) {
@@ -803,8 +804,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_layer: --timeline needs --kernel v2\n%s", USAGE);
         return 2;
     }
-    if (by_size && kernel != RAMP_KERNEL_V2) {
-        fprintf(stderr, "bench_layer: --by-size needs --kernel v2\n%s", USAGE);
+    if (one_menu && kernel != RAMP_KERNEL_V2) {
+        fprintf(stderr, "bench_layer: --one-menu needs --kernel v2\n%s", USAGE);
         return 2;
     }
     if (top_wait && kernel != RAMP_KERNEL_V2) {
@@ -1050,10 +1051,28 @@ int main(int argc, char **argv) {
     ramp_layer *Lunits = NULL, *Lunits2 = NULL; /* --units: weights in stage units (PDL 2) */
     ramp_layer *Lshape = NULL; /* --one-shape: the selection in max_tokens' shape */
     ramp_layer *Ljit = NULL;   /* --jit-ab: its kernels compiled with more defines */
-    ramp_layer *Lsize = NULL;  /* --by-size: a kernel per batch-size class */
-    ramp_layer *Lusize = NULL; /* --by-size with --units: the same on stage units */
+    ramp_layer *Lone = NULL;   /* --one-menu: one kernel for every batch */
+    ramp_layer *Luone = NULL;  /* --one-menu with --units: the same on stage units */
     int check_failed = 0;                         /* out_agree: det and split */
     TRY(ramp_layer_create(T.gpu, &plan, &ld, &L));
+    int size_classes = 0; /* the layer's kernels by batch size (ramp_layer_desc.one_menu) */
+    {
+        ramp_layer_info zi;
+        TRY(ramp_layer_get_info(L, &zi));
+        size_classes = zi.size_classes;
+        if (size_classes) printf("size classes:");
+        for (int c = 0; c < zi.size_classes; c++) {
+            printf(" <= %d tokens {", zi.class_tokens[c]);
+            for (int i = 0, n = 0; i < plan.count; i++) {
+                if (!((zi.class_entries[c] >> i) & 1u)) continue;
+                char nm[64];
+                ramp_config_name(&plan.configs[i], nm, sizeof nm);
+                printf("%s%s", n++ ? " " : "", nm);
+            }
+            printf("}");
+        }
+        if (size_classes) printf("; the whole menu above\n");
+    }
     for (int q = 0; q < 3; q++) {
         if (!(wide_mask >> q & 1)) continue;
         ramp_plan pw = plan; /* the same menu with the option on its wide entries */
@@ -1113,13 +1132,8 @@ int main(int argc, char **argv) {
         lu.serial_launch = 3; /* ... with both kernels by PDL, as ramp-pdl2 */
         if (two_phase) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits2));
         lu.serial_launch = ld.serial_launch;
-        lu.menu_by_size = 1; /* ... and with size classes (none: no rows) */
-        if (by_size) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lusize));
-        ramp_layer_info zi;
-        if (Lusize && ramp_layer_get_info(Lusize, &zi) == RAMP_OK && !zi.size_classes) {
-            ramp_layer_free(Lusize);
-            Lusize = NULL;
-        }
+        lu.one_menu = 1; /* ... and with one kernel for every batch */
+        if (one_menu && size_classes) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Luone));
     }
     if (jit_ab) { /* RAMP_JIT_DEFINES is read by every compile, and is in the cache key */
         const char *prev = getenv("RAMP_JIT_DEFINES");
@@ -1130,30 +1144,13 @@ int main(int argc, char **argv) {
         else unsetenv("RAMP_JIT_DEFINES");
         free(saved);
     }
-    if (by_size) {
-        ld.menu_by_size = 1;
-        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lsize));
-        ld.menu_by_size = 0;
-        ramp_layer_info zi;
-        TRY(ramp_layer_get_info(Lsize, &zi));
-        printf("--by-size: %d size class(es)%s", zi.size_classes,
-               zi.size_classes ? ":" : " (one local expert only, so far): no ramp-bysize rows");
-        for (int c = 0; c < zi.size_classes; c++) {
-            printf(" <= %d tokens {", zi.class_tokens[c]);
-            for (int i = 0, n = 0; i < plan.count; i++) {
-                if (!((zi.class_entries[c] >> i) & 1u)) continue;
-                char nm[64];
-                ramp_config_name(&plan.configs[i], nm, sizeof nm);
-                printf("%s%s", n++ ? " " : "", nm);
-            }
-            printf("}");
-        }
-        printf("\n");
-        if (!zi.size_classes) {
-            ramp_layer_free(Lsize);
-            Lsize = NULL;
-        }
-    }
+    if (one_menu && size_classes) {
+        ld.one_menu = 1;
+        TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lone));
+        ld.one_menu = 0;
+    } else if (one_menu)
+        printf("--one-menu: the layer has no size classes (one local expert only, so far): no "
+               "ramp-onemenu rows\n");
     if (one_shape) {
         ld.select_one_shape = 1;
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Lshape));
@@ -1364,14 +1361,14 @@ int main(int argc, char **argv) {
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
                                                Lsplit[4], Ltw[0],    Ltw[1],    Lunits,
-                                               Lunits2,   Lshape,    Ljit,      Lsize,
-                                               Lusize};
+                                               Lunits2,   Lshape,    Ljit,      Lone,
+                                               Luone};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
                 "ramp-pdl2-topwait", "ramp-units", "ramp-units-pdl2", "ramp-oneshape", "ramp-jit",
-                "ramp-bysize", "ramp-units-bysize"};
+                "ramp-onemenu", "ramp-units-onemenu"};
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
                 ramp_graph *Gq = NULL;
@@ -1389,11 +1386,11 @@ int main(int argc, char **argv) {
                 if (variant[q] == Ldet)
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
                 if ((q >= 8 && q < 15) || q < 2 || variant[q] == Lshape || variant[q] == Ljit ||
-                    variant[q] == Lsize)
+                    variant[q] == Lone)
                     /* a split, the wait at the top, a launch mode, the selection's shape, a
                      * compile-time option, size classes */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
-                if (variant[q] == Lunits || variant[q] == Lunits2 || variant[q] == Lusize)
+                if (variant[q] == Lunits || variant[q] == Lunits2 || variant[q] == Luone)
                     /* the same menu, row-major */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
                 ramp_graph_free(Gq);
@@ -1700,8 +1697,8 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lunits);
     ramp_layer_free(Lshape);
     ramp_layer_free(Ljit);
-    ramp_layer_free(Lsize);
-    ramp_layer_free(Lusize);
+    ramp_layer_free(Lone);
+    ramp_layer_free(Luone);
     ramp_layer_free(Lunits2);
     for (int q = 0; q < 5; q++) ramp_layer_free(Lsplit[q]);
     for (int q = 0; q < 3; q++) ramp_layer_free(Lwide[q]);

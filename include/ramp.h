@@ -1745,7 +1745,7 @@ typedef struct {
                              smallest shape that covers it */
     unsigned entry_mask;  /* 0: choose among every entry; else only among
                              entries i with bit i set (a layer's size
-                             class, ramp_layer_desc.menu_by_size, holds
+                             class, ramp_layer_desc.one_menu, holds
                              only those); no bit at or past nentries */
 } ramp_select_desc;
 
@@ -1996,27 +1996,31 @@ typedef struct {
                                it (one block for up to 512 ids), ~0.8 us
                                less on small batches
                                (ramp_select_desc.one_shape). */
-    int menu_by_size;       /* kernel v2, session 34: 1 = besides the
-                               polymorphic kernel of the whole menu, kernels
+    int one_menu;           /* kernel v2, for A/B measurements (session
+                               34): 1 = one polymorphic kernel of the whole
+                               menu serves every batch, as before. 0 (the
+                               default): size classes where they are exact:
+                               besides the whole menu's kernel, kernels
                                holding only the entries the plan can choose
-                               for batches up to a size (its size classes),
-                               so that a small batch's entry runs without
-                               the large batches' code beside it (the
-                               polymorphic overhead is instruction fetch,
-                               kernels/moe_v2.md session 27). A call with a
-                               host token count T runs the smallest class
-                               covering T, and its selection chooses among
+                               for batches up to a size, so that a small
+                               batch's entry runs without the large
+                               batches' code beside it (the polymorphic
+                               overhead is instruction fetch,
+                               kernels/moe_v2.md session 27; Mixtral-8x22B
+                               EP8 at 64-128 tokens 3.2-3.9 us faster,
+                               bench/results/s34-run1). A call with a host
+                               token count T runs the smallest class
+                               covering T, its selection choosing among
                                that class's entries only: the same choice
                                as the whole menu for every routing whose
                                tokens name distinct experts. A device
-                               count runs the whole menu. Classes are
-                               computed exactly where a GPU holds one
-                               expert (local_experts 1: the choice is a
-                               function of its pair count); with more, none
-                               are made yet (ramp_layer_info.size_classes
-                               0). Compiles up to entries - 1 more kernels
-                               at creation. Not with poly_split 5. 0 (the
-                               default): one kernel. */
+                               count runs the whole menu. Made where a GPU
+                               holds one expert (local_experts 1: the
+                               choice is a function of its pair count);
+                               with more, none yet
+                               (ramp_layer_info.size_classes 0), nor with
+                               poly_split 5. Up to entries - 1 more
+                               kernels compiled at creation. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 
@@ -2093,8 +2097,9 @@ typedef struct {
                                  slots not on this GPU are never read),
                                  for inspection; 0 otherwise */
     size_t pair_ws_bytes;
-    int size_classes;         /* menu_by_size: kernels besides the whole
-                                 menu's (0: none) */
+    int size_classes;         /* kernels besides the whole menu's, by
+                                 batch size (ramp_layer_desc.one_menu; 0:
+                                 none) */
     int class_tokens[RAMP_MENU_MAX];   /* class c serves host token counts
                                           up to this (increasing) */
     unsigned class_entries[RAMP_MENU_MAX]; /* its entries (bit i: entry i) */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* menu_by_size: a kernel holding the entries the choice can take for
+/* size classes (ramp_layer_desc.one_menu 0): a kernel holding the entries the choice can take for
  * batches of up to `tokens` tokens (ramp_select_size_classes) */
 typedef struct {
     int tokens;
@@ -152,12 +152,9 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                d->poly_top_wait, d->kernel);
     RAMP_CHECK(d->select_one_shape == 0 || d->select_one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: select_one_shape = %d, expected 0 or 1", d->select_one_shape);
-    RAMP_CHECK(d->menu_by_size == 0 ||
-                   (d->menu_by_size == 1 && d->kernel == RAMP_KERNEL_V2 && d->poly_split != 5),
-               RAMP_ERR_INVALID_ARGUMENT,
-               "layer: menu_by_size = %d: kernels by batch size are a kernel v2 option, not with "
-               "poly_split 5 (0, or 1 with kernel = RAMP_KERNEL_V2; here kernel %d, poly_split %d)",
-               d->menu_by_size, d->kernel, d->poly_split);
+    RAMP_CHECK(d->one_menu == 0 || d->one_menu == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: one_menu = %d, expected 0 (size classes where exact) or 1 (one kernel "
+               "for every batch)", d->one_menu);
     RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
                "selection kernel, which a switch node's bodies start after (0 with split 5)",
@@ -165,7 +162,7 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     return RAMP_OK;
 }
 
-/* menu_by_size: a kernel per size class, each with the plan's indices
+/* Size classes: a kernel per class, each with the plan's indices
  * (ramp_poly_desc.label) and sized for its own largest batch */
 static ramp_status create_classes(ramp_layer *L, const ramp_select_desc *sd,
                                   const ramp_poly_desc *whole) {
@@ -253,7 +250,9 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
         s = ramp_moe_poly_create(gpu, &pd, (int64_t)d->max_tokens * plan->geom.topk, &L->poly);
     /* v2: the weights' tensor maps, once (the weights do not move) */
     if (s == RAMP_OK) s = ramp_moe_poly_set_weights(L->poly, d->w13, d->w2);
-    if (s == RAMP_OK && d->menu_by_size) s = create_classes(L, &sd, &pd);
+    /* (labelled kernels: v2, and no per-entry chain) */
+    if (s == RAMP_OK && !d->one_menu && d->kernel == RAMP_KERNEL_V2 && d->poly_split != 5)
+        s = create_classes(L, &sd, &pd);
     if (s == RAMP_OK) {
         int mt = (int)L->sdev.max_tiles;
         size_t wsb = ramp_moe_poly_ws_bytes(L->poly, mt);
@@ -352,7 +351,7 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     ramp_switch sw = {0};
     if (L->desc.poly_split == 5) RAMP_TRY(ramp_stream_capturing(L->gpu, stream, &capturing));
     if (capturing) RAMP_TRY(ramp_switch_handle(L->gpu, stream, (unsigned)L->plan.count, &sw));
-    /* menu_by_size: a host count runs the smallest class covering it */
+    /* size classes: a host count runs the smallest class covering it */
     const size_class *cls = NULL;
     for (int c = 0; !io->tokens_dev && c < L->ncls && !cls; c++)
         if (io->tokens <= L->cls[c].tokens) cls = &L->cls[c];

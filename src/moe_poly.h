@@ -68,7 +68,7 @@ typedef struct {
     int label[RAMP_MENU_MAX]; /* v2: the choice index that runs entry i (its case
                       in the kernel's switches, its bit of the .tx mask); all 0:
                       entry i runs on choice i. A layer's size classes
-                      (ramp_layer_desc.menu_by_size) compile a part of the plan's
+                      (ramp_layer_desc.one_menu) compile a part of the plan's
                       menu with the plan's indices. Increasing, < RAMP_MENU_MAX;
                       not with split 5 */
     int top_wait;  /* v2: 1 = a kernel holding only phase 2 waits for its

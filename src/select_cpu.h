@@ -31,7 +31,7 @@ void ramp_select_build_map(const ramp_select_desc *d, int32_t *map);
 float ramp_select_predict(const ramp_select_entry *e, int local_experts,
                           const int32_t *counts);
 
-/* The layer's size classes (ramp_layer_desc.menu_by_size): the entries the
+/* The layer's size classes (ramp_layer_desc.one_menu): the entries the
  * choice can take for batches of up to T tokens whose ids name distinct
  * experts, for d's menu (entry_mask ignored), as classes c = 0..n-1 that
  * serve T <= tokens[c] (increasing, the last <= max_tokens) with the

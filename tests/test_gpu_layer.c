@@ -22,7 +22,7 @@
  * 3. Bad input: a plan that does not match the weights, the precision, the
  *    expert count or the layer's size fails at creation; a NULL stream or
  *    too many tokens fails before any launch.
- * 4. (kernel v2) Size classes (ramp_layer_desc.menu_by_size) on a GPU
+ * 4. (kernel v2) Size classes (ramp_layer_desc.one_menu 0) on a GPU
  *    holding one expert: direct runs and graphs captured for a batch size
  *    through the smallest class covering it, against the twin restricted to
  *    the class, the whole menu's choice and the reference; a graph with the
@@ -668,7 +668,7 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
 
 /* ------------------------------------------------ 4. size classes */
 
-/* menu_by_size (kernel v2) on a GPU holding one expert (expert 0 of the
+/* Size classes (kernel v2, one_menu 0) on a GPU holding one expert (expert 0 of the
  * weights, so the plan's 16-expert geometry and the reference with one
  * local expert serve it): the layer's classes must be the selection twin's
  * (ramp_select_size_classes); every run with a host count goes through the
@@ -676,7 +676,8 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
  * twin's restricted to that class (entry_mask), its choice the whole
  * menu's when the batch's ids are distinct per token, and its output the
  * reference's; graphs captured for one batch size replay fresh routings of
- * that size; a graph with the count on the device runs the whole menu. */
+ * that size; a graph with the count on the device runs the whole menu;
+ * one_menu 1 makes none. */
 static void test_size_classes(ctx *C, int routings) {
     const int max_tokens = 384;
     ramp_gpu_info gi;
@@ -693,10 +694,16 @@ static void test_size_classes(ctx *C, int routings) {
     ramp_layer_desc ld = layer_desc(&W, max_tokens);
     ld.local_experts = 1; /* expert 0's weights come first in every tensor */
     ld.w13_shape[0] = ld.w2_shape[0] = 1;
-    ld.menu_by_size = 1;
-    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
     ramp_layer_info info;
     memset(&info, 0, sizeof info);
+    ld.one_menu = 1;
+    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
+    if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
+    CHECK(s != RAMP_OK || info.size_classes == 0);
+    ramp_layer_free(L);
+    L = NULL;
+    ld.one_menu = 0;
+    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
     if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
     ramp_select_desc sd;
     memset(&sd, 0, sizeof sd);
@@ -933,20 +940,10 @@ static void test_bad_input(ctx *C) {
     }
     /* the selection's launch shape: 0 or 1 */
     d = layer_desc(&W, 64);
-    /* size classes: kernel v2, not with a kernel per entry (split 5) */
-    d.menu_by_size = 1;
-    d.kernel = RAMP_KERNEL_V2;
-    d.poly_split = 5;
+    /* size classes: on (0) or one kernel (1) */
+    d.one_menu = 2;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(ramp_last_error(), "menu_by_size = 1") != NULL);
-    d.poly_split = 0;
-    d.kernel = RAMP_KERNEL_V1;
-    d.w2_red4 = d.l2_prefetch_mb = d.deterministic = 0;
-    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(ramp_last_error(), "menu_by_size = 1") != NULL);
-    d.menu_by_size = 2;
-    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
-    CHECK(strstr(ramp_last_error(), "menu_by_size = 2") != NULL);
+    CHECK(strstr(ramp_last_error(), "one_menu = 2") != NULL);
     d = layer_desc(&W, 64);
     d.select_one_shape = -1;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
@@ -1201,7 +1198,7 @@ int main(void) {
     test_layer_graph(&C, routings, 0);
     /* a five-term plan: the selection kernel's fifth FMA against the twin */
     test_layer_graph(&C, routings >= 4 ? routings / 4 : 1, 1);
-    if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) /* (split 5 refuses size classes) */
+    if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) /* (split 5 makes no size classes) */
         test_size_classes(&C, routings >= 4 ? routings / 4 : 1);
     ramp_stream_destroy(C.gpu, C.st);
     ramp_gpu_close(C.gpu);

@@ -1883,10 +1883,12 @@ typedef struct {
                                programmatic dependent launch (its blocks
                                start while the selection runs), and a
                                two-phase entry's second kernel with it too
-                               unless the menu holds a narrow two-phase
-                               entry (measured 2-7 us slower then); 1: each
-                               kernel after the previous ends; 2: PDL for
-                               the first kernel only; 3: for both */
+                               (since session 34 also for narrow two-phase
+                               entries, whose second kernel started after
+                               the first before: bench/results/s34-run2);
+                               1: each kernel after the previous ends; 2:
+                               PDL for the first kernel only (the old rule
+                               for narrow two-phase menus); 3: for both */
     int kernel;             /* ramp_kernel_version of the polymorphic
                                kernel's entries: RAMP_KERNEL_V1 (0, the
                                default; kernels/moe_v1.cuh, every

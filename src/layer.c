@@ -24,7 +24,6 @@ typedef struct {
     int tokens;
     unsigned mask;
     ramp_moe_poly *poly;
-    int pdl; /* its launch mode (ramp_moe_poly_pdl_mode on its entries) */
 } size_class;
 
 struct ramp_layer {
@@ -181,7 +180,6 @@ static ramp_status create_classes(ramp_layer *L, const ramp_select_desc *sd,
         size_class *k = &L->cls[L->ncls];
         k->tokens = tokens[c];
         k->mask = masks[c];
-        k->pdl = ramp_moe_poly_pdl_mode(pd.cfgs, pd.count, L->desc.serial_launch);
         ramp_status s = ramp_moe_poly_create(L->gpu, &pd,
                                              (int64_t)tokens[c] * L->plan.geom.topk, &k->poly);
         if (s != RAMP_OK) return s;
@@ -377,9 +375,7 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
     p.num_tokens = io->tokens_dev ? L->desc.max_tokens : io->tokens;
     p.max_tiles = (int)L->sdev.max_tiles;
     const ramp_devptr choice = L->sdev.meta + 4 * RAMP_SELECT_META_CHOSEN;
-    const int pdl = cls ? cls->pdl
-                        : ramp_moe_poly_pdl_mode(L->plan.configs, L->plan.count,
-                                                 L->desc.serial_launch);
+    const int pdl = ramp_moe_poly_pdl_mode(L->desc.serial_launch);
     if (capturing) {
         RAMP_TRY(ramp_switch_add(L->gpu, stream, &sw));
         for (int i = 0; i < L->plan.count; i++) {

@@ -971,13 +971,8 @@ ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr
     return ramp_kernel_launch_ex(k->kernel_combine, grid, block, 0, stream, args, pdl != 0, 1);
 }
 
-int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch) {
-    if (serial_launch == 1) return 0;
-    if (serial_launch == 2) return 1;
-    if (serial_launch == 3) return 3;
-    for (int i = 0; cfgs && i < count; i++)
-        if (cfgs[i].two_phase && cfgs[i].rows <= 64) return 1;
-    return 3;
+int ramp_moe_poly_pdl_mode(int serial_launch) {
+    return serial_launch == 1 ? 0 : serial_launch == 2 ? 1 : 3;
 }
 
 ramp_status ramp_moe_poly_launch_mode(ramp_moe_poly *k, const ramp_moe_params *p,

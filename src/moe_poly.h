@@ -203,11 +203,12 @@ ramp_status ramp_moe_poly_combine(ramp_moe_poly *k, ramp_devptr out, ramp_devptr
                                   const ramp_poly_locality *loc, int64_t part_pairs,
                                   int max_tokens, int pdl, ramp_stream stream);
 
-/* The pdl bits of ramp_moe_poly_launch_mode for a menu of `count` entries
- * and ramp_layer_desc.serial_launch (1 none, 2 the first kernel, 3 both,
- * anything else automatic: both, but the second kernel without PDL when the
- * menu holds a narrow two-phase entry, rows <= 64: measured 2-7 us faster on
- * Mixtral's small loads, bench/results/s14-run4). */
-int ramp_moe_poly_pdl_mode(const ramp_config *cfgs, int count, int serial_launch);
+/* The pdl bits of ramp_moe_poly_launch_mode for ramp_layer_desc.serial_launch
+ * (1 none, 2 the first kernel, anything else both). Until session 34 the
+ * automatic mode launched a narrow two-phase entry's second kernel without
+ * PDL (2-7 us faster on Mixtral's small loads in session 14,
+ * bench/results/s14-run4); since its producers request their first weights
+ * before waiting (session 25) PDL is the faster (bench/results/s34-run2). */
+int ramp_moe_poly_pdl_mode(int serial_launch);
 
 #endif /* RAMP_MOE_POLY_H */

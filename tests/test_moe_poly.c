@@ -1017,21 +1017,13 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
 }
 
 /* The layer's launch modes (ramp_layer_desc.serial_launch): 1 none, 2 the
- * first kernel with PDL, 3 both; 0 automatic: both, unless a narrow
- * two-phase entry is on the menu (then the second kernel without). */
+ * first kernel with PDL, 3 both; 0 automatic: both (before session 34 the
+ * second kernel without PDL when a narrow two-phase entry was on the menu). */
 static void test_pdl_mode(void) {
-    ramp_config c[3];
-    CHECK_OK(ramp_config_parse("r8.w256.s4", &c[0]));
-    CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk4", &c[1]));
-    CHECK_OK(ramp_config_parse("r16.w128.s4.ph2.dk4", &c[2]));
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 2, 0), 3); /* fused and wide two-phase */
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 3, 0), 1); /* a narrow two-phase entry */
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c + 2, 1, 0), 1);
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 3, 1), 0);
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 3, 2), 1);
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 3, 3), 3);
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(c, 1, 2), 1);
-    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(NULL, 0, 0), 3);
+    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(0), 3); /* any menu, since session 34 */
+    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(1), 0);
+    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(2), 1);
+    CHECK_EQ_INT(ramp_moe_poly_pdl_mode(3), 3);
 }
 
 int main(void) {

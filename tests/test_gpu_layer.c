@@ -23,7 +23,7 @@
  *    expert count or the layer's size fails at creation; a NULL stream or
  *    too many tokens fails before any launch.
  * 4. (kernel v2) Size classes (ramp_layer_desc.one_menu 0) on a GPU
- *    holding one expert: direct runs and graphs captured for a batch size
+ *    holding one expert, FP8 and (without RED4) BF16: direct runs and graphs captured for a batch size
  *    through the smallest class covering it, against the twin restricted to
  *    the class, the whole menu's choice and the reference; a graph with the
  *    count on the device through the whole menu (test_size_classes).
@@ -678,20 +678,23 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
  * reference's; graphs captured for one batch size replay fresh routings of
  * that size; a graph with the count on the device runs the whole menu;
  * one_menu 1 makes none. */
-static void test_size_classes(ctx *C, int routings) {
+static void test_size_classes(ctx *C, int routings, int bf16) {
     const int max_tokens = 384;
     ramp_gpu_info gi;
     CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
     ramp_plan plan = make_plan(gi.limits.sms, 0);
+    plan.geom.bf16 = bf16;
     dev_weights W;
     dev_batch B;
     ramp_layer *L = NULL;
     ramp_select_result *twin = NULL, *whole = NULL;
     float *ref = malloc((size_t)max_tokens * HIDDEN * 4), *bnd = malloc((size_t)max_tokens * HIDDEN * 4);
     int32_t *slots = NULL;
-    ramp_status s = ref && bnd ? upload_weights(C, 0, &W) : RAMP_ERR_OUT_OF_MEMORY;
+    ramp_status s = ref && bnd ? upload_weights(C, bf16, &W) : RAMP_ERR_OUT_OF_MEMORY;
     if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &B);
     ramp_layer_desc ld = layer_desc(&W, max_tokens);
+    ld.bf16 = bf16;
+    ld.bf16_pipe = bf16 ? g_bf16_pipe : 0;
     ld.local_experts = 1; /* expert 0's weights come first in every tensor */
     ld.w13_shape[0] = ld.w2_shape[0] = 1;
     ramp_layer_info info;
@@ -728,7 +731,8 @@ static void test_size_classes(ctx *C, int routings) {
     }
     ramp_layer_io io;
     memset(&io, 0, sizeof io);
-    io.x = B.x; io.x_scale = B.xs; io.topk_ids = B.ids; io.topk_weights = B.tw;
+    io.x = bf16 ? B.xb : B.x; io.x_scale = bf16 ? 0 : B.xs;
+    io.topk_ids = B.ids; io.topk_weights = B.tw;
     io.out = B.out;
     /* graphs: the count on the device (whole menu), and one captured for
      * each of two batch sizes, in the first class and past it */
@@ -776,7 +780,7 @@ static void test_size_classes(ctx *C, int routings) {
             if (b.tokens <= tokens_of[c]) cls = c;
         ramp_select_desc md = sd;
         md.entry_mask = cls >= 0 ? mask_of[cls] : 0;
-        ramp_moe_batch rb = moe_batch_fp8(&b);
+        ramp_moe_batch rb = bf16 ? moe_batch_bf16(&b) : moe_batch_fp8(&b);
         s = reference(&RL, &rb, C->threads, ref, bnd);
         if (s == RAMP_OK) s = ramp_select_cpu(&md, b.tokens, b.ids, twin);
         if (s == RAMP_OK) s = ramp_select_cpu(&sd, b.tokens, b.ids, whole);
@@ -822,7 +826,8 @@ static void test_size_classes(ctx *C, int routings) {
     int classes_used = 0;
     for (int c = 1; c <= ncls; c++) classes_used += used[c] > 0;
     if (routings >= 40) CHECK(classes_used >= 2 && used[0] > 0);
-    printf("size classes (kernel v2, one local expert): %d classes (", ncls);
+    printf("size classes (kernel v2, one local expert, %s): %d classes (", bf16 ? "BF16" : "FP8",
+           ncls);
     for (int c = 0; c < ncls; c++) printf("%s<= %d tokens: 0x%x", c ? ", " : "", tokens_of[c], mask_of[c]);
     printf("); %d runs (whole menu %d", done, used[0]);
     for (int c = 0; c < ncls; c++) printf(", class %d: %d", c, used[c + 1]);
@@ -1198,8 +1203,11 @@ int main(void) {
     test_layer_graph(&C, routings, 0);
     /* a five-term plan: the selection kernel's fifth FMA against the twin */
     test_layer_graph(&C, routings >= 4 ? routings / 4 : 1, 1);
-    if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) /* (split 5 makes no size classes) */
-        test_size_classes(&C, routings >= 4 ? routings / 4 : 1);
+    if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) { /* (split 5 makes no size classes) */
+        test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0);
+        if (!g_red4) /* (BF16 layers read W2 row-major) */
+            test_size_classes(&C, routings >= 8 ? routings / 8 : 1, 1);
+    }
     ramp_stream_destroy(C.gpu, C.st);
     ramp_gpu_close(C.gpu);
     return check_finish("test_gpu_layer");

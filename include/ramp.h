@@ -1403,6 +1403,15 @@ ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load);
 /* S_c of entry i: slots[i], or sms * blocks_per_sm where it is 0. */
 int ramp_plan_slots(const ramp_plan *p, int i);
+/* The size classes a kernel v2 layer serving p on a GPU of the plan's
+ * experts (p->geom.experts) makes for batches of up to max_tokens
+ * (ramp_layer_desc.one_menu 0): class c serves host token counts up to
+ * tokens[c] (increasing) with the menu entries of masks[c] (bit i: entry i),
+ * the whole menu above the last. Returns how many (0: none, as for a GPU of
+ * several experts, where they are not computed yet), or -1 for a NULL
+ * argument or max_tokens < 1. */
+int ramp_plan_size_classes(const ramp_plan *p, int max_tokens, int tokens[RAMP_MENU_MAX],
+                           unsigned masks[RAMP_MENU_MAX]);
 
 /* ======================================================================
  * 9. GPU runtime (advanced): driver API and NVRTC loaded with dlopen.

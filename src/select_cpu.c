@@ -372,3 +372,18 @@ int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
     }
     return n;
 }
+
+int ramp_plan_size_classes(const ramp_plan *p, int max_tokens, int tokens[RAMP_MENU_MAX],
+                           unsigned masks[RAMP_MENU_MAX]) {
+    if (!p || !tokens || !masks || max_tokens < 1 || p->count < 1 ||
+        p->count > RAMP_SELECT_MAX_ENTRIES)
+        return -1;
+    ramp_select_desc d;
+    memset(&d, 0, sizeof d);
+    d.local_experts = p->geom.experts;
+    d.max_tokens = max_tokens;
+    d.nentries = p->count;
+    for (int i = 0; i < p->count; i++)
+        if (ramp_select_entry_from_plan(p, i, &d.entries[i]) != RAMP_OK) return -1;
+    return ramp_select_size_classes(&d, tokens, masks);
+}

@@ -167,5 +167,17 @@ expect 2 "--units goes with --ptxas and --kernel v2" -- "$ramp" configs --model 
 expect 2 "--units goes with --ptxas and --kernel v2" -- \
   "$ramp" configs --model qwen3-30b --layout EP8 --ptxas --units
 expect 2 "--plan replaces .*--units" -- "$ramp" configs --plan "$tmp/planu.json" --ptxas --units
+# `ramp configs --plan` alone: the menu and the size classes a layer makes
+# (ramp_plan_size_classes), no compile: for Mixtral-8x22B EP8 (one expert a
+# GPU) nested classes, the first holding one entry; none for 16 experts
+expect 0 "wrote" -- "$ramp" fit "$2/data/timing/mixtral-8x22b-ep8-v2-units.safetensors" -o "$tmp/mx.json"
+expect 0 "size classes \(a kernel v2 layer of up to 4096 tokens, the count on the host\): <= [0-9]+ tokens \{r[0-9a-z.]+\}; <= [0-9]+ tokens \{.*; the whole menu above" -- \
+  "$ramp" configs --plan "$tmp/mx.json"
+expect 0 "Mixtral-8x22B EP8, plan .*: kernel v2, weights in stage units, 1 expert a GPU, menu: r" -- \
+  "$ramp" configs --plan "$tmp/mx.json"
+expect 0 "size classes: none \(16 experts a GPU" -- "$ramp" configs --plan "$tmp/planu.json"
+expect 2 "--red4, --csv and --cubin-dir with --plan go with --ptxas" -- \
+  "$ramp" configs --plan "$tmp/mx.json" --csv
+expect 1 "nope.json" -- "$ramp" configs --plan "$tmp/nope.json"
 
 finish cli_kernel

@@ -96,7 +96,8 @@ expect 2 "--cubin-dir $tmp/c: not a folder, or not empty" -- \
 expect 2 "--cubin-dir $tmp/d.cubin: not a folder, or not empty" -- \
   "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --ptxas --cubin-dir "$tmp/d.cubin"
 [ "$(ls "$tmp/c" | wc -l)" = 4 ] || fail "a refused --cubin-dir was touched: $(ls "$tmp/c")"
-expect 2 "--plan goes with --ptxas" -- "$ramp" configs --plan "$tmp/p.json"
+expect 2 "--red4, --csv and --cubin-dir with --plan go with --ptxas" -- \
+  "$ramp" configs --plan "$tmp/p.json" --red4
 expect 2 "--plan replaces --model, --layout" -- "$ramp" configs --plan "$tmp/p.json" --ptxas --model olmoe
 expect 2 "--plan replaces --model, --layout" -- "$ramp" configs --plan "$tmp/p.json" --ptxas --kernel v2
 expect 2 "--red4 goes with --plan" -- "$ramp" configs --model olmoe --layout EP8 --ptxas --red4

@@ -387,6 +387,13 @@ static void size_classes(unsigned long long seed) {
         CHECK_EQ_INT(ramp_select_size_classes(&two, tokens, masks), 0);
     }
     CHECK(listed > 20); /* the generator does make classes */
+    /* the public form on a plan: bad arguments */
+    int t[RAMP_MENU_MAX];
+    unsigned m[RAMP_MENU_MAX];
+    ramp_plan empty;
+    memset(&empty, 0, sizeof empty);
+    CHECK_EQ_INT(ramp_plan_size_classes(NULL, 64, t, m), -1);
+    CHECK_EQ_INT(ramp_plan_size_classes(&empty, 64, t, m), -1); /* no menu */
     printf("size classes: %d listed over 60 menus\n", listed);
 }
 

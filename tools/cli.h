@@ -52,6 +52,9 @@ int configs_ptxas(ramp_kernel_version kernel, int units, const ramp_config *cfgs
  * compiled as the layer does (red4: its float4 output); cubin_dir as above,
  * receiving poly.cubin. Returns the exit code. */
 int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, int csv);
+/* `ramp configs --plan PLAN` without --ptxas: the menu and the layer's size
+ * classes, no compile. */
+int configs_plan_info(const char *plan_path);
 
 /* Subcommands. */
 int cmd_models(int argc, char **argv);

@@ -32,7 +32,7 @@ static const char CONFIGS_HELP[] =
     "usage: ramp configs --model NAME --layout L [--bf16] [--all] [--csv] [--kernel v1|v2]\n"
     "                    [--ptxas [--units] [--jobs N] [--cubin-dir DIR]]\n"
     "       ramp configs --experts E --topk K --inter H --hidden D --layout L ...\n"
-    "       ramp configs --plan PLAN --ptxas [--red4] [--csv] [--cubin-dir DIR]\n"
+    "       ramp configs --plan PLAN [--ptxas [--red4] [--csv] [--cubin-dir DIR]]\n"
     "\n"
     "Lists the kernel configurations valid for the model on the layout, with\n"
     "their estimated shared memory, threads, registers and occupancy class\n"
@@ -52,6 +52,10 @@ static const char CONFIGS_HELP[] =
     "of them compile and can run. --units (kernel v2): the programs that read\n"
     "weights in stage units (ramp_layer_desc.weight_units, `ramp bench --weights\n"
     "units`) instead of row-major ones.\n"
+    "--plan PLAN: the plan's menu and the size classes a kernel v2 layer serving\n"
+    "it makes (ramp_plan_size_classes: for a GPU holding one expert, the entries a\n"
+    "batch of up to T tokens can choose, each class compiled as a kernel of its\n"
+    "own; ramp_layer_desc.one_menu), no compile.\n"
     "--plan PLAN --ptxas: the polymorphic kernel a layer serving PLAN runs (its\n"
     "menu in one kernel, and a second kernel for the phase 2 of two-phase\n"
     "entries), compiled as ramp_layer_create compiles it, one row per kernel;\n"
@@ -104,14 +108,17 @@ int cmd_configs(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("configs", "unexpected argument '%s'", argv[optind]);
     if (plan_path) { /* the plan says model, layout and kernel */
-        if (!ptxas) return cli_usage_error("configs", "--plan goes with --ptxas");
+        if (!ptxas && (red4 || csv || cubin_dir))
+            return cli_usage_error("configs", "--red4, --csv and --cubin-dir with --plan go "
+                                              "with --ptxas");
         if (layout_text || mo.name || mo.experts || mo.topk || mo.inter || mo.hidden || bf16 ||
             all || kernel_given || jobs || units)
             return cli_usage_error("configs", "--plan replaces --model, --layout, the geometry, "
                                               "--bf16, --all, --kernel, --jobs and --units (a "
                                               "plan says its weights)");
         if (cubin_dir && !*cubin_dir) return cli_usage_error("configs", "--cubin-dir: empty path");
-        return configs_plan_ptxas(plan_path, red4, cubin_dir, csv);
+        return ptxas ? configs_plan_ptxas(plan_path, red4, cubin_dir, csv)
+                     : configs_plan_info(plan_path);
     }
     if (red4) return cli_usage_error("configs", "--red4 goes with --plan");
     if (units && (!ptxas || kernel != RAMP_KERNEL_V2))

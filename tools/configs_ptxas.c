@@ -199,6 +199,51 @@ static int staging_make(const char *cubin_dir, char *staging, size_t size) {
     return 0;
 }
 
+/* The size classes a kernel v2 layer of up to CLASSES_MAX_TOKENS tokens
+ * serving p makes (ramp_plan_size_classes), one line. */
+#define CLASSES_MAX_TOKENS 4096
+static void print_size_classes(const ramp_plan *p) {
+    int tokens[RAMP_MENU_MAX];
+    unsigned masks[RAMP_MENU_MAX];
+    const int n = ramp_plan_size_classes(p, CLASSES_MAX_TOKENS, tokens, masks);
+    if (n <= 0) {
+        printf("size classes: none (%d experts a GPU: made for one so far); the whole menu "
+               "serves every batch\n", p->geom.experts);
+        return;
+    }
+    printf("size classes (a kernel v2 layer of up to %d tokens, the count on the host):",
+           CLASSES_MAX_TOKENS);
+    for (int c = 0; c < n; c++) {
+        printf("%s <= %d tokens {", c ? ";" : "", tokens[c]);
+        for (int i = 0, k = 0; i < p->count; i++) {
+            if (!((masks[c] >> i) & 1u)) continue;
+            char name[64];
+            ramp_config_name(&p->configs[i], name, sizeof name);
+            printf("%s%s", k++ ? " " : "", name);
+        }
+        printf("}");
+    }
+    printf("; the whole menu above\n");
+}
+
+int configs_plan_info(const char *plan_path) {
+    ramp_plan p;
+    ramp_status s = ramp_plan_read(plan_path, &p);
+    if (s) return cli_fail("configs", s);
+    printf("%s %s, plan %s: kernel %s%s, %d expert%s a GPU, menu:", p.model, p.layout, plan_path,
+           ramp_kernel_version_name((ramp_kernel_version)p.kernel),
+           p.weight_units ? ", weights in stage units" : "", p.geom.experts,
+           p.geom.experts == 1 ? "" : "s");
+    for (int i = 0; i < p.count; i++) {
+        char name[64];
+        ramp_config_name(&p.configs[i], name, sizeof name);
+        printf(" %s", name);
+    }
+    printf("\n");
+    print_size_classes(&p);
+    return 0;
+}
+
 int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, int csv) {
     if (cubin_dir && !dir_usable(cubin_dir))
         return cli_usage_error("configs", "--cubin-dir %s: not a folder, or not empty", cubin_dir);
@@ -250,6 +295,7 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
                    pc.threads, ok ? "" : pc.res.valid ? "ptxas warning(s)" : pc.res.why);
     }
     const int rc = *staging ? staging_finish(staging, cubin_dir, ok) : 0;
+    if (!csv) print_size_classes(&p);
     if (!csv)
         printf("NVRTC %d.%d, sm_90a%s: %s%s\n", major, minor, pc.from_cache ? " (from the JIT cache)" : "",
                ok ? "can run as compiled" : "cannot run as compiled",

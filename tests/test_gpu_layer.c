@@ -30,7 +30,7 @@
  * Outputs are poisoned before each run (fresh random base values, which the
  * kernel adds into, and NaN-pattern guard rows past the batch).
  * Environment (for compute-sanitizer runs): RAMP_LAYER_ROUTINGS (replays in
- * part 2), RAMP_LAYER_KINDS (comma list of fp8,fp8x16,bf16 for part 1),
+ * part 2), RAMP_LAYER_KINDS (comma list of fp8,fp8x16,bf16 for parts 1 and 4),
  * RAMP_LAYER_SHAPES (1-4: the first routings of part 1), RAMP_LAYER_ENTRIES
  * (comma list of menu indices forced in part 1; default all six).
  *
@@ -83,6 +83,7 @@
 #include "check.h"
 #include "moe_data.h"
 #include "moe_poly.h"
+#include "moe_v2.h"
 #include "select_cpu.h"
 
 #include <unistd.h>
@@ -926,6 +927,7 @@ static void test_bad_input(ctx *C) {
     for (int i = 0; i < 4; i++) {
         d = layer_desc(&W, 64);
         d.w2_red4 = 0;
+        d.deterministic = 0; /* (RAMP_LAYER_DET: checked before the split) */
         d.kernel = split_bad[i][0];
         d.poly_split = split_bad[i][1];
         d.l2_prefetch_mb = split_bad[i][2];
@@ -938,6 +940,7 @@ static void test_bad_input(ctx *C) {
         d.w2_red4 = 0;
         d.l2_prefetch_mb = 0;
         d.poly_split = 0;
+        d.deterministic = 0;
         d.kernel = i ? RAMP_KERNEL_V2 : RAMP_KERNEL_V1;
         d.poly_top_wait = i ? 2 : 1;
         CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
@@ -1051,6 +1054,14 @@ static void test_bad_input(ctx *C) {
         ramp_layer_free(L);
     }
     free_weights(C, &RW);
+}
+
+/* Whether RAMP_LAYER_KINDS (env, NULL: every kind) names this kind. */
+static int kind_on(const char *env, const char *kind) {
+    int on = !env;
+    for (const char *p = env; p && (p = strstr(p, kind)); p++)
+        on |= (p == env || p[-1] == ',') && (p[strlen(kind)] == ',' || p[strlen(kind)] == 0);
+    return on;
 }
 
 int main(void) {
@@ -1189,10 +1200,7 @@ int main(void) {
     const char *s_env = getenv("RAMP_LAYER_SHAPES");
     int nshapes = s_env && atoi(s_env) >= 1 && atoi(s_env) <= 4 ? atoi(s_env) : 4;
     for (int kind = 0; kind < 3; kind++) {
-        int on = !k_env;
-        for (const char *p = k_env; p && (p = strstr(p, kinds[kind])); p++)
-            on |= (p == k_env || p[-1] == ',') && (p[strlen(kinds[kind])] == ',' ||
-                                                    p[strlen(kinds[kind])] == 0);
+        int on = kind_on(k_env, kinds[kind]);
         if (on && g_kernel == RAMP_KERNEL_V2 && (kind == 1 || (kind == 2 && g_red4))) {
             printf("polymorphic v2 %s: skipped (v2 runs no BF16 hidden states into an FP8 layer, "
                    "and BF16 layers with W2 unpermuted)\n", kinds[kind]);
@@ -1204,9 +1212,22 @@ int main(void) {
     /* a five-term plan: the selection kernel's fifth FMA against the twin */
     test_layer_graph(&C, routings >= 4 ? routings / 4 : 1, 1);
     if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) { /* (split 5 makes no size classes) */
-        test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0);
-        if (!g_red4) /* (BF16 layers read W2 row-major) */
+        /* the kinds RAMP_LAYER_KINDS names (fp8x16 has no layer of its own
+         * here), BF16 where every menu entry runs BF16 and W2 is row-major */
+        int bf16_menu = !g_red4;
+        for (int i = 0; i < NMENU && bf16_menu; i++) {
+            ramp_moe_variant v;
+            memset(&v, 0, sizeof v);
+            bf16_menu = ramp_config_parse(MENU[i], &v.cfg) == RAMP_OK;
+            v.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, 1};
+            bf16_menu = bf16_menu && ramp_moe_v2_check(&v) == RAMP_OK;
+        }
+        if (kind_on(k_env, "fp8")) test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0);
+        if (kind_on(k_env, "bf16") && bf16_menu)
             test_size_classes(&C, routings >= 8 ? routings / 8 : 1, 1);
+        else if (kind_on(k_env, "bf16"))
+            printf("size classes, BF16: skipped (a menu entry kernel v2 runs in FP8 only, or "
+                   "RAMP_LAYER_RED4)\n");
     }
     ramp_stream_destroy(C.gpu, C.st);
     ramp_gpu_close(C.gpu);

@@ -476,6 +476,28 @@ static void test_entries(ctx *C, int kind, int nshapes) {
 /* ------------------------------------------------ 2. the layer in a graph */
 
 /* pairs: an Equation 3 + pairs plan (five terms, theta[i][4] > 0) */
+/* The selection's outputs after a run against the CPU twin's: meta up to the
+ * bad ids, and the grouped slots. Adds the mismatches to *count, printing
+ * the first five. */
+static void selection_mismatches(ctx *C, const ramp_layer_info *info,
+                                 const ramp_select_result *twin, int32_t *slots,
+                                 const char *label, int *count) {
+    int32_t meta[RAMP_SELECT_META_COUNT];
+    if (ramp_gpu_download(C->gpu, meta, info->select.meta, sizeof meta) != RAMP_OK) {
+        fprintf(stderr, "%s: download failed: %s\n", label, ramp_last_error());
+        (*count)++;
+        return;
+    }
+    for (int m = 0; m <= RAMP_SELECT_META_BAD_IDS; m++)
+        if (meta[m] != twin->meta[m] && (*count)++ < 5)
+            fprintf(stderr, "%s: meta[%d] = %d, CPU twin %d\n", label, m, meta[m], twin->meta[m]);
+    const int nslots = twin->meta[RAMP_SELECT_META_SLOTS];
+    if (nslots > 0 &&
+        ramp_gpu_download(C->gpu, slots, info->select.sorted_ids, (size_t)nslots * 4) == RAMP_OK &&
+        memcmp(slots, twin->sorted_ids, (size_t)nslots * 4) != 0 && (*count)++ < 5)
+        fprintf(stderr, "%s: grouped slots differ from the CPU twin\n", label);
+}
+
 static ramp_plan make_plan(int sms, int pairs) {
     ramp_plan p;
     memset(&p, 0, sizeof p);
@@ -596,8 +618,6 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         ioh.tokens = b.tokens;
         if (s == RAMP_OK) s = it % 4 == 1 ? ramp_layer_run(L, &ioh, C->st) : ramp_graph_replay(G, C->st);
         if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
-        int32_t meta[RAMP_SELECT_META_COUNT];
-        if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, meta, info.select.meta, sizeof meta);
         if (s != RAMP_OK) {
             moe_batch_free(&b);
             break;
@@ -605,17 +625,7 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
         char label[96];
         snprintf(label, sizeof label, "layer replay %d (%s, %d tokens)", it,
                  moe_shape_name(shape), b.tokens);
-        for (int m = 0; m <= RAMP_SELECT_META_BAD_IDS; m++)
-            if (meta[m] != twin->meta[m]) {
-                if (meta_bad++ < 5)
-                    fprintf(stderr, "%s: meta[%d] = %d, CPU twin %d\n", label, m, meta[m],
-                            twin->meta[m]);
-            }
-        int nslots = twin->meta[RAMP_SELECT_META_SLOTS];
-        if (nslots > 0 &&
-            ramp_gpu_download(C->gpu, slots, info.select.sorted_ids, (size_t)nslots * 4) == RAMP_OK &&
-            memcmp(slots, twin->sorted_ids, (size_t)nslots * 4) != 0 && meta_bad++ < 5)
-            fprintf(stderr, "%s: grouped slots differ from the CPU twin\n", label);
+        selection_mismatches(C, &info, twin, slots, label, &meta_bad);
         int c = twin->meta[RAMP_SELECT_META_CHOSEN];
         if (c >= 0 && c < NMENU) hist[c]++;
         viol += check_output(C, &B, b.tokens, ref, bnd, label, &worst);
@@ -790,8 +800,6 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
         ioh.tokens = b.tokens;
         if (s == RAMP_OK) s = gi_ < 0 ? ramp_layer_run(L, &ioh, C->st) : ramp_graph_replay(G[gi_], C->st);
         if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
-        int32_t meta[RAMP_SELECT_META_COUNT];
-        if (s == RAMP_OK) s = ramp_gpu_download(C->gpu, meta, info.select.meta, sizeof meta);
         if (s != RAMP_OK) {
             moe_batch_free(&b);
             break;
@@ -799,19 +807,11 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
         char label[128];
         snprintf(label, sizeof label, "size class %d, %s %d (%s, %d tokens)", cls,
                  gi_ < 0 ? "direct run" : "graph", it, moe_shape_name(shape), b.tokens);
-        for (int m = 0; m <= RAMP_SELECT_META_BAD_IDS; m++)
-            if (meta[m] != twin->meta[m] && meta_bad++ < 5)
-                fprintf(stderr, "%s: meta[%d] = %d, CPU twin %d\n", label, m, meta[m],
-                        twin->meta[m]);
+        selection_mismatches(C, &info, twin, slots, label, &meta_bad);
         if (distinct && twin->meta[RAMP_SELECT_META_CHOSEN] != whole->meta[RAMP_SELECT_META_CHOSEN] &&
             differ++ < 5)
             fprintf(stderr, "%s: the class chose entry %d, the whole menu %d\n", label,
                     twin->meta[RAMP_SELECT_META_CHOSEN], whole->meta[RAMP_SELECT_META_CHOSEN]);
-        int nslots = twin->meta[RAMP_SELECT_META_SLOTS];
-        if (nslots > 0 &&
-            ramp_gpu_download(C->gpu, slots, info.select.sorted_ids, (size_t)nslots * 4) == RAMP_OK &&
-            memcmp(slots, twin->sorted_ids, (size_t)nslots * 4) != 0 && meta_bad++ < 5)
-            fprintf(stderr, "%s: grouped slots differ from the CPU twin\n", label);
         const int c = twin->meta[RAMP_SELECT_META_CHOSEN];
         if (c >= 0 && c < NMENU) hist[c]++;
         used[cls + 1]++;

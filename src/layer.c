@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* size classes (ramp_layer_desc.one_menu 0): a kernel holding the entries the choice can take for
- * batches of up to `tokens` tokens (ramp_select_size_classes) */
+/* A size class (ramp_layer_desc.one_menu 0): a kernel holding the entries
+ * the choice can take for batches of up to `tokens` tokens
+ * (ramp_select_size_classes) */
 typedef struct {
     int tokens;
     unsigned mask;

@@ -23,10 +23,11 @@
  *    expert count or the layer's size fails at creation; a NULL stream or
  *    too many tokens fails before any launch.
  * 4. (kernel v2) Size classes (ramp_layer_desc.one_menu 0) on a GPU
- *    holding one expert, FP8 and (without RED4) BF16: direct runs and graphs captured for a batch size
- *    through the smallest class covering it, against the twin restricted to
- *    the class, the whole menu's choice and the reference; a graph with the
- *    count on the device through the whole menu (test_size_classes).
+ *    holding one expert, FP8 and (without RED4) BF16: direct runs and
+ *    graphs captured for a batch size through the smallest class covering
+ *    it, against the twin restricted to the class, the whole menu's choice
+ *    and the reference; a graph with the count on the device through the
+ *    whole menu (test_size_classes).
  * Outputs are poisoned before each run (fresh random base values, which the
  * kernel adds into, and NaN-pattern guard rows past the batch).
  * Environment (for compute-sanitizer runs): RAMP_LAYER_ROUTINGS (replays in
@@ -808,11 +809,10 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
         snprintf(label, sizeof label, "size class %d, %s %d (%s, %d tokens)", cls,
                  gi_ < 0 ? "direct run" : "graph", it, moe_shape_name(shape), b.tokens);
         selection_mismatches(C, &info, twin, slots, label, &meta_bad);
-        if (distinct && twin->meta[RAMP_SELECT_META_CHOSEN] != whole->meta[RAMP_SELECT_META_CHOSEN] &&
-            differ++ < 5)
-            fprintf(stderr, "%s: the class chose entry %d, the whole menu %d\n", label,
-                    twin->meta[RAMP_SELECT_META_CHOSEN], whole->meta[RAMP_SELECT_META_CHOSEN]);
         const int c = twin->meta[RAMP_SELECT_META_CHOSEN];
+        if (distinct && c != whole->meta[RAMP_SELECT_META_CHOSEN] && differ++ < 5)
+            fprintf(stderr, "%s: the class chose entry %d, the whole menu %d\n", label, c,
+                    whole->meta[RAMP_SELECT_META_CHOSEN]);
         if (c >= 0 && c < NMENU) hist[c]++;
         used[cls + 1]++;
         viol += check_output(C, &B, b.tokens, ref, bnd, label, &worst);
@@ -829,7 +829,8 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
     if (routings >= 40) CHECK(classes_used >= 2 && used[0] > 0);
     printf("size classes (kernel v2, one local expert, %s): %d classes (", bf16 ? "BF16" : "FP8",
            ncls);
-    for (int c = 0; c < ncls; c++) printf("%s<= %d tokens: 0x%x", c ? ", " : "", tokens_of[c], mask_of[c]);
+    for (int c = 0; c < ncls; c++)
+        printf("%s<= %d tokens: 0x%x", c ? ", " : "", tokens_of[c], mask_of[c]);
     printf("); %d runs (whole menu %d", done, used[0]);
     for (int c = 0; c < ncls; c++) printf(", class %d: %d", c, used[c + 1]);
     printf("), %d meta/slot mismatches with the twin, %d choices unlike the whole menu's, %d "

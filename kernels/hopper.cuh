@@ -433,6 +433,18 @@ static __device__ __forceinline__ void hop_st_async_v4(unsigned addr, float a, f
                  ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d), "r"(bar)
                  : "memory");
 }
+/* `bytes` (a multiple of 16) of this CTA's shared memory at src (16-byte
+ * aligned, written through the async proxy or fenced for it) copied by the
+ * TMA unit into another CTA's shared memory at dst, completing its bytes on
+ * that CTA's mbarrier bar (dst, bar: shared::cluster addresses from
+ * hop_mapa). The receiver announces the bytes; its wait then sees them. */
+static __device__ __forceinline__ void hop_bulk_s2s(unsigned dst, unsigned src, unsigned bytes,
+                                                    unsigned bar) {
+    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "r"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
 /* An arrival on another CTA's mbarrier (a shared::cluster address from
  * hop_mapa), released at cluster scope: this thread's earlier stores to that
  * CTA are visible to whoever acquires the phase (hop_mbar_wait_cluster). */

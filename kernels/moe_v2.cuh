@@ -311,8 +311,32 @@
 #if RAMP_MV2_TILED < 0 || RAMP_MV2_TILED > 3
 #error "RAMP_MV2_TILED must be 0..3"
 #endif
+/* RAMP_MV2_CGATHER (ramp_moe_v2_opts.cgather; moe_v2.md, session 35): 1, or
+ * C = 2, 4, 8: a narrow fused tile run by a cluster of C CTAs (consecutive
+ * blocks) on C consecutive slices of one row tile. CTA rank k projects up
+ * slice C q + k as a plain tile does, then the C CTAs copy their FP8
+ * intermediates and scales into each other's shared memory (v2_cg_gather:
+ * one bulk copy per peer, a few KB), and CTA k projects down chunks
+ * [k D/C, (k+1) D/C) of the D = d/256 over the C slices' C w columns. Each
+ * output element is then added once per C slices instead of once per slice
+ * (Mixtral-8x22B: 128 slices of w 128 adding into the same rows cost a
+ * third of the fused kernel, session 13), in one launch, with no workspace. */
+#ifndef RAMP_MV2_CGATHER
+#define RAMP_MV2_CGATHER 1
+#endif
+#define V2_CG RAMP_MV2_CGATHER
+#if V2_CG != 1 && V2_CG != 2 && V2_CG != 4 && V2_CG != 8
+#error "RAMP_MV2_CGATHER must be 1, 2, 4 or 8"
+#endif
+#if V2_CG > 1 && (V2_WIDE || RAMP_MV2_PHASE || RAMP_MV2_BF16 || V2_KS > 1 || RAMP_MV2_MCAST || \
+                  RAMP_MV2_GROUP > 1 || RAMP_MV2_BULKRED || RAMP_MV2_DET)
+#error "RAMP_MV2_CGATHER: narrow fused FP8 tiles, row-major order, no split-K or bulk reductions"
+#endif
+#if V2_CG > 1 && ((RAMP_INTER / RAMP_WIDTH) % V2_CG || (RAMP_HIDDEN / RAMP_MV2_CHUNK) % V2_CG)
+#error "RAMP_MV2_CGATHER C must divide h / w and d / 256"
+#endif
 #define V2_MC (RAMP_MV2_MCAST ? 2 : 1)
-#define V2_CL (V2_KS * V2_MC) /* CTAs per cluster */
+#define V2_CL (V2_KS * V2_MC * V2_CG) /* CTAs per cluster */
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 /* slot ids a consumer thread keeps for the down phase: its tokens', and
@@ -327,8 +351,8 @@
 #define V2_KBLK (RAMP_HIDDEN / V2_KE)      /* K blocks (stages) of an up pass */
 #define V2_CHUNKS (RAMP_HIDDEN / RAMP_MV2_CHUNK)
 #define V2_KBL (V2_KBLK / V2_KS)           /* this CTA's K blocks of an up pass */
-#define V2_CHL (V2_CHUNKS / V2_KS)         /* this CTA's down chunks */
-#define V2_DKB (RAMP_WIDTH / V2_KE)        /* K blocks per down chunk */
+#define V2_CHL (V2_CHUNKS / (V2_KS * V2_CG)) /* this CTA's down chunks */
+#define V2_DKB (V2_CG * RAMP_WIDTH / V2_KE) /* K blocks per down chunk */
 #define V2_SLICES (RAMP_INTER / RAMP_WIDTH)
 #define V2_HKB (RAMP_INTER / V2_KE)        /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
@@ -346,7 +370,7 @@
 #define V2_SKP , int sk_n
 #define V2_SKA , sk_n
 #else
-#define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES)
+#define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES / V2_CG)
 /* phase 2: tile-local `slice` = chunk * P2K + K part; K blocks per tile */
 #define V2_P2NK (V2_HKB / RAMP_MV2_P2K)
 #define V2_P2_CHUNK(slice) ((slice) / RAMP_MV2_P2K)
@@ -363,7 +387,8 @@
 #else
 #define V2_S RAMP_STAGES
 #define V2_LAYOUT \
-    (ramp_moe_v2_layout_opt(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16, V2_KS, RAMP_MV2_BULKRED))
+    (ramp_moe_v2_layout_cg(RAMP_ROWS, RAMP_WIDTH, RAMP_STAGES, RAMP_MV2_BF16, V2_KS, \
+                           RAMP_MV2_BULKRED, V2_CG))
 #endif
 #define V2_ITILE (V2_N * RAMP_MV2_KB)      /* one 128-byte K tile of the intermediate */
 /* Ping-pong of the consumers' temporary accumulators (RAMP_MV2_PIPE: 0 off,
@@ -460,6 +485,22 @@ static __device__ __forceinline__ int v2_kpart() { return (int)hop_cluster_rank(
 #else
 static __device__ __forceinline__ int v2_kpart() { return 0; }
 #endif
+/* The cluster gather: this CTA's rank among the C (0 without), the slice
+ * it projects up (a tile's `slice` is then the cluster's group of C), the
+ * first column of h its down projection reads, and the part of d it adds
+ * into (split-K's or the gather's rank). */
+#if V2_CG > 1
+static __device__ __forceinline__ int v2_crank() { return (int)hop_cluster_rank(); }
+#else
+static __device__ __forceinline__ int v2_crank() { return 0; }
+#endif
+#define V2_UP_SLICE(slice) ((slice) * V2_CG + v2_crank())
+#define V2_DN_COL(slice) ((slice) * (V2_CG * RAMP_WIDTH))
+static __device__ __forceinline__ int v2_dpart() { return v2_kpart() + v2_crank(); }
+/* The intermediate's scale of token n for down K block kk: block kk / passes
+ * (the CTA of that rank), pass kk % passes */
+#define V2_ISC(n, kk) \
+    (((kk) / V2_PASSES) * (V2_N * V2_PASSES) + (n) * V2_PASSES + (kk) % V2_PASSES)
 #define V2_CID ((int)blockIdx.x / V2_CL)
 #define V2_CGRID ((int)gridDim.x / V2_CL)
 
@@ -560,14 +601,15 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
         b.map = &maps.w13;
         b.w2 = 0;
         b.x = kb * (V2_KE / V2_CU);
-        b.y0 = e * (2 * RAMP_INTER / V2_CU) + slice * (RAMP_WIDTH / V2_CU) + p * (128 / V2_CU);
+        b.y0 = e * (2 * RAMP_INTER / V2_CU) + V2_UP_SLICE(slice) * (RAMP_WIDTH / V2_CU) +
+               p * (128 / V2_CU);
         b.y1 = b.y0 + RAMP_INTER / V2_CU;
     } else {
         const int ds = st - V2_PASSES * V2_KBL;
-        const int chunk = v2_kpart() * V2_CHL + ds / V2_DKB;
+        const int chunk = v2_dpart() * V2_CHL + ds / V2_DKB;
         b.map = &maps.w2;
         b.w2 = 1;
-        b.x = slice * (RAMP_WIDTH / V2_CU) + (ds % V2_DKB) * (V2_KE / V2_CU);
+        b.x = V2_DN_COL(slice) / V2_CU + (ds % V2_DKB) * (V2_KE / V2_CU);
         b.y0 = e * (RAMP_HIDDEN / V2_CU) + chunk * (RAMP_MV2_CHUNK / V2_CU);
         b.y1 = b.y0 + 128 / V2_CU;
     }
@@ -752,7 +794,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
 #endif
     if (st < V2_PASSES * V2_KBL) {
         const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
-        const int col = slice * RAMP_WIDTH + p * 128; /* first intermediate column */
+        const int col = V2_UP_SLICE(slice) * RAMP_WIDTH + p * 128; /* first intermediate column */
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
 #if V2_TMA_X_ON && RAMP_MV2_DIAG == 9 /* maps.x's box: 128 rows */
@@ -798,8 +840,8 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
 #endif
     } else if (!RAMP_MV2_BF16 && t >= 126) { /* consumer c's rows row + 128c .. +127: one scale block */
         const int ds = st - V2_PASSES * V2_KBL;
-        const int row = (v2_kpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK; /* first row of d */
-        const int hcol = slice * RAMP_WIDTH + (ds % V2_DKB) * 128; /* column of h */
+        const int row = (v2_dpart() * V2_CHL + ds / V2_DKB) * RAMP_MV2_CHUNK; /* first row of d */
+        const int hcol = V2_DN_COL(slice) + (ds % V2_DKB) * 128; /* column of h */
         const int c = t - 126;
         const float *src = (const float *)prm.w2_scale +
                            ((size_t)e * (RAMP_HIDDEN / 128) + row / 128 + c) * (RAMP_INTER / 128) +
@@ -923,6 +965,55 @@ static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *
 }
 #endif
 
+#if V2_CG > 1
+/* The cluster gather (RAMP_MV2_CGATHER). gfull (xbars) completes when the
+ * C - 1 peers' intermediates of the block's tile xu have landed here: this
+ * CTA's consumer thread 0 announces their bytes (one arrival), each peer's
+ * bulk copies complete them. gempty (xbars + 8) completes when every peer
+ * has finished the down projection of the tile before (C - 1 arrivals), so
+ * that nothing here is rewritten while a peer reads its copy, and the
+ * copies this CTA sent then are done reading its own block. */
+#define V2_CG_TILE_BYTES (V2_PASSES * V2_ITILE)
+#define V2_CG_SCALE_BYTES (V2_N * V2_PASSES * 4)
+/* Before the tile's first v2_act_quant rewrites this CTA's block (its
+ * opening consumer barrier orders the other threads after this wait). */
+static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu) {
+    if (threadIdx.x == 128 && xu > 0) hop_mbar_wait(hop_smem(sm + V2_LAYOUT.xbars) + 8, (xu - 1) & 1);
+}
+/* After the tile's last v2_act_quant (its block written and fenced for the
+ * async proxy, behind a consumer barrier): the block copied into every
+ * peer's, then the wait for the peers' blocks. */
+static __device__ __forceinline__ void v2_cg_gather(unsigned char *sm, int xu) {
+    const unsigned gfull = hop_smem(sm + V2_LAYOUT.xbars);
+    if (threadIdx.x == 128) {
+        const unsigned rank = hop_cluster_rank();
+        const unsigned st = hop_smem(sm + V2_LAYOUT.inter) + rank * V2_CG_TILE_BYTES;
+        const unsigned ss = hop_smem(sm + V2_LAYOUT.iscale) + rank * V2_CG_SCALE_BYTES;
+        hop_mbar_arrive_expect_tx(gfull, (V2_CG - 1) * (V2_CG_TILE_BYTES + V2_CG_SCALE_BYTES));
+#pragma unroll
+        for (int q = 1; q < V2_CG; q++) {
+            const unsigned peer = (rank + q) % V2_CG, bar = hop_mapa(gfull, peer);
+            hop_bulk_s2s(hop_mapa(st, peer), st, V2_CG_TILE_BYTES, bar);
+            hop_bulk_s2s(hop_mapa(ss, peer), ss, V2_CG_SCALE_BYTES, bar);
+        }
+    }
+    hop_mbar_wait(gfull, xu & 1);
+}
+/* After the tile's down projection: every consumer done reading the
+ * gathered blocks (wgmma complete, the scales loaded), so each peer may
+ * write its next block here. Relaxed: there is no write of this CTA's for
+ * the peer to see (as the multicast ring's remote release). */
+static __device__ __forceinline__ void v2_cg_release(unsigned char *sm) {
+    V2_CONSUMER_SYNC();
+    if (threadIdx.x == 128) {
+        const unsigned rank = hop_cluster_rank(), gempty = hop_smem(sm + V2_LAYOUT.xbars) + 8;
+#pragma unroll
+        for (int q = 1; q < V2_CG; q++)
+            hop_mbar_arrive_remote_relaxed(hop_mapa(gempty, (rank + q) % V2_CG));
+    }
+}
+#endif
+
 /* tmp[V2_ACC] = A (SW128 tile at sa, 64 rows) . B (at sb)^T over one
  * 128-byte K block: four k32 wgmmas, the first overwriting (scale-d = 0). */
 static __device__ __forceinline__ void v2_mma_kblock(float *tmp, unsigned sa, unsigned sb) {
@@ -971,7 +1062,7 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
             if (g == 0) amax[(8 * j + 2 * t + e) * 8 + c * 4 + w] = m;
         }
     V2_CONSUMER_SYNC();
-    const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + p * V2_ITILE;
+    const unsigned tile = hop_smem(sm + V2_LAYOUT.inter) + (v2_crank() * V2_PASSES + p) * V2_ITILE;
     const int r0 = c * 64 + 16 * w + g; /* column in the 128-column group */
 #pragma unroll
     for (int j = 0; j < V2_N / 8; j++)
@@ -990,7 +1081,7 @@ static __device__ __forceinline__ void v2_act_quant(unsigned char *sm, const flo
             const unsigned q = ramp_e4m3x2(a[4 * j + e] * inv, a[4 * j + 2 + e] * inv);
             v2_st_u8(tile + hop_swz128(n, r0 >> 4) + (r0 & 15), q & 0xFFu);
             v2_st_u8(tile + hop_swz128(n, (r0 + 8) >> 4) + ((r0 + 8) & 15), q >> 8);
-            if (c == 0 && w == 0 && g == 0) iscale[n * V2_PASSES + p] = s;
+            if (c == 0 && w == 0 && g == 0) iscale[V2_ISC(n, v2_crank() * V2_PASSES + p)] = s;
         }
     hop_fence_proxy_async(); /* generic stores, read next by wgmma */
     V2_CONSUMER_SYNC();      /* tile complete; amax free for the next pass */
@@ -1064,8 +1155,8 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
     const float *iscale = (const float *)(sm + V2_LAYOUT.iscale);
 #pragma unroll
     for (int j = 0; j < V2_N / 8; j++) {
-        f[2 * j] = ws * iscale[(8 * j + 2 * t) * V2_PASSES + kk];
-        f[2 * j + 1] = ws * iscale[(8 * j + 2 * t + 1) * V2_PASSES + kk];
+        f[2 * j] = ws * iscale[V2_ISC(8 * j + 2 * t, kk)];
+        f[2 * j + 1] = ws * iscale[V2_ISC(8 * j + 2 * t + 1, kk)];
     }
     const unsigned sb = hop_smem(sm + V2_LAYOUT.inter) + kk * V2_ITILE;
     hop_wgmma_fence();
@@ -1078,7 +1169,7 @@ static __device__ __forceinline__ void v2_dn_issue(unsigned char *sm, int c, int
  * of d, and the bulk reductions' staging: the two alternate over the
  * block's chunks (tile it / V2_NST). */
 static __device__ __forceinline__ int v2_dn_chunk(int ds) {
-    return v2_kpart() * V2_CHL + ds / V2_DKB;
+    return v2_dpart() * V2_CHL + ds / V2_DKB;
 }
 static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
 #if V2_SK /* fused tiles only (compiled, not called, in phase 2) */
@@ -1442,6 +1533,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #if V2_KS > 1 && RAMP_MV2_DIAG != 5
         v2_ks_exchange(sm, accg, accu, (it / V2_NST) * V2_PASSES + p);
 #endif
+#if V2_CG > 1
+        if (p == 0) v2_cg_wait_free(sm, it / V2_NST);
+#endif
         v2_act_quant(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1
         v2_store_inter(prm, sm, r, slice, p);
@@ -1454,6 +1548,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #if V2_KS == 1
     int slots[V2_SLOTS];
     v2_thread_slots(tok, t, slots);
+#endif
+#if V2_CG > 1
+    v2_cg_gather(sm, it / V2_NST); /* K = the cluster's C slices */
 #endif
     const int nds = V2_NDS;
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
@@ -1484,6 +1581,9 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
         HOP_WGMMA_WAIT(0);
         v2_dn_finish(prm, sm, c, it, ds, tg0, tu0, xs0, acc0, acc1, slots);
     }
+#endif
+#if V2_CG > 1
+    v2_cg_release(sm);
 #endif
 #endif /* RAMP_MV2_PHASE != 1 */
 }
@@ -1625,6 +1725,9 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
 #if V2_KS > 1
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, 1); /* xempty: the same */
+#elif V2_CG > 1
+    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);              /* gfull: own expect_tx */
+    hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, V2_CG - 1);  /* gempty: one per peer */
 #endif
     hop_mbar_init_fence();
     hop_tma_prefetch_map(&maps.w13);
@@ -1773,6 +1876,12 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_WIDE
 #undef V2_MC
 #undef V2_CL
+#undef V2_CG
+#undef V2_UP_SLICE
+#undef V2_DN_COL
+#undef V2_ISC
+#undef V2_CG_TILE_BYTES
+#undef V2_CG_SCALE_BYTES
 #undef V2_EMPTY_COUNT
 #undef V2_TMA_X_ON
 #undef V2_TMA_H_ON

@@ -34,7 +34,11 @@
  *           RAMP_MV2_KSPLIT): f32 [npad / 4][256 consumer threads][4], the
  *           partner CTA's partial gate and up sums of one pass, which it
  *           writes here through distributed shared memory
- *   xbars   u64 xfull, xempty: the exchange's two mbarriers (split-K only)
+ *   xbars   u64 xfull, xempty: the exchange's two mbarriers (split-K, and
+ *           the cluster gather's gfull, gempty)
+ * With the cluster gather (cgather C > 1, RAMP_MV2_CGATHER) inter and iscale
+ * hold C blocks, block k the intermediate of the cluster's CTA of rank k
+ * (its own written in place, the others copied in by their CTAs).
  * plus 1024 B of slack: the kernel rounds the dynamic base up to 1024.
  */
 #ifndef RAMP_MOE_V2_PARAMS_H
@@ -79,11 +83,15 @@ RAMP_MV2_INLINE long long ramp_mv2_align(long long x, long long a) { return (x +
  * amax; the intermediate holds 2 bytes per column), ksplit (1, or 2: the
  * up projection's K split over a cluster of two CTAs, rows 1..64, which
  * adds the exchange buffer and its barriers), bulkred (1: the output
- * staging of RAMP_MV2_BULKRED, 4 x npad rows of RAMP_MV2_OSTAGE_STRIDE).
- * total is the dynamic shared memory of a launch, slack included. */
-RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, int stages,
-                                                          int bf16, int ksplit, int bulkred) {
+ * staging of RAMP_MV2_BULKRED, 4 x npad rows of RAMP_MV2_OSTAGE_STRIDE),
+ * cgather (1, or C: the cluster gather's C blocks of inter and iscale and
+ * its two barriers). total is the dynamic shared memory of a launch, slack
+ * included. */
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_cg(int rows, int width, int stages,
+                                                         int bf16, int ksplit, int bulkred,
+                                                         int cgather) {
     ramp_moe_v2_layout l;
+    const int cg = cgather > 1 ? cgather : 1;
     const int fp8 = !bf16;
     l.npad = rows > 64 ? 128 : (rows + 7) / 8 * 8; /* > 64: a wide tile, moe_v2_wide.cuh */
     l.stages = stages;
@@ -96,15 +104,15 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, i
     l.slot_bytes = ramp_mv2_align(o, RAMP_MV2_ALIGN);
     o = (long long)stages * l.slot_bytes;
     /* npad * 128 per 128-byte K tile: 1024-aligned */
-    l.inter = o;    o += (long long)l.npad * width * (fp8 ? 1 : 2);
-    l.iscale = o;   o = ramp_mv2_align(o + (fp8 ? 4LL * l.npad * (width / 128) : 0), 16);
+    l.inter = o;    o += (long long)cg * l.npad * width * (fp8 ? 1 : 2);
+    l.iscale = o;   o = ramp_mv2_align(o + (fp8 ? 4LL * cg * l.npad * (width / 128) : 0), 16);
     l.amax = o;     o = ramp_mv2_align(o + (rows > 64 || !fp8 ? 0 : 4LL * 8 * l.npad), 16);
     l.tok = o;      o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.rw = o;       o = ramp_mv2_align(o + 4LL * l.npad, 16);
     l.bars = o;     o = ramp_mv2_align(o + 16LL * stages, 16);
     l.head = o;     o += 16;
     l.xbuf = o;     o += ksplit > 1 ? 4LL * l.npad * 256 : 0; /* npad f32 per consumer thread */
-    l.xbars = o;    o += ksplit > 1 ? 16 : 0;
+    l.xbars = o;    o += ksplit > 1 || cg > 1 ? 16 : 0;
     /* bulkred (RAMP_MV2_BULKRED, narrow tiles): two buffers x two consumers
      * of npad token rows of a consumer's 128 output rows, staged for the TMA
      * unit's bulk reductions (two, so that a chunk's staging does not wait
@@ -113,6 +121,10 @@ RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, i
     o += bulkred && rows <= 64 ? 4LL * l.npad * RAMP_MV2_OSTAGE_STRIDE : 0;
     l.total = o + RAMP_MV2_ALIGN;
     return l;
+}
+RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_opt(int rows, int width, int stages,
+                                                          int bf16, int ksplit, int bulkred) {
+    return ramp_moe_v2_layout_cg(rows, width, stages, bf16, ksplit, bulkred, 1);
 }
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_ks(int rows, int width, int stages,
                                                          int bf16, int ksplit) {

@@ -19,7 +19,9 @@ struct ramp_moe_v2_kernel {
     ramp_kernel *kernel;
     ramp_resources res;
     int sms, max_grid;
-    int ks;       /* CTAs per tile (cfg.splitk): a cluster launch when 2 */
+    int ks;       /* CTAs per tile (cfg.splitk, multicast's 2, cgather): a cluster
+                     launch when > 1 */
+    int cg;       /* opts.cgather (1: none): a tile is cg slices */
     int launch_cluster; /* CTAs per cluster of the launch: ks, or opts.cluster */
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
@@ -128,8 +130,9 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 
 ramp_moe_v2_layout ramp_moe_v2_layout_for_opts(const ramp_moe_variant *v,
                                                const ramp_moe_v2_opts *o) {
-    return ramp_moe_v2_layout_opt(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
-                                  v->cfg.splitk > 1 ? v->cfg.splitk : 1, o ? o->bulkred : 0);
+    return ramp_moe_v2_layout_cg(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
+                                 v->cfg.splitk > 1 ? v->cfg.splitk : 1, o ? o->bulkred : 0,
+                                 o ? o->cgather : 1);
 }
 
 ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
@@ -147,8 +150,35 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
     return RAMP_OK;
 }
 
+/* The cluster gather (opts.cgather): narrow fused FP8 tiles, C dividing the
+ * slices and the down chunks, the C blocks of intermediate within 227 KB. */
+static ramp_status cgather_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
+    char name[64];
+    ramp_config_name(&v->cfg, name, sizeof name);
+    const int C = o->cgather;
+    RAMP_CHECK(!v->geom.bf16 && v->cfg.rows <= 64 && v->cfg.splitk <= 1 && !o->split &&
+                   !o->bulkred && !o->red4 && !o->mcast && o->group <= 1 && o->cluster <= 1,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: the cluster gather (cgather %d) is built for narrow fused FP8 tiles "
+               "in row-major order, without split-K, two phases, bulkred, red4, multicast or a "
+               "cluster option (bf16 %d, split %d, bulkred %d, red4 %d, group %d, cluster %d)",
+               name, C, v->geom.bf16, o->split, o->bulkred, o->red4, o->group, o->cluster);
+    RAMP_CHECK((v->geom.inter / v->cfg.width) % C == 0 &&
+                   (v->geom.hidden / RAMP_MV2_CHUNK) % C == 0,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: cgather %d must divide the slices (h / w = %d) and the down chunks "
+               "(d / %d = %d)", name, C, v->geom.inter / v->cfg.width, RAMP_MV2_CHUNK,
+               v->geom.hidden / RAMP_MV2_CHUNK);
+    const ramp_moe_v2_layout l = ramp_moe_v2_layout_for_opts(v, o);
+    RAMP_CHECK(l.total <= 232448, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s with cgather %d: %lld B of shared memory exceeds the 227 KB per "
+               "block", name, C, l.total);
+    return RAMP_OK;
+}
+
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
-    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0,
+                          0, 0, 0, 0, 0};
     return o;
 }
 
@@ -216,6 +246,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->mcast) DEF("RAMP_MV2_MCAST=%d", o->mcast);
     if (o->tma_x) DEF("RAMP_MV2_TMA_X=%d", o->tma_x);
     if (o->w2box) DEF("RAMP_MV2_W2BOX256=%d", 1);
+    if (o->cgather > 1) DEF("RAMP_MV2_CGATHER=%d", o->cgather);
 #undef DEF
     return n;
 }
@@ -255,6 +286,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-mc");
     if (o.tma_x && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-tx");
+    if (o.cgather > 1 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-cg%d", o.cgather);
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && phase == 2 && o.streamk && n > 0 && (size_t)n < size)
@@ -282,14 +315,17 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
                    o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1) &&
-                   (o.w2box == 0 || o.w2box == 1),
+                   (o.w2box == 0 || o.w2box == 1) &&
+                   (o.cgather == 0 || o.cgather == 1 || o.cgather == 2 || o.cgather == 4 ||
+                    o.cgather == 8),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..3), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
-               "streamk %d (0, 1), w2box %d (0, 1)",
+               "streamk %d (0, 1), w2box %d (0, 1), cgather %d (0, 1, 2, 4, 8)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box);
+               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box, o.cgather);
+    if (o.cgather > 1) RAMP_TRY(cgather_check(v, &o));
     RAMP_CHECK(o.tiled != 3 || o.prefetch == 0, RAMP_ERR_UNSUPPORTED,
                "v2 weights in stage units (tiled 3): no L2 prefetch; not prefetch %d",
                o.prefetch);
@@ -426,7 +462,8 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
     k->mc = eo.mcast ? 2 : 1;
-    k->ks = (v->cfg.splitk > 1 ? v->cfg.splitk : 1) * k->mc;
+    k->cg = eo.cgather > 1 ? eo.cgather : 1;
+    k->ks = (v->cfg.splitk > 1 ? v->cfg.splitk : 1) * k->mc * k->cg;
     /* opts.cluster: an unsplit program launched in clusters too (timing) */
     k->launch_cluster = eo.cluster > k->ks ? eo.cluster : k->ks;
     k->clusters = k->sms / k->launch_cluster;
@@ -510,7 +547,7 @@ unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
     /* in tiles, each run by ks CTAs (a cluster when ks = 2); with multicast
      * a tile is a pair of row tiles */
     const long long rt = k->mc > 1 ? ((long long)max_tiles + 1) / 2 : max_tiles;
-    long long total = rt * (k->v.geom.inter / k->v.cfg.width);
+    long long total = rt * (k->v.geom.inter / k->v.cfg.width / k->cg);
     const long long resident = (long long)k->clusters * k->launch_cluster / k->ks;
     if (total > resident && resident > 0) total = resident; /* resident; they stride */
     if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;

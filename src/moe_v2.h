@@ -92,6 +92,10 @@ typedef struct {
                      of 128 rows (RAMP_MV2_W2BOX256; the W2 map's box 256 rows):
                      narrow FP8 tiles on row-major weights, fused or phase 2
                      (moe_v2.md, session 29) */
+    int cgather;  /* 0 or 1: none; 2, 4, 8: a narrow fused FP8 tile run by a cluster of
+                     that many CTAs on as many slices, which copy their intermediates
+                     into each other's shared memory and each project down 1/C of d
+                     over all C slices (RAMP_MV2_CGATHER; moe_v2.md, session 35) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

@@ -45,6 +45,10 @@
  * row-major copy; with TILED the permuted W2 is then tiled),
  * RAMP_MOE_V2_STREAMK=1 (with SPLIT: the narrow tiles only, their phase 2 as
  * stream-K, RAMP_MV2_STREAMK; P2K ignored),
+ * RAMP_MOE_V2_CGATHER=C (2, 4, 8: the narrow fused FP8 tiles whose slices
+ * and down chunks C divides, each run by a cluster of C CTAs sharing their
+ * intermediates, RAMP_MV2_CGATHER; the 7-block run is then one cluster
+ * striding over every tile),
  * RAMP_MOE_V2_SPLIT=1 (wide tiles, and narrow FP8 tiles without split-K,
  * in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
@@ -419,6 +423,13 @@ int main(void) {
     }
     const char *group_env = getenv("RAMP_MOE_V2_GROUP");
     opts.group = group_env ? atoi(group_env) : 1;
+    const char *cg_env = getenv("RAMP_MOE_V2_CGATHER");
+    opts.cgather = cg_env ? atoi(cg_env) : 0;
+    if (opts.cgather != 0 && opts.cgather != 1 && opts.cgather != 2 && opts.cgather != 4 &&
+        opts.cgather != 8) {
+        fprintf(stderr, "RAMP_MOE_V2_CGATHER=%s: 0, 1 (none), 2, 4 or 8\n", cg_env);
+        return 1;
+    }
     const char *bf16_env = getenv("RAMP_MOE_V2_BF16");
     const int bf16 = bf16_env && atoi(bf16_env) > 0;
     if (bf16 && ((opts.tiled && opts.tiled != 3) || opts.red4)) {
@@ -449,6 +460,9 @@ int main(void) {
         printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
     if (opts.mcast)
         printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles only\n");
+    if (opts.cgather > 1)
+        printf("intermediates gathered over clusters of %d CTAs (RAMP_MOE_V2_CGATHER): the "
+               "narrow fused FP8 tiles it divides\n", opts.cgather);
     if (opts.pipe) printf("consumer ping-pong RAMP_MOE_V2_PIPE=%d%s\n", opts.pipe,
                           bf16 ? " (BF16: wide tiles only)" : "");
     if (info.cc_major != 9 || info.cc_minor != 0) {
@@ -487,6 +501,11 @@ int main(void) {
             /* W2 in 256-row boxes: narrow FP8 tiles, no split-K */
             if (opts.w2box && (all[i].cfg.rows > 64 || bf16 || all[i].cfg.splitk > 1)) continue;
             if (opts.streamk && all[i].cfg.rows > 64) continue; /* stream-K: narrow splits */
+            /* the cluster gather: where it is built and C divides the work */
+            if (opts.cgather > 1 && ramp_moe_v2_opts_check(&all[i], &opts) != RAMP_OK) {
+                ramp_clear_error();
+                continue;
+            }
             /* BF16 ping-pong: wide tiles (session 15) */
             if (bf16 && opts.pipe && all[i].cfg.rows <= 64) continue;
             ramp_moe_v2_opts o = opts;

@@ -58,6 +58,7 @@ typedef struct {
     ramp_resources res;
     ramp_status status;
     int warnings, cached;
+    size_t cubin; /* bytes */
     char err[2048];
 } job;
 
@@ -81,6 +82,7 @@ static void compile_one(int i, void *ctx) {
                        strstr(r->log, "is injected")))
             j->warnings++;
         j->cached = r->from_cache;
+        j->cubin = r->cubin_size;
         if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
         j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
         char name[96], file[104];
@@ -306,6 +308,97 @@ static void refusals(void) {
     CHECK(strstr(name, "-sk") == NULL);
 }
 
+/* The cluster gather (cgather, session 35): its range and refusals, each
+ * naming it (a wide tile, two phases, BF16, split-K, bulkred, a C that
+ * does not divide the slices or the down chunks, C blocks of intermediate
+ * past 227 KB), and the program's own name. */
+static void cgather_refusals(void) {
+    ramp_geometry g, gm;
+    CHECK_OK(mv2_geometry("qwen3-30b", &g)); /* h 768: 6 slices of w 128; d 2048: 8 chunks */
+    CHECK_OK(mv2_geometry("mixtral-8x22b", &gm));
+    ramp_moe_variant v = mv2_variant(&g, 16, 128);
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    ramp_jit_result *r = NULL;
+    o.cgather = 3;
+    CHECK_ERR(ramp_moe_v2_opts_check(&v, &o), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "cgather 3") != NULL);
+    for (int k = 0; k < 7; k++) {
+        v = mv2_variant(k == 6 ? &gm : &g, k == 0 ? 128 : 16, 128);
+        o = ramp_moe_v2_default_opts();
+        o.cgather = k == 4 ? 4 : 2;
+        if (k == 1) o.split = 1;
+        if (k == 2) v.geom.bf16 = 1;
+        if (k == 3) v.cfg.splitk = 2;
+        if (k == 5) o.bulkred = 1;
+        if (k == 6) { /* 64 rows: 8 blocks of 64 x 128 B beside four 41 KB slots */
+            v = mv2_variant(&gm, 64, 128);
+            o.cgather = 8;
+        }
+        CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
+        CHECK(r == NULL && strstr(ramp_last_error(), "cgather") != NULL);
+    }
+    v = mv2_variant(&gm, 32, 128);
+    o = ramp_moe_v2_default_opts();
+    o.cgather = 8;
+    CHECK_OK(ramp_moe_v2_opts_check(&v, &o));
+    char name[128];
+    ramp_moe_v2_program_name_opts(&v, &o, name, sizeof name);
+    CHECK(strstr(name, "-cg8") != NULL);
+    /* the layout: C blocks of intermediate and scales, and the two barriers */
+    const ramp_moe_v2_layout l1 = ramp_moe_v2_layout_of(32, 128, 4);
+    const ramp_moe_v2_layout l8 = ramp_moe_v2_layout_for_opts(&v, &o);
+    CHECK(l8.iscale - l8.inter == 8 * (l1.iscale - l1.inter));
+    CHECK(l8.amax - l8.iscale >= 8 * 32 * 4 && l8.xbars - l8.head >= 16 && l8.total > l1.total);
+}
+
+/* The cluster gather's programs: Mixtral-8x22B (h 16,384, d 6,144) with C 2,
+ * 4 and 8 on narrow tiles of w 128 and 256, DeepSeek-V3 (28 chunks) with C 4,
+ * compiled without spills, warnings or serialised wgmmas (compile_one's
+ * rules), each differing from the plain program by more than its name. */
+static void cgather_compiles(void) {
+    static const struct {
+        const char *model;
+        int rows, width, cg;
+    } cases[] = {{"mixtral-8x22b", 8, 128, 8},  {"mixtral-8x22b", 16, 128, 8},
+                 {"mixtral-8x22b", 32, 128, 8}, {"mixtral-8x22b", 32, 128, 4},
+                 {"mixtral-8x22b", 16, 256, 4}, {"mixtral-8x22b", 64, 128, 2},
+                 {"deepseek-v3", 24, 128, 4}};
+    const int n = (int)(sizeof cases / sizeof cases[0]);
+    job *cj = calloc((size_t)n * 2, sizeof *cj);
+    CHECK(cj != NULL);
+    if (!cj) return;
+    for (int i = 0; i < 2 * n; i++) {
+        ramp_geometry g;
+        CHECK_OK(mv2_geometry(cases[i / 2].model, &g));
+        cj[i].v = mv2_variant(&g, cases[i / 2].rows, cases[i / 2].width);
+        cj[i].o = ramp_moe_v2_default_opts();
+        cj[i].o.tiled = 3; /* stage units, as the layer serves Mixtral */
+        cj[i].o.cgather = i % 2 ? cases[i / 2].cg : 0;
+        cj[i].model = cases[i / 2].model;
+    }
+    compile_pool_run(2 * n, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one,
+                     cj);
+    for (int i = 0; i < 2 * n; i += 2) {
+        const job *p = &cj[i], *c = &cj[i + 1];
+        char name[64];
+        ramp_config_name(&c->v.cfg, name, sizeof name);
+        const int bad = p->status != RAMP_OK || c->status != RAMP_OK || c->warnings ||
+                        c->rep.spill_store_bytes || c->rep.spill_load_bytes ||
+                        c->rep.stack_bytes || c->rep.registers != RAMP_MV2_REGS ||
+                        !c->res.valid || c->cubin < p->cubin + 256;
+        printf("%-12s %-22s cg%d %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
+               c->model, name, c->o.cgather, c->rep.registers,
+               ramp_moe_v2_layout_for_opts(&c->v, &c->o).total, c->cubin, p->cubin,
+               bad ? "   BAD" : "");
+        if (bad) {
+            fprintf(stderr, "  %s %s cg%d: %s\n", c->model, name, c->o.cgather,
+                    c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);
+            check_failures++;
+        }
+    }
+    free(cj);
+}
+
 /* The stream-K option reaches the kernel: its phase-2 program is not the
  * plain one under another name (a name changes a cubin by a few bytes; the
  * stream-K loop by about 2 KB, 70,488 -> 72,536 B with NVRTC 13.0). */
@@ -327,6 +420,7 @@ static void streamk_differs(void) {
 
 int main(void) {
     refusals();
+    cgather_refusals();
     int major = 0, minor = 0;
     if (ramp_jit_version(&major, &minor) != RAMP_OK) {
         printf("test_moe_v2_compile: NVRTC not available (%s): compiles skipped\n",
@@ -335,8 +429,9 @@ int main(void) {
         return 77;
     }
     printf("NVRTC %d.%d\n", major, minor);
-    streamk_differs();
     ramp_device_limits_h200(&lim);
+    streamk_differs();
+    cgather_compiles();
     const char *all_env = getenv("RAMP_MOE_V2_COMPILE_ALL");
     const int all = all_env && atoi(all_env) > 0;
     const char *configs_env = getenv("RAMP_MOE_CONFIGS");

@@ -329,8 +329,8 @@
 #error "RAMP_MV2_CGATHER must be 1, 2, 4 or 8"
 #endif
 #if V2_CG > 1 && (V2_WIDE || RAMP_MV2_PHASE || RAMP_MV2_BF16 || V2_KS > 1 || RAMP_MV2_MCAST || \
-                  RAMP_MV2_GROUP > 1 || RAMP_MV2_BULKRED || RAMP_MV2_DET)
-#error "RAMP_MV2_CGATHER: narrow fused FP8 tiles, row-major order, no split-K or bulk reductions"
+                  RAMP_MV2_GROUP > 1 || RAMP_MV2_DET)
+#error "RAMP_MV2_CGATHER: narrow fused FP8 tiles, row-major order, no split-K"
 #endif
 #if V2_CG > 1 && ((RAMP_INTER / RAMP_WIDTH) % V2_CG || (RAMP_HIDDEN / RAMP_MV2_CHUNK) % V2_CG)
 #error "RAMP_MV2_CGATHER C must divide h / w and d / 256"

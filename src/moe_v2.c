@@ -157,12 +157,12 @@ static ramp_status cgather_check(const ramp_moe_variant *v, const ramp_moe_v2_op
     ramp_config_name(&v->cfg, name, sizeof name);
     const int C = o->cgather;
     RAMP_CHECK(!v->geom.bf16 && v->cfg.rows <= 64 && v->cfg.splitk <= 1 && !o->split &&
-                   !o->bulkred && !o->red4 && !o->mcast && o->group <= 1 && o->cluster <= 1,
+                   !o->mcast && o->group <= 1 && o->cluster <= 1,
                RAMP_ERR_UNSUPPORTED,
                "v2 config %s: the cluster gather (cgather %d) is built for narrow fused FP8 tiles "
-               "in row-major order, without split-K, two phases, bulkred, red4, multicast or a "
-               "cluster option (bf16 %d, split %d, bulkred %d, red4 %d, group %d, cluster %d)",
-               name, C, v->geom.bf16, o->split, o->bulkred, o->red4, o->group, o->cluster);
+               "in row-major order, without split-K, two phases, multicast or a cluster option "
+               "(bf16 %d, split %d, group %d, cluster %d)",
+               name, C, v->geom.bf16, o->split, o->group, o->cluster);
     RAMP_CHECK((v->geom.inter / v->cfg.width) % C == 0 &&
                    (v->geom.hidden / RAMP_MV2_CHUNK) % C == 0,
                RAMP_ERR_UNSUPPORTED,

@@ -309,7 +309,7 @@ static void refusals(void) {
 }
 
 /* The cluster gather (cgather, session 35): its range and refusals, each
- * naming it (a wide tile, two phases, BF16, split-K, bulkred, a C that
+ * naming it (a wide tile, two phases, BF16, split-K, a grouped order, a C that
  * does not divide the slices or the down chunks, C blocks of intermediate
  * past 227 KB), and the program's own name. */
 static void cgather_refusals(void) {
@@ -329,7 +329,7 @@ static void cgather_refusals(void) {
         if (k == 1) o.split = 1;
         if (k == 2) v.geom.bf16 = 1;
         if (k == 3) v.cfg.splitk = 2;
-        if (k == 5) o.bulkred = 1;
+        if (k == 5) o.group = 4;
         if (k == 6) { /* 64 rows: 8 blocks of 64 x 128 B beside four 41 KB slots */
             v = mv2_variant(&gm, 64, 128);
             o.cgather = 8;
@@ -358,11 +358,12 @@ static void cgather_refusals(void) {
 static void cgather_compiles(void) {
     static const struct {
         const char *model;
-        int rows, width, cg;
-    } cases[] = {{"mixtral-8x22b", 8, 128, 8},  {"mixtral-8x22b", 16, 128, 8},
-                 {"mixtral-8x22b", 32, 128, 8}, {"mixtral-8x22b", 32, 128, 4},
-                 {"mixtral-8x22b", 16, 256, 4}, {"mixtral-8x22b", 64, 128, 2},
-                 {"deepseek-v3", 24, 128, 4}};
+        int rows, width, cg, out; /* out: 1 bulk reductions, 2 float4 reductions */
+    } cases[] = {{"mixtral-8x22b", 8, 128, 8, 0},  {"mixtral-8x22b", 16, 128, 8, 0},
+                 {"mixtral-8x22b", 32, 128, 8, 0}, {"mixtral-8x22b", 32, 128, 4, 0},
+                 {"mixtral-8x22b", 16, 256, 4, 0}, {"mixtral-8x22b", 64, 128, 2, 0},
+                 {"mixtral-8x22b", 32, 128, 2, 1}, {"mixtral-8x22b", 32, 128, 2, 2},
+                 {"deepseek-v3", 24, 128, 4, 0}};
     const int n = (int)(sizeof cases / sizeof cases[0]);
     job *cj = calloc((size_t)n * 2, sizeof *cj);
     CHECK(cj != NULL);
@@ -372,7 +373,9 @@ static void cgather_compiles(void) {
         CHECK_OK(mv2_geometry(cases[i / 2].model, &g));
         cj[i].v = mv2_variant(&g, cases[i / 2].rows, cases[i / 2].width);
         cj[i].o = ramp_moe_v2_default_opts();
-        cj[i].o.tiled = 3; /* stage units, as the layer serves Mixtral */
+        cj[i].o.tiled = cases[i / 2].out == 2 ? 0 : 3; /* units, as the layer serves Mixtral */
+        cj[i].o.bulkred = cases[i / 2].out == 1;
+        cj[i].o.red4 = cases[i / 2].out == 2;
         cj[i].o.cgather = i % 2 ? cases[i / 2].cg : 0;
         cj[i].model = cases[i / 2].model;
     }
@@ -386,8 +389,9 @@ static void cgather_compiles(void) {
                         c->rep.spill_store_bytes || c->rep.spill_load_bytes ||
                         c->rep.stack_bytes || c->rep.registers != RAMP_MV2_REGS ||
                         !c->res.valid || c->cubin < p->cubin + 256;
-        printf("%-12s %-22s cg%d %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
-               c->model, name, c->o.cgather, c->rep.registers,
+        printf("%-12s %-22s cg%d%-8s %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
+               c->model, name, c->o.cgather,
+               c->o.bulkred ? " bulkred" : c->o.red4 ? " red4" : "", c->rep.registers,
                ramp_moe_v2_layout_for_opts(&c->v, &c->o).total, c->cubin, p->cubin,
                bad ? "   BAD" : "");
         if (bad) {

@@ -131,8 +131,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     /* split 0..3 and p2k 0, 1, 2, 4 (8: narrow tiles) as ramp_moe_v2_compile_phase
      * checks; refused here, before a GPU is opened */
     const int split_ok = x->o.split >= 0 && x->o.split <= 3;
-    const int p2k_ok = x->o.p2k == 0 || x->o.p2k == 1 || x->o.p2k == 2 || x->o.p2k == 4 ||
-                       (x->o.p2k == 8 && x->rows <= 64);
+    const int p2k_ok = (x->o.p2k >= 0 && x->o.p2k <= 5) ||
+                       ((x->o.p2k == 6 || x->o.p2k == 8) && x->rows <= 64);
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&

@@ -357,6 +357,11 @@
 #define V2_HKB (RAMP_INTER / V2_KE)        /* K blocks of the down projection (phase 2) */
 /* work tiles per row tile: slices, or phase 2's chunks of d */
 #define V2_SK (RAMP_MV2_STREAMK && RAMP_MV2_PHASE == 2)
+/* phase 2 with K parts of unequal length (P2K not dividing h/128) */
+#define V2_P2U (RAMP_MV2_PHASE == 2 && !V2_SK && (V2_HKB % RAMP_MV2_P2K) != 0)
+#if V2_P2U && (RAMP_MV2_GROUP > 1 || RAMP_MV2_P2K > V2_HKB)
+#error "RAMP_MV2_P2K not dividing h / 128: the row-major tile order, at most h / 128 parts"
+#endif
 #if RAMP_MV2_STREAMK && (RAMP_MV2_PHASE != 2 || V2_WIDE || RAMP_MV2_P2K != 1 || RAMP_MV2_DET || \
                          RAMP_MV2_BULKRED || RAMP_MV2_GROUP > 1 || V2_KS > 1)
 #error "RAMP_MV2_STREAMK: narrow phase 2 only, P2K 1, no det, bulkred, groups or split-K"
@@ -369,6 +374,18 @@
 #define V2_P2_KB(slice, st) ((slice) % V2_HKB + (st))
 #define V2_SKP , int sk_n
 #define V2_SKA , sk_n
+#elif V2_P2U
+/* uneven K parts (session 35): part p of phase 2 holds K blocks [p H / P2K,
+ * (p + 1) H / P2K) of the H = h/128, 25 or 26 for Mixtral's 128 in 5 parts
+ * (24 chunks x 5 = 120 tiles, one wave on 132 SMs where 4 parts leave 36
+ * idle); a tile's length sk_n is passed on as stream-K's segment is */
+#define V2_TPR (V2_CHUNKS * RAMP_MV2_P2K)
+#define V2_P2_K0(part) ((part) * V2_HKB / RAMP_MV2_P2K)
+#define V2_P2NK sk_n
+#define V2_P2_CHUNK(slice) ((slice) / RAMP_MV2_P2K)
+#define V2_P2_KB(slice, st) (V2_P2_K0((slice) % RAMP_MV2_P2K) + (st))
+#define V2_SKP , int sk_n
+#define V2_SKA , sk_n
 #else
 #define V2_TPR (RAMP_MV2_PHASE == 2 ? V2_CHUNKS * RAMP_MV2_P2K : V2_SLICES / V2_CG)
 /* phase 2: tile-local `slice` = chunk * P2K + K part; K blocks per tile */
@@ -377,9 +394,6 @@
 #define V2_P2_KB(slice, st) (((slice) % RAMP_MV2_P2K) * V2_P2NK + (st))
 #define V2_SKP
 #define V2_SKA
-#endif
-#if RAMP_MV2_PHASE == 2 && (V2_HKB % RAMP_MV2_P2K)
-#error "RAMP_MV2_P2K must divide h / 128"
 #endif
 #if RAMP_MV2_PHASE == 2 /* ramp_moe_v2_layout_down_bf: a wide tile's ring is shorter */
 #define V2_S (V2_WIDE && RAMP_STAGES > RAMP_MV2_DOWN_STAGES ? RAMP_MV2_DOWN_STAGES : RAMP_STAGES)
@@ -527,6 +541,14 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
         sk_n = V2_HKB - kb0_ < tt_end - tt ? V2_HKB - kb0_ : tt_end - tt; \
     } while (0)
 #define V2_FIRST(tt) 0
+#elif V2_P2U /* tiles as usual, each with its part's length */
+#define V2_FOR_TILES for (int tt = V2_CID, sk_n = 0; tt < v2_head(sm, 0); tt += V2_CGRID)
+#define V2_SK_SEGMENT                                                       \
+    do {                                                                    \
+        const int p_ = (tt % V2_TPR) % RAMP_MV2_P2K;                        \
+        sk_n = V2_P2_K0(p_ + 1) - V2_P2_K0(p_);                             \
+    } while (0)
+#define V2_FIRST(tt) ((tt) == V2_CID)
 #else
 #define V2_FOR_TILES for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
@@ -1172,7 +1194,7 @@ static __device__ __forceinline__ int v2_dn_chunk(int ds) {
     return v2_dpart() * V2_CHL + ds / V2_DKB;
 }
 static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
-#if V2_SK /* fused tiles only (compiled, not called, in phase 2) */
+#if V2_SK || V2_P2U /* fused tiles only (compiled, not called, in phase 2) */
     (void)it; (void)ds;
     return 0;
 #else
@@ -1917,6 +1939,8 @@ enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per
 #undef V2_NST
 #undef V2_HEAD
 #undef V2_SK
+#undef V2_P2U
+#undef V2_P2_K0
 #undef V2_SKP
 #undef V2_SKA
 #undef V2_FOR_TILES

@@ -407,7 +407,7 @@ static __device__ __forceinline__ void v2w_output_bulk(const ramp_moe_params &pr
  * added into out once. BF16: the sums kept across the K blocks, no scales. */
 static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
                                                    unsigned char *sm, int c, int r, int slice,
-                                                   int &it) {
+                                                   int &it V2_SKP) {
     (void)r;
 #if RAMP_MV2_BF16
     float acc0[V2W_ACC], acc1[V2W_ACC];

@@ -147,9 +147,9 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
             p += 3;
             RAMP_CHECK(read_number(&p, &c.two_phase), RAMP_ERR_INVALID_ARGUMENT,
                        "config '%s': %s", text, form);
-            RAMP_CHECK(c.two_phase == 2 || c.two_phase == 4 || c.two_phase == 8,
+            RAMP_CHECK(c.two_phase >= 2 && c.two_phase <= 8 && c.two_phase != 7,
                        RAMP_ERR_INVALID_ARGUMENT,
-                       "config '%s': .dk%d: the down projection's K parts must be 2, 4 or 8 "
+                       "config '%s': .dk%d: the down projection's K parts must be 2..6 or 8 "
                        "(one part: no .dk)", text, c.two_phase);
         }
     }
@@ -408,6 +408,8 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
         for (int wi = 0; wi < COUNT(WIDTHS); wi++)
             for (int si = 0; si < COUNT(WIDE_STAGES); si++)
                 for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
+                    /* whole K parts (v2 also runs parts of unequal length, off the space) */
+                    if (TWO_PHASE[pi] > 1 && (g->inter / 128) % TWO_PHASE[pi]) continue;
                     for (int vi = 0; vi < WIDE_VARIANTS; vi++) {
                         /* plain; token rows by TMA (.tx); and with weight
                          * multicast too (.mc.tx): sessions 17-18 */

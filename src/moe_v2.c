@@ -85,18 +85,19 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
                "v2 config %s: split-K %d needs d a multiple of %d (whole down chunks per CTA), "
                "not %d", name, c->splitk, RAMP_MV2_CHUNK * c->splitk, g->hidden);
     /* two launches: wide tiles, and narrow FP8 ones (session 14) with up to
-     * 8 K parts (few row tiles fill the GPU with 24 chunks x 8 on Mixtral) */
+     * 8 K parts (few row tiles fill the GPU with 24 chunks x 8 on Mixtral);
+     * parts that do not divide h / 128 are of unequal length (session 35: 5
+     * parts make 24 x 5 = 120 tiles, one wave) */
     RAMP_CHECK(c->two_phase == 0 ||
-                   ((c->two_phase == 1 || c->two_phase == 2 || c->two_phase == 4) &&
-                    c->rows > 64) ||
-                   ((c->two_phase == 1 || c->two_phase == 2 || c->two_phase == 4 ||
-                     c->two_phase == 8) && c->rows <= 64 && !g->bf16),
+                   (c->two_phase >= 1 && c->two_phase <= 5 && c->rows > 64) ||
+                   (c->two_phase >= 1 && c->two_phase <= 8 && c->two_phase != 7 &&
+                    c->rows <= 64 && !g->bf16),
                RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: two_phase %d (two launches: 0, or 1, 2, 4 K parts with a wide "
-               "tile of 65..128 rows, 1, 2, 4, 8 with a narrow FP8 tile)", name, c->two_phase);
-    RAMP_CHECK(c->two_phase <= 1 || (g->inter / 128) % c->two_phase == 0,
-               RAMP_ERR_UNSUPPORTED, "v2 config %s: %d K parts do not divide h / 128 = %d",
-               name, c->two_phase, g->inter / 128);
+               "v2 config %s: two_phase %d (two launches: 0, or 1..5 K parts with a wide "
+               "tile of 65..128 rows, 1..6 or 8 with a narrow FP8 tile)", name, c->two_phase);
+    RAMP_CHECK(c->two_phase <= g->inter / 128, RAMP_ERR_UNSUPPORTED,
+               "v2 config %s: %d K parts of h / 128 = %d K blocks", name, c->two_phase,
+               g->inter / 128);
     RAMP_CHECK(!c->mcast || (c->mcast == 1 && c->rows > 64 && c->splitk == 1),
                RAMP_ERR_UNSUPPORTED,
                "v2 config %s: multicast %d with rows %d, split-K %d (.mc: the weights of two "
@@ -311,7 +312,7 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
     RAMP_CHECK(o.prefetch >= 0 && o.prefetch <= 16 && o.diag >= 0 && o.diag <= 9 &&
                    o.pipe >= 0 && o.pipe <= 2 && o.tiled >= 0 && o.tiled <= 3 &&
                    (o.red4 == 0 || o.red4 == 1) && o.split >= 0 && o.split <= 3 &&
-                   (o.p2k == 0 || o.p2k == 1 || o.p2k == 2 || o.p2k == 4 || o.p2k == 8) &&
+                   o.p2k >= 0 && o.p2k <= 8 && o.p2k != 7 &&
                    o.group >= 0 && o.group <= 64 && o.cluster >= 0 && o.cluster <= 2 &&
                    (o.bulkred == 0 || o.bulkred == 1) && (o.mcast == 0 || o.mcast == 1) &&
                    o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1) &&
@@ -320,7 +321,7 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
                     o.cgather == 8),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..3), "
-               "red4 %d (0, 1), split %d (0..3), p2k %d (0, 1, 2, 4, 8), group %d (0..64), "
+               "red4 %d (0, 1), split %d (0..3), p2k %d (0..6, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
                "streamk %d (0, 1), w2box %d (0, 1), cgather %d (0, 1, 2, 4, 8)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
@@ -353,10 +354,14 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
                "group %d, tiled %d",
                v->cfg.rows, v->cfg.splitk, o.group, o.tiled);
     if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
-    RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0, RAMP_ERR_UNSUPPORTED,
-               "v2 split: p2k %d does not divide h / 128 = %d", o.p2k, v->geom.inter / 128);
-    RAMP_CHECK(!o.split || o.p2k <= 4 || v->cfg.rows <= 64, RAMP_ERR_UNSUPPORTED,
-               "v2 split: p2k %d with a wide tile (1, 2 or 4 K parts)", o.p2k);
+    RAMP_CHECK(!o.split || o.p2k <= v->geom.inter / 128, RAMP_ERR_UNSUPPORTED,
+               "v2 split: p2k %d parts of h / 128 = %d K blocks", o.p2k, v->geom.inter / 128);
+    RAMP_CHECK(!o.split || o.p2k <= 1 || (v->geom.inter / 128) % o.p2k == 0 || o.group <= 1,
+               RAMP_ERR_UNSUPPORTED,
+               "v2 split: p2k %d parts of unequal length (not dividing h / 128 = %d) run the "
+               "row-major tile order, not groups of %d", o.p2k, v->geom.inter / 128, o.group);
+    RAMP_CHECK(!o.split || o.p2k <= 5 || v->cfg.rows <= 64, RAMP_ERR_UNSUPPORTED,
+               "v2 split: p2k %d with a wide tile (1..5 K parts)", o.p2k);
     /* a narrow split (session 14): what is built and tested */
     RAMP_CHECK(!o.split || v->cfg.rows > 64 ||
                    (!v->geom.bf16 && !o.bulkred && !o.red4 && !o.pipe && v->cfg.splitk <= 1),

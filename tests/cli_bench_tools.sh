@@ -43,7 +43,7 @@ for x in q:r8.w128.s4.v1 q:r8.w128.s4.t1; do
     env RAMP_MV2_BENCH_BF16=1 RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
 done
 # variant mode: the split's values, p2k's (8 K parts: narrow tiles only) and the tile order group's are checked
-for x in d:r128.w512.s3.u1.k8 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k3 q:r8.w128.s4.z1 m:r128.w128.s4.o65 m:r128.w128.s4.o-1; do
+for x in d:r128.w512.s3.u1.k8 d:r128.w512.s3.u4 d:r128.w512.s3.u1.k6 q:r8.w128.s4.z1 m:r128.w128.s4.o65 m:r128.w128.s4.o-1; do
   expect 2 "bench_moe_v2: bad or too many variants at '$x'" -- \
     env RAMP_MV2_BENCH_VARIANTS="$x" "$bin/bench_moe_v2" out
 done

@@ -204,7 +204,7 @@ static void test_configs(void) {
     const char *bad[] = {"r16", "r16.w256", "r3.w256.s4", "r16.w200.s4", "r16.w256.s5",
                          "r16.w256.s4.grp", "r16.w256.s4.k3", "r16.w256.s4.foo",
                          "x16.w256.s4", "r16.w256.s4.persist.k", "",
-                         "r96.w256.s3", "r48.w256.s3.ph2", "r128.w256.s3.ph2.dk3",
+                         "r96.w256.s3", "r48.w256.s3.ph2", "r128.w256.s3.ph2.dk7",
                          "r16.w128.s4.ph2.dk16",
                          "r128.w256.s3.ph2.dk1", "r128.w256.s3.dk2", "r128.w256.s3.ph2.dk",
                          "r128.w256.s3.ph3", "r128.w256.s3.ph2.k2",

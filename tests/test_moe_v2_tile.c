@@ -410,11 +410,15 @@ static void wide_and_split(void) {
         CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 0) == 0);
         CHECK_OK(ramp_config_parse("r64.w512.s4", &v.cfg));
         CHECK(ramp_moe_v2_ws_bytes(&v, NULL, 64) == 0);
-        /* two-phase with K parts not dividing h / 128 = 6 (Qwen3): refused */
+        /* two-phase with K parts not dividing h / 128 = 6 (Qwen3): parts of
+         * unequal length (session 35); more parts than K blocks: refused */
         v.geom = (ramp_geometry){16, 8, 768, 2048, 0};
         CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk4", &v.cfg));
+        CHECK_OK(ramp_moe_v2_check(&v));
+        CHECK_OK(ramp_config_parse("r32.w128.s4.ph2.dk8", &v.cfg));
         CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
         CHECK(strstr(ramp_last_error(), "K parts") != NULL);
+        CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk4", &v.cfg));
         CHECK_OK(ramp_config_parse("r128.w256.s3.ph2.dk2", &v.cfg));
         CHECK_OK(ramp_moe_v2_check(&v));
         CHECK_ERR(ramp_moe_v1_check(&v), RAMP_ERR_UNSUPPORTED);
@@ -432,7 +436,9 @@ static void wide_and_split(void) {
         v.geom.bf16 = 1;
         CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
         v.geom.bf16 = 0;
-        v.cfg.two_phase = 3;
+        v.cfg.two_phase = 5; /* parts of 25 or 26 of the 128 K blocks (session 35) */
+        CHECK_OK(ramp_moe_v2_check(&v));
+        v.cfg.two_phase = 7;
         CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
         v.cfg.rows = 128; /* 8 parts: narrow tiles only */
         v.cfg.two_phase = 8;
@@ -473,9 +479,14 @@ static void wide_and_split(void) {
     o.p2k = 0;
     v.cfg.rows = 128;
     v.cfg.stages = 3;
-    o.p2k = 3;
+    o.p2k = 7;
     CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_INVALID_ARGUMENT);
-    o.p2k = 4; /* Qwen3-30B EP8: h / 128 = 6 */
+    o.p2k = 4; /* Qwen3-30B EP8: h / 128 = 6, parts of unequal length: row-major order only */
+    o.group = 4;
+    CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(r == NULL && strstr(ramp_last_error(), "unequal") != NULL);
+    o.group = 1;
+    o.p2k = 6; /* a wide tile: 1..5 parts */
     CHECK_ERR(ramp_moe_v2_compile_phase(&v, &o, 2, &r), RAMP_ERR_UNSUPPORTED);
     o.p2k = 0;
     o.split = 4;

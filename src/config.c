@@ -24,7 +24,7 @@
  * no grouped order; FP8 or BF16): ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
  * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
- * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
+ * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4, 5:
  * the down projection's K in that many parts), stages 3 and 4 (the
  * measured optimum, moe_v2.md; 2 left out to keep the sweeps short). Its
  * split-K is its own (a cluster of two CTAs per tile, moe_v2.md session 12,
@@ -32,7 +32,7 @@
  * apply): rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages, split 2,
  * in place of v1's split-K entries. FP8 layers also get narrow tiles in two
  * launches: rows {16, 32, 64} x width 128 x 4 stages, the down projection's
- * K in 4 or 8 parts (where they divide h / 128). They pay where h is long
+ * K in 4 or 8 parts (where they divide h / 128) or 5 (k_parts_offered). They pay where h is long
  * (Mixtral-8x22B's 16,384: 128 slices of 128 each adding into the same
  * output rows; moe_v2.md session 14); elsewhere they are what a
  * deterministic menu (two-phase entries only) has for small loads, offered
@@ -52,13 +52,13 @@ static const int WIDTHS[] = {128, 256, 512};
 static const int STAGES[] = {2, 3, 4};
 #define WIDE_ROWS 128                           /* kernel v2 only */
 static const int WIDE_STAGES[] = {3, 4};
-static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts */
+static const int TWO_PHASE[] = {0, 1, 2, 4, 5}; /* fused; two launches, K parts */
 #define WIDE_VARIANTS 3 /* each wide tile plain, .tx and .mc.tx */
 static const int KS_ROWS[] = {4, 8, 16, 24, 32}; /* v2's split-K (cluster of 2) */
 static const int KS_WIDTHS[] = {128, 256};
 #define KS_STAGES 4
 static const int NS_ROWS[] = {16, 32, 64}; /* v2's narrow two-phase tiles */
-static const int NS_PARTS[] = {4, 8};
+static const int NS_PARTS[] = {4, 5, 8};
 #define NS_WIDTH 128
 #define NS_STAGES 4
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -383,6 +383,17 @@ int ramp_config_occupancy(ramp_kernel_version k, const ramp_config *c,
     return 1;
 }
 
+/* The down projection's K in `parts` parts (two-phase entries): whole parts
+ * of h / 128 K blocks, or 5 unequal ones where h is long enough that each
+ * holds at least 8 blocks (session 35: Mixtral-8x22B's 24 chunks x 5 = 120
+ * tiles fill one wave where 4 parts leave 36 SMs idle; 1.7-2.3 us faster at
+ * one row tile, kernels/moe_v2.md). */
+static int k_parts_offered(const ramp_geometry *g, int parts) {
+    const int kb = g->inter / 128;
+    if (parts <= 1) return 1;
+    return parts == 5 ? kb >= 8 * parts : kb % parts == 0;
+}
+
 ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                                   const ramp_device_limits *lim, ramp_config **out,
                                   int *count) {
@@ -408,8 +419,7 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
         for (int wi = 0; wi < COUNT(WIDTHS); wi++)
             for (int si = 0; si < COUNT(WIDE_STAGES); si++)
                 for (int pi = 0; pi < COUNT(TWO_PHASE); pi++) {
-                    /* whole K parts (v2 also runs parts of unequal length, off the space) */
-                    if (TWO_PHASE[pi] > 1 && (g->inter / 128) % TWO_PHASE[pi]) continue;
+                    if (!k_parts_offered(g, TWO_PHASE[pi])) continue;
                     for (int vi = 0; vi < WIDE_VARIANTS; vi++) {
                         /* plain; token rows by TMA (.tx); and with weight
                          * multicast too (.mc.tx): sessions 17-18 */
@@ -428,7 +438,7 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
             }
         for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16; ri++)
             for (int pi = 0; pi < COUNT(NS_PARTS); pi++) {
-                if ((g->inter / NS_WIDTH) % NS_PARTS[pi]) continue; /* whole K parts */
+                if (!k_parts_offered(g, NS_PARTS[pi])) continue;
                 ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;

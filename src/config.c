@@ -24,7 +24,7 @@
  * no grouped order; FP8 or BF16): ramp_config_space_for filters the
  * space with the kernel's own check (ramp_moe_v2_check), so a v2 dataset
  * holds only configurations v2 can time. v2 adds its wide tiles: rows 128
- * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4, 5:
+ * (kernels/moe_v2_wide.cuh), fused or in two launches (two_phase 1, 2, 4:
  * the down projection's K in that many parts), stages 3 and 4 (the
  * measured optimum, moe_v2.md; 2 left out to keep the sweeps short). Its
  * split-K is its own (a cluster of two CTAs per tile, moe_v2.md session 12,
@@ -32,7 +32,7 @@
  * apply): rows {4, 8, 16, 24, 32} x widths {128, 256} x 4 stages, split 2,
  * in place of v1's split-K entries. FP8 layers also get narrow tiles in two
  * launches: rows {16, 32, 64} x width 128 x 4 stages, the down projection's
- * K in 4 or 8 parts (where they divide h / 128) or 5 (k_parts_offered). They pay where h is long
+ * K in 4 or 8 parts (where they divide h / 128). They pay where h is long
  * (Mixtral-8x22B's 16,384: 128 slices of 128 each adding into the same
  * output rows; moe_v2.md session 14); elsewhere they are what a
  * deterministic menu (two-phase entries only) has for small loads, offered
@@ -52,13 +52,13 @@ static const int WIDTHS[] = {128, 256, 512};
 static const int STAGES[] = {2, 3, 4};
 #define WIDE_ROWS 128                           /* kernel v2 only */
 static const int WIDE_STAGES[] = {3, 4};
-static const int TWO_PHASE[] = {0, 1, 2, 4, 5}; /* fused; two launches, K parts */
+static const int TWO_PHASE[] = {0, 1, 2, 4};    /* fused; two launches, K parts */
 #define WIDE_VARIANTS 3 /* each wide tile plain, .tx and .mc.tx */
 static const int KS_ROWS[] = {4, 8, 16, 24, 32}; /* v2's split-K (cluster of 2) */
 static const int KS_WIDTHS[] = {128, 256};
 #define KS_STAGES 4
 static const int NS_ROWS[] = {16, 32, 64}; /* v2's narrow two-phase tiles */
-static const int NS_PARTS[] = {4, 5, 8};
+static const int NS_PARTS[] = {4, 8};
 #define NS_WIDTH 128
 #define NS_STAGES 4
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -384,14 +384,12 @@ int ramp_config_occupancy(ramp_kernel_version k, const ramp_config *c,
 }
 
 /* The down projection's K in `parts` parts (two-phase entries): whole parts
- * of h / 128 K blocks, or 5 unequal ones where h is long enough that each
- * holds at least 8 blocks (session 35: Mixtral-8x22B's 24 chunks x 5 = 120
- * tiles fill one wave where 4 parts leave 36 SMs idle; 1.7-2.3 us faster at
- * one row tile, kernels/moe_v2.md). */
+ * of the h / 128 K blocks. (v2 also runs parts of unequal length, e.g.
+ * .dk5; session 35 measured Mixtral-8x22B's space with 5-part entries and a
+ * plan refit on it slower in the layer, so they stay off the space:
+ * kernels/moe_v2.md.) */
 static int k_parts_offered(const ramp_geometry *g, int parts) {
-    const int kb = g->inter / 128;
-    if (parts <= 1) return 1;
-    return parts == 5 ? kb >= 8 * parts : kb % parts == 0;
+    return parts <= 1 || (g->inter / 128) % parts == 0;
 }
 
 ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,

@@ -356,7 +356,9 @@ typedef struct {
                        two launches, the up projection storing the FP8
                        intermediate to a workspace, then the down projection
                        over all of h, its K in that many parts (kernels/moe_v2.md,
-                       "The split", session 14) */
+                       "The split", session 14). Those are the space's; v2 also
+                       runs 1..5 (wide) and 1..6, 8 (narrow) parts of unequal
+                       length where they do not divide h/128 (session 35) */
     int mcast;      /* kernel v2 wide tiles only: 1 = clusters of two CTAs running two
                        row tiles of a slice, each weight stage read from L2 once and
                        written into both by TMA multicast (".mc"; kernels/moe_v2.md,
@@ -372,7 +374,8 @@ typedef struct {
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"
  * suffixes in that order when set; a two-phase v2 configuration ends in
  * ".ph2" (two_phase 1) or ".ph2.dk2" / ".ph2.dk4" / ".ph2.dk8" (its down
- * projection's K in 2, 4 or 8 parts): "r128.w512.s3.ph2.dk2",
+ * projection's K in 2, 4 or 8 parts; ".dk3", ".dk5", ".dk6" parse too):
+ * "r128.w512.s3.ph2.dk2",
  * "r16.w128.s4.ph2.dk4"; a multicast one ends in ".mc" after those:
  * "r128.w256.s3.ph2.dk2.mc"; one with token rows by TMA in ".tx" after
  * everything: "r128.w256.s3.ph2.dk2.mc.tx". */

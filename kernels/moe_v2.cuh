@@ -1000,7 +1000,8 @@ static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *
 /* Before the tile's first v2_act_quant rewrites this CTA's block (its
  * opening consumer barrier orders the other threads after this wait). */
 static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu) {
-    if (threadIdx.x == 128 && xu > 0) hop_mbar_wait(hop_smem(sm + V2_LAYOUT.xbars) + 8, (xu - 1) & 1);
+    if (threadIdx.x == 128 && xu > 0)
+        hop_mbar_wait(hop_smem(sm + V2_LAYOUT.xbars) + 8, (xu - 1) & 1);
 }
 /* After the tile's last v2_act_quant (its block written and fenced for the
  * async proxy, behind a consumer barrier): the block copied into every

@@ -405,34 +405,37 @@ static void cgather_compiles(void) {
 
 /* Phase 2 with K parts of unequal length (session 35): Mixtral-8x22B's 128 K
  * blocks in 5 parts (25 or 26 each), a narrow and a wide (.tx) tile on stage
- * units, compiled as compile_one requires (no spill, no warning, 168
- * registers); the program differs from the 4-part one by more than a name. */
+ * units, and a wide BF16 tile (256 K blocks of 64 elements), compiled as
+ * compile_one requires (no spill, no warning, 168 registers); each program
+ * differs from the 4-part one by more than a name. */
 static void uneven_parts_compile(void) {
     ramp_geometry g;
     CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
-    job uj[4];
+    job uj[6];
     memset(uj, 0, sizeof uj);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         uj[i].v = mv2_variant(&g, i < 2 ? 32 : 128, 128);
         if (i >= 2) uj[i].v.cfg.stages = 3;
+        uj[i].v.geom.bf16 = i >= 4;
         uj[i].o = ramp_moe_v2_default_opts();
         uj[i].o.tiled = 3;
         uj[i].o.split = 1;
-        uj[i].o.tma_x = i >= 2;
+        uj[i].o.tma_x = i >= 2 && i < 4;
         uj[i].o.p2k = i % 2 ? 5 : 4;
         uj[i].phase = 2;
         uj[i].model = "mixtral-8x22b";
     }
-    compile_pool_run(4, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, uj);
-    for (int i = 1; i < 4; i += 2) {
+    compile_pool_run(6, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, uj);
+    for (int i = 1; i < 6; i += 2) {
         const job *c = &uj[i], *p = &uj[i - 1];
         const int bad = c->status != RAMP_OK || p->status != RAMP_OK || c->warnings ||
                         c->rep.spill_store_bytes || c->rep.spill_load_bytes ||
                         c->rep.stack_bytes || c->rep.registers != RAMP_MV2_REGS ||
                         !c->res.valid ||
                         (c->cubin < p->cubin + 256 && p->cubin < c->cubin + 256);
-        printf("mixtral-8x22b r%d down k5: %d regs, cubin %zu B (k4 %zu B)%s\n", c->v.cfg.rows,
-               c->rep.registers, c->cubin, p->cubin, bad ? "   BAD" : "");
+        printf("mixtral-8x22b r%d%s down k5: %d regs, cubin %zu B (k4 %zu B)%s\n",
+               c->v.cfg.rows, c->v.geom.bf16 ? " bf16" : "", c->rep.registers, c->cubin,
+               p->cubin, bad ? "   BAD" : "");
         if (bad) {
             fprintf(stderr, "  r%d down k5: %s\n", c->v.cfg.rows,
                     c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);

@@ -308,6 +308,24 @@ static void refusals(void) {
     CHECK(strstr(name, "-sk") == NULL);
 }
 
+/* A program compiled with an option (c) beside the same one without it (p):
+ * bad unless both compiled as compile_one requires of c (no spill, stack or
+ * warning, RAMP_MV2_REGS registers, valid resources) and c's cubin is more
+ * than 256 B larger (grows) or differs by that much either way (a name alone
+ * changes a few bytes). Counts a failure and says why when bad. */
+static int option_program_bad(const job *p, const job *c, int grows, const char *what) {
+    const int bad = p->status != RAMP_OK || c->status != RAMP_OK || c->warnings ||
+                    c->rep.spill_store_bytes || c->rep.spill_load_bytes || c->rep.stack_bytes ||
+                    c->rep.registers != RAMP_MV2_REGS || !c->res.valid ||
+                    (c->cubin < p->cubin + 256 && (grows || p->cubin < c->cubin + 256));
+    if (bad) {
+        fprintf(stderr, "  %s: %s\n", what,
+                c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);
+        check_failures++;
+    }
+    return bad;
+}
+
 /* The cluster gather (cgather, session 35): its range and refusals, each
  * naming it (a wide tile, two phases, BF16, split-K, a grouped order, a C that
  * does not divide the slices or the down chunks, C blocks of intermediate
@@ -385,20 +403,14 @@ static void cgather_compiles(void) {
         const job *p = &cj[i], *c = &cj[i + 1];
         char name[64];
         ramp_config_name(&c->v.cfg, name, sizeof name);
-        const int bad = p->status != RAMP_OK || c->status != RAMP_OK || c->warnings ||
-                        c->rep.spill_store_bytes || c->rep.spill_load_bytes ||
-                        c->rep.stack_bytes || c->rep.registers != RAMP_MV2_REGS ||
-                        !c->res.valid || c->cubin < p->cubin + 256;
+        char what[96];
+        snprintf(what, sizeof what, "%s %s cg%d", c->model, name, c->o.cgather);
+        const int bad = option_program_bad(p, c, 1, what);
         printf("%-12s %-22s cg%d%-8s %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
                c->model, name, c->o.cgather,
                c->o.bulkred ? " bulkred" : c->o.red4 ? " red4" : "", c->rep.registers,
                ramp_moe_v2_layout_for_opts(&c->v, &c->o).total, c->cubin, p->cubin,
                bad ? "   BAD" : "");
-        if (bad) {
-            fprintf(stderr, "  %s %s cg%d: %s\n", c->model, name, c->o.cgather,
-                    c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);
-            check_failures++;
-        }
     }
     free(cj);
 }
@@ -428,19 +440,12 @@ static void uneven_parts_compile(void) {
     compile_pool_run(6, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, uj);
     for (int i = 1; i < 6; i += 2) {
         const job *c = &uj[i], *p = &uj[i - 1];
-        const int bad = c->status != RAMP_OK || p->status != RAMP_OK || c->warnings ||
-                        c->rep.spill_store_bytes || c->rep.spill_load_bytes ||
-                        c->rep.stack_bytes || c->rep.registers != RAMP_MV2_REGS ||
-                        !c->res.valid ||
-                        (c->cubin < p->cubin + 256 && p->cubin < c->cubin + 256);
+        char what[64];
+        snprintf(what, sizeof what, "r%d%s down k5", c->v.cfg.rows, c->v.geom.bf16 ? " bf16" : "");
+        const int bad = option_program_bad(p, c, 0, what);
         printf("mixtral-8x22b r%d%s down k5: %d regs, cubin %zu B (k4 %zu B)%s\n",
                c->v.cfg.rows, c->v.geom.bf16 ? " bf16" : "", c->rep.registers, c->cubin,
                p->cubin, bad ? "   BAD" : "");
-        if (bad) {
-            fprintf(stderr, "  r%d down k5: %s\n", c->v.cfg.rows,
-                    c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);
-            check_failures++;
-        }
     }
 }
 

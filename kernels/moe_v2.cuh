@@ -321,12 +321,32 @@
  * output element is then added once per C slices instead of once per slice
  * (Mixtral-8x22B: 128 slices of w 128 adding into the same rows cost a
  * third of the fused kernel, session 13), in one launch, with no workspace. */
+/* RAMP_MV2_GGATHER (ramp_moe_v2_opts.ggather; moe_v2.md, session 36): the
+ * same gather with the blocks exchanged through global memory instead of a
+ * cluster's shared memory: G = 2, 4 or 8 consecutive blocks, no cluster
+ * launch (clusters of 4 or 8 such CTAs are resident on 120 of 132 SMs).
+ * Each stores its block of intermediate and scales into prm.ws, counts
+ * itself in the tile's counter there, waits for the G and reads the peers'
+ * blocks (v2_cg_gather). The host launches at most one resident wave, so a
+ * group's blocks are resident together. */
+#ifndef RAMP_MV2_GGATHER
+#define RAMP_MV2_GGATHER 1
+#endif
+#if RAMP_MV2_GGATHER > 1
+#if defined(RAMP_MV2_CGATHER) && RAMP_MV2_CGATHER > 1
+#error "RAMP_MV2_GGATHER and RAMP_MV2_CGATHER: one exchange or the other"
+#endif
+#define V2_CG RAMP_MV2_GGATHER
+#define V2_CGG 1
+#else
 #ifndef RAMP_MV2_CGATHER
 #define RAMP_MV2_CGATHER 1
 #endif
 #define V2_CG RAMP_MV2_CGATHER
+#define V2_CGG 0
+#endif
 #if V2_CG != 1 && V2_CG != 2 && V2_CG != 4 && V2_CG != 8
-#error "RAMP_MV2_CGATHER must be 1, 2, 4 or 8"
+#error "RAMP_MV2_CGATHER and RAMP_MV2_GGATHER must be 1, 2, 4 or 8"
 #endif
 #if V2_CG > 1 && (V2_WIDE || RAMP_MV2_PHASE || RAMP_MV2_BF16 || V2_KS > 1 || RAMP_MV2_MCAST || \
                   RAMP_MV2_GROUP > 1 || RAMP_MV2_DET)
@@ -336,7 +356,8 @@
 #error "RAMP_MV2_CGATHER C must divide h / w and d / 256"
 #endif
 #define V2_MC (RAMP_MV2_MCAST ? 2 : 1)
-#define V2_CL (V2_KS * V2_MC * V2_CG) /* CTAs per cluster */
+#define V2_CL (V2_KS * V2_MC * (V2_CGG ? 1 : V2_CG)) /* CTAs per cluster */
+#define V2_TG (V2_CL * (V2_CGG ? V2_CG : 1))         /* CTAs per tile */
 #define V2_ACC (V2_N / 2)                  /* accumulators per m-tile and thread */
 #define V2_TPT (V2_N / 4)                  /* tokens per thread: 8j + 2t + {0,1} */
 /* slot ids a consumer thread keeps for the down phase: its tokens', and
@@ -503,7 +524,9 @@ static __device__ __forceinline__ int v2_kpart() { return 0; }
  * it projects up (a tile's `slice` is then the cluster's group of C), the
  * first column of h its down projection reads, and the part of d it adds
  * into (split-K's or the gather's rank). */
-#if V2_CG > 1
+#if V2_CGG
+static __device__ __forceinline__ int v2_crank() { return (int)blockIdx.x % V2_CG; }
+#elif V2_CG > 1
 static __device__ __forceinline__ int v2_crank() { return (int)hop_cluster_rank(); }
 #else
 static __device__ __forceinline__ int v2_crank() { return 0; }
@@ -515,8 +538,8 @@ static __device__ __forceinline__ int v2_dpart() { return v2_kpart() + v2_crank(
  * (the CTA of that rank), pass kk % passes */
 #define V2_ISC(n, kk) \
     (((kk) / V2_PASSES) * (V2_N * V2_PASSES) + (n) * V2_PASSES + (kk) % V2_PASSES)
-#define V2_CID ((int)blockIdx.x / V2_CL)
-#define V2_CGRID ((int)gridDim.x / V2_CL)
+#define V2_CID ((int)blockIdx.x / V2_TG)
+#define V2_CGRID ((int)gridDim.x / V2_TG)
 
 /* The tiles a block walks: tt = blockIdx.x + i * gridDim.x < head[0]; with
  * stream-K its contiguous range of K-block units, as segments (tt the
@@ -997,6 +1020,65 @@ static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *
  * copies this CTA sent then are done reading its own block. */
 #define V2_CG_TILE_BYTES (V2_PASSES * V2_ITILE)
 #define V2_CG_SCALE_BYTES (V2_N * V2_PASSES * 4)
+#if V2_CGG
+/* Through global memory (RAMP_MV2_GGATHER): tile (r, group) owns G blocks
+ * of the workspace (moe_v2_params.h, ramp_moe_v2_gg_ws) and two counters,
+ * arrivals and readers; the last reader zeroes both for the next launch.
+ * Nothing in shared memory is written by a peer, so no wait before the
+ * next tile rewrites this CTA's block and no release after it. */
+static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu) {
+    (void)sm; (void)xu;
+}
+static __device__ __forceinline__ void v2_cg_gather(const ramp_moe_params &prm,
+                                                    unsigned char *sm, int xu, int r,
+                                                    int slice) {
+    (void)xu;
+    const ramp_moe_v2_gg_ws gw = ramp_moe_v2_gg_ws_of(prm.max_tiles, V2_N, RAMP_WIDTH,
+                                                      RAMP_INTER, V2_CG);
+    const long long tile = (long long)r * (V2_SLICES / V2_CG) + slice;
+    unsigned char *grp = (unsigned char *)prm.ws + tile * gw.group;
+    unsigned *cnt = (unsigned *)((unsigned char *)prm.ws + gw.counters) + 2 * tile;
+    unsigned char *inter = sm + V2_LAYOUT.inter, *isc = sm + V2_LAYOUT.iscale;
+    const int rank = v2_crank(), lt = (int)threadIdx.x - 128; /* consumer threads 0..255 */
+    /* this CTA's block out (v2_act_quant wrote it, behind a consumer barrier) */
+    uint4 *mine = (uint4 *)(grp + rank * gw.block);
+    for (int i = lt; i < V2_CG_TILE_BYTES / 16; i += 256)
+        __stcg(mine + i, ((const uint4 *)(inter + rank * V2_CG_TILE_BYTES))[i]);
+    for (int i = lt; i < V2_CG_SCALE_BYTES / 16; i += 256)
+        __stcg(mine + V2_CG_TILE_BYTES / 16 + i,
+               ((const uint4 *)(isc + rank * V2_CG_SCALE_BYTES))[i]);
+    V2_CONSUMER_SYNC(); /* every thread's stores, then one fence and the count */
+    if (lt == 0) {
+        __threadfence();
+        atomicAdd(cnt, 1u);
+        unsigned n;
+        do
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(n) : "l"(cnt) : "memory");
+        while (n < (unsigned)V2_CG);
+    }
+    V2_CONSUMER_SYNC();
+    /* the peers' blocks in, every 16 bytes in flight at once (cp.async: L2,
+     * no stale line from an earlier launch): item i of peer rank + 1 + i / B
+     * is its tile's 16 bytes i % B, or its scales' past the tile */
+    enum { TB = V2_CG_TILE_BYTES / 16, B = (V2_CG_TILE_BYTES + V2_CG_SCALE_BYTES) / 16 };
+#pragma unroll
+    for (int i = lt; i < (V2_CG - 1) * B; i += 256) {
+        const int peer = (rank + 1 + i / B) % V2_CG, j = i % B;
+        const unsigned dst = j < TB ? hop_smem(inter + peer * V2_CG_TILE_BYTES) + 16 * j
+                                    : hop_smem(isc + peer * V2_CG_SCALE_BYTES) + 16 * (j - TB);
+        hop_cp16(dst, grp + peer * gw.block + 16 * j, 16);
+    }
+    hop_cp_commit();
+    HOP_CP_WAIT(0);
+    hop_fence_proxy_async(); /* the cp.async bytes, read next by wgmma */
+    V2_CONSUMER_SYNC();
+    if (lt == 0 && atomicAdd(cnt + 1, 1u) == (unsigned)V2_CG - 1) {
+        atomicExch(cnt, 0u); /* every peer is past its wait: the counters are free */
+        atomicExch(cnt + 1, 0u);
+    }
+}
+static __device__ __forceinline__ void v2_cg_release(unsigned char *sm) { (void)sm; }
+#else
 /* Before the tile's first v2_act_quant rewrites this CTA's block (its
  * opening consumer barrier orders the other threads after this wait). */
 static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu) {
@@ -1006,7 +1088,10 @@ static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu
 /* After the tile's last v2_act_quant (its block written and fenced for the
  * async proxy, behind a consumer barrier): the block copied into every
  * peer's, then the wait for the peers' blocks. */
-static __device__ __forceinline__ void v2_cg_gather(unsigned char *sm, int xu) {
+static __device__ __forceinline__ void v2_cg_gather(const ramp_moe_params &prm,
+                                                    unsigned char *sm, int xu, int r,
+                                                    int slice) {
+    (void)prm; (void)r; (void)slice;
     const unsigned gfull = hop_smem(sm + V2_LAYOUT.xbars);
     if (threadIdx.x == 128) {
         const unsigned rank = hop_cluster_rank();
@@ -1035,6 +1120,7 @@ static __device__ __forceinline__ void v2_cg_release(unsigned char *sm) {
             hop_mbar_arrive_remote_relaxed(hop_mapa(gempty, (rank + q) % V2_CG));
     }
 }
+#endif /* V2_CGG */
 #endif
 
 /* tmp[V2_ACC] = A (SW128 tile at sa, 64 rows) . B (at sb)^T over one
@@ -1573,7 +1659,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     v2_thread_slots(tok, t, slots);
 #endif
 #if V2_CG > 1
-    v2_cg_gather(sm, it / V2_NST); /* K = the cluster's C slices */
+    v2_cg_gather(prm, sm, it / V2_NST, r, slice); /* K = the cluster's C slices */
 #endif
     const int nds = V2_NDS;
     float *acc0 = accg, *acc1 = accu; /* reuse the registers */
@@ -1748,7 +1834,7 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
 #if V2_KS > 1
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);     /* xfull: own expect_tx + the bytes */
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, 1); /* xempty: the same */
-#elif V2_CG > 1
+#elif V2_CG > 1 && !V2_CGG
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars), 1);              /* gfull: own expect_tx */
     hop_mbar_init(hop_smem(sm + V2_LAYOUT.xbars) + 8, V2_CG - 1);  /* gempty: one per peer */
 #endif
@@ -1894,12 +1980,14 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 /* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
  * roles above; the macros are undefined so that the next entry (its own
  * namespace) can define its own. */
-enum { v2_slices = V2_TPR, v2_ks = V2_CL }; /* work tiles per row tile; CTAs per tile */
+enum { v2_slices = V2_TPR, v2_ks = V2_TG }; /* work tiles per row tile; CTAs per tile */
 #undef V2_N
 #undef V2_WIDE
 #undef V2_MC
 #undef V2_CL
+#undef V2_TG
 #undef V2_CG
+#undef V2_CGG
 #undef V2_UP_SLICE
 #undef V2_DN_COL
 #undef V2_ISC

@@ -257,6 +257,29 @@ RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, in
     return ramp_moe_v2_ws_layout_bf(max_tiles, inter, 0);
 }
 
+/* The workspace of the gather through global memory (ramp_moe_v2_opts.
+ * ggather G, RAMP_MV2_GGATHER; session 36), npad = a narrow tile's rows
+ * rounded up to 8, w its width: tile (row tile r, group q of G slices)
+ * holds G blocks at (r h / (w G) + q) * group, each the FP8 intermediate
+ * of one slice (w / 128 K tiles of npad x 128 bytes, SW128 as in shared
+ * memory) then its npad x w / 128 f32 scales; after every tile's blocks,
+ * two u32 counters per tile at counters + 8 (r h / (w G) + q), which must
+ * be zero before the first launch (each launch leaves them zero). */
+typedef struct {
+    long long block, group, counters, total;
+} ramp_moe_v2_gg_ws;
+
+RAMP_MV2_INLINE ramp_moe_v2_gg_ws ramp_moe_v2_gg_ws_of(int max_tiles, int npad, int width,
+                                                       int inter, int g) {
+    ramp_moe_v2_gg_ws l;
+    const long long tiles = (long long)max_tiles * (inter / width / g);
+    l.block = (long long)npad * width + (long long)npad * (width / 128) * 4;
+    l.group = (long long)g * l.block;
+    l.counters = tiles * l.group;
+    l.total = l.counters + 8 * tiles;
+    return l;
+}
+
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #include "hopper.cuh"
 /* The kernel's second parameter, device side (src/moe_v2.h has the host's,

@@ -21,7 +21,10 @@ struct ramp_moe_v2_kernel {
     int sms, max_grid;
     int ks;       /* CTAs per tile (cfg.splitk, multicast's 2, cgather): a cluster
                      launch when > 1 */
-    int cg;       /* opts.cgather (1: none): a tile is cg slices */
+    int cg;       /* opts.cgather or ggather (1: none): a tile is cg slices */
+    int gg;       /* opts.ggather (1: none): the exchange through gg_ws, no cluster */
+    ramp_devptr gg_ws;  /* ggather: the blocks and counters (ramp_moe_v2_gg_ws) */
+    int gg_tiles;       /* row tiles gg_ws holds */
     int launch_cluster; /* CTAs per cluster of the launch: ks, or opts.cluster */
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
@@ -133,7 +136,7 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for_opts(const ramp_moe_variant *v,
                                                const ramp_moe_v2_opts *o) {
     return ramp_moe_v2_layout_cg(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
                                  v->cfg.splitk > 1 ? v->cfg.splitk : 1, o ? o->bulkred : 0,
-                                 o ? o->cgather : 1);
+                                 o ? (o->ggather > 1 ? o->ggather : o->cgather) : 1);
 }
 
 ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
@@ -151,35 +154,40 @@ ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_
     return RAMP_OK;
 }
 
-/* The cluster gather (opts.cgather): narrow fused FP8 tiles, C dividing the
- * slices and the down chunks, the C blocks of intermediate within 227 KB. */
+/* The cluster gather (opts.cgather) or the same through global memory
+ * (opts.ggather): narrow fused FP8 tiles, C dividing the slices and the down
+ * chunks, the C blocks of intermediate within 227 KB. */
 static ramp_status cgather_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
     char name[64];
     ramp_config_name(&v->cfg, name, sizeof name);
-    const int C = o->cgather;
+    RAMP_CHECK(o->cgather <= 1 || o->ggather <= 1, RAMP_ERR_INVALID_ARGUMENT,
+               "v2 config %s: cgather %d and ggather %d: one exchange or the other", name,
+               o->cgather, o->ggather);
+    const char *what = o->ggather > 1 ? "ggather" : "cgather";
+    const int C = o->ggather > 1 ? o->ggather : o->cgather;
     RAMP_CHECK(!v->geom.bf16 && v->cfg.rows <= 64 && v->cfg.splitk <= 1 && !o->split &&
                    !o->mcast && o->group <= 1 && o->cluster <= 1,
                RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: the cluster gather (cgather %d) is built for narrow fused FP8 tiles "
+               "v2 config %s: the gather (%s %d) is built for narrow fused FP8 tiles "
                "in row-major order, without split-K, two phases, multicast or a cluster option "
                "(bf16 %d, split %d, group %d, cluster %d)",
-               name, C, v->geom.bf16, o->split, o->group, o->cluster);
+               name, what, C, v->geom.bf16, o->split, o->group, o->cluster);
     RAMP_CHECK((v->geom.inter / v->cfg.width) % C == 0 &&
                    (v->geom.hidden / RAMP_MV2_CHUNK) % C == 0,
                RAMP_ERR_UNSUPPORTED,
-               "v2 config %s: cgather %d must divide the slices (h / w = %d) and the down chunks "
-               "(d / %d = %d)", name, C, v->geom.inter / v->cfg.width, RAMP_MV2_CHUNK,
+               "v2 config %s: %s %d must divide the slices (h / w = %d) and the down chunks "
+               "(d / %d = %d)", name, what, C, v->geom.inter / v->cfg.width, RAMP_MV2_CHUNK,
                v->geom.hidden / RAMP_MV2_CHUNK);
     const ramp_moe_v2_layout l = ramp_moe_v2_layout_for_opts(v, o);
     RAMP_CHECK(l.total <= 232448, RAMP_ERR_UNSUPPORTED,
-               "v2 config %s with cgather %d: %lld B of shared memory exceeds the 227 KB per "
-               "block", name, C, l.total);
+               "v2 config %s with %s %d: %lld B of shared memory exceeds the 227 KB per "
+               "block", name, what, C, l.total);
     return RAMP_OK;
 }
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
     ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0,
-                          0, 0, 0, 0, 0};
+                          0, 0, 0, 0, 0, 0};
     return o;
 }
 
@@ -248,6 +256,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (o->tma_x) DEF("RAMP_MV2_TMA_X=%d", o->tma_x);
     if (o->w2box) DEF("RAMP_MV2_W2BOX256=%d", 1);
     if (o->cgather > 1) DEF("RAMP_MV2_CGATHER=%d", o->cgather);
+    if (o->ggather > 1) DEF("RAMP_MV2_GGATHER=%d", o->ggather);
 #undef DEF
     return n;
 }
@@ -289,6 +298,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-tx");
     if (o.cgather > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-cg%d", o.cgather);
+    if (o.ggather > 1 && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-gg%d", o.ggather);
     if (o.split && phase == 2 && o.p2k > 1 && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && phase == 2 && o.streamk && n > 0 && (size_t)n < size)
@@ -318,15 +329,18 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
                    o.tma_x >= 0 && o.tma_x <= 2 && (o.streamk == 0 || o.streamk == 1) &&
                    (o.w2box == 0 || o.w2box == 1) &&
                    (o.cgather == 0 || o.cgather == 1 || o.cgather == 2 || o.cgather == 4 ||
-                    o.cgather == 8),
+                    o.cgather == 8) &&
+                   (o.ggather == 0 || o.ggather == 1 || o.ggather == 2 || o.ggather == 4 ||
+                    o.ggather == 8),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..3), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0..6, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
-               "streamk %d (0, 1), w2box %d (0, 1), cgather %d (0, 1, 2, 4, 8)",
+               "streamk %d (0, 1), w2box %d (0, 1), cgather %d (0, 1, 2, 4, 8), "
+               "ggather %d (0, 1, 2, 4, 8)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box, o.cgather);
-    if (o.cgather > 1) RAMP_TRY(cgather_check(v, &o));
+               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box, o.cgather, o.ggather);
+    if (o.cgather > 1 || o.ggather > 1) RAMP_TRY(cgather_check(v, &o));
     RAMP_CHECK(o.tiled != 3 || o.prefetch == 0, RAMP_ERR_UNSUPPORTED,
                "v2 weights in stage units (tiled 3): no L2 prefetch; not prefetch %d",
                o.prefetch);
@@ -467,10 +481,13 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     if (s == RAMP_OK)
         s = ramp_module_kernel(k->module, "ramp_moe_v2", (int)k->layout.total, &k->kernel);
     k->mc = eo.mcast ? 2 : 1;
-    k->cg = eo.cgather > 1 ? eo.cgather : 1;
+    k->gg = eo.ggather > 1 ? eo.ggather : 1;
+    k->cg = eo.cgather > 1 ? eo.cgather : k->gg;
     k->ks = (v->cfg.splitk > 1 ? v->cfg.splitk : 1) * k->mc * k->cg;
-    /* opts.cluster: an unsplit program launched in clusters too (timing) */
-    k->launch_cluster = eo.cluster > k->ks ? eo.cluster : k->ks;
+    /* opts.cluster: an unsplit program launched in clusters too (timing);
+     * ggather's groups are no cluster */
+    const int cluster_ctas = k->ks / k->gg;
+    k->launch_cluster = eo.cluster > cluster_ctas ? eo.cluster : cluster_ctas;
     k->clusters = k->sms / k->launch_cluster;
     if (s == RAMP_OK && k->launch_cluster > 1)
         s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->layout.total, k->launch_cluster, k->sms,
@@ -538,6 +555,7 @@ ramp_status ramp_moe_v2_create_opts(ramp_gpu *gpu, const ramp_moe_variant *v,
 void ramp_moe_v2_free(ramp_moe_v2_kernel *k) {
     if (!k) return;
     if (k->xt) ramp_gpu_free(k->gpu, k->xt);
+    if (k->gg_ws) ramp_gpu_free(k->gpu, k->gg_ws);
     ramp_module_free(k->xt_module);
     ramp_module_free(k->module);
     ramp_module_free(k->module2);
@@ -553,6 +571,8 @@ unsigned ramp_moe_v2_grid(const ramp_moe_v2_kernel *k, int max_tiles) {
      * a tile is a pair of row tiles */
     const long long rt = k->mc > 1 ? ((long long)max_tiles + 1) / 2 : max_tiles;
     long long total = rt * (k->v.geom.inter / k->v.cfg.width / k->cg);
+    /* (ggather: at most one resident wave, so that a group's blocks, which
+     * wait for each other, are resident together) */
     const long long resident = (long long)k->clusters * k->launch_cluster / k->ks;
     if (total > resident && resident > 0) total = resident; /* resident; they stride */
     if (k->max_grid > 0 && total > k->max_grid / k->ks) total = k->max_grid / k->ks;
@@ -864,6 +884,19 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     ramp_moe_params copy = *p;
+    if (k->gg > 1) { /* the workspace of the exchange, its counters zeroed once */
+        if (p->max_tiles > k->gg_tiles) {
+            const ramp_moe_v2_gg_ws gw = ramp_moe_v2_gg_ws_of(
+                p->max_tiles, (k->v.cfg.rows + 7) / 8 * 8, k->v.cfg.width, k->v.geom.inter, k->gg);
+            if (k->gg_ws) ramp_gpu_free(k->gpu, k->gg_ws);
+            k->gg_ws = 0;
+            k->gg_tiles = 0;
+            RAMP_TRY(ramp_gpu_alloc(k->gpu, (size_t)gw.total, &k->gg_ws));
+            RAMP_TRY(ramp_gpu_fill32_async(k->gpu, k->gg_ws, 0, (size_t)gw.total / 4, stream));
+            k->gg_tiles = p->max_tiles;
+        }
+        copy.ws = k->gg_ws;
+    }
     void *args[2] = {&copy, &k->maps};
     if (k->split != 3)
         RAMP_TRY(ramp_kernel_launch_ex(k->kernel, grid, block, (int)k->layout.total, stream,

@@ -96,6 +96,10 @@ typedef struct {
                      that many CTAs on as many slices, which copy their intermediates
                      into each other's shared memory and each project down 1/C of d
                      over all C slices (RAMP_MV2_CGATHER; moe_v2.md, session 35) */
+    int ggather;  /* 0 or 1: none; 2, 4, 8: the same gather through global memory, no
+                     cluster: groups of G consecutive blocks exchange their blocks in a
+                     workspace the kernel object owns (RAMP_MV2_GGATHER; moe_v2.md,
+                     session 36). Not with cgather; a timing option (no layer) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

@@ -48,7 +48,8 @@
  * RAMP_MOE_V2_CGATHER=C (2, 4, 8: the narrow fused FP8 tiles whose slices
  * and down chunks C divides, each run by a cluster of C CTAs sharing their
  * intermediates, RAMP_MV2_CGATHER; the 7-block run is then one cluster
- * striding over every tile),
+ * striding over every tile), RAMP_MOE_V2_GGATHER=G (the same gather through
+ * global memory in groups of G blocks, no cluster, RAMP_MV2_GGATHER),
  * RAMP_MOE_V2_SPLIT=1 (wide tiles, and narrow FP8 tiles without split-K,
  * in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
@@ -430,6 +431,14 @@ int main(void) {
         fprintf(stderr, "RAMP_MOE_V2_CGATHER=%s: 0, 1 (none), 2, 4 or 8\n", cg_env);
         return 1;
     }
+    const char *gg_env = getenv("RAMP_MOE_V2_GGATHER");
+    opts.ggather = gg_env ? atoi(gg_env) : 0;
+    if ((opts.ggather != 0 && opts.ggather != 1 && opts.ggather != 2 && opts.ggather != 4 &&
+         opts.ggather != 8) || (opts.ggather > 1 && opts.cgather > 1)) {
+        fprintf(stderr, "RAMP_MOE_V2_GGATHER=%s: 0, 1 (none), 2, 4 or 8, not with "
+                        "RAMP_MOE_V2_CGATHER\n", gg_env);
+        return 1;
+    }
     const char *bf16_env = getenv("RAMP_MOE_V2_BF16");
     const int bf16 = bf16_env && atoi(bf16_env) > 0;
     if (bf16 && ((opts.tiled && opts.tiled != 3) || opts.red4)) {
@@ -463,6 +472,9 @@ int main(void) {
     if (opts.cgather > 1)
         printf("intermediates gathered over clusters of %d CTAs (RAMP_MOE_V2_CGATHER): the "
                "narrow fused FP8 tiles it divides\n", opts.cgather);
+    if (opts.ggather > 1)
+        printf("intermediates gathered through global memory in groups of %d blocks "
+               "(RAMP_MOE_V2_GGATHER): the narrow fused FP8 tiles it divides\n", opts.ggather);
     if (opts.pipe) printf("consumer ping-pong RAMP_MOE_V2_PIPE=%d%s\n", opts.pipe,
                           bf16 ? " (BF16: wide tiles only)" : "");
     if (info.cc_major != 9 || info.cc_minor != 0) {
@@ -502,7 +514,8 @@ int main(void) {
             if (opts.w2box && (all[i].cfg.rows > 64 || bf16 || all[i].cfg.splitk > 1)) continue;
             if (opts.streamk && all[i].cfg.rows > 64) continue; /* stream-K: narrow splits */
             /* the cluster gather: where it is built and C divides the work */
-            if (opts.cgather > 1 && ramp_moe_v2_opts_check(&all[i], &opts) != RAMP_OK) {
+            if ((opts.cgather > 1 || opts.ggather > 1) &&
+                ramp_moe_v2_opts_check(&all[i], &opts) != RAMP_OK) {
                 ramp_clear_error();
                 continue;
             }

@@ -367,21 +367,49 @@ static void cgather_refusals(void) {
     const ramp_moe_v2_layout l8 = ramp_moe_v2_layout_for_opts(&v, &o);
     CHECK(l8.iscale - l8.inter == 8 * (l1.iscale - l1.inter));
     CHECK(l8.amax - l8.iscale >= 8 * 32 * 4 && l8.xbars - l8.head >= 16 && l8.total > l1.total);
+    /* the same through global memory (ggather, session 36): its range, not
+     * with cgather, the same refusals naming it, its name and layout */
+    o = ramp_moe_v2_default_opts();
+    o.ggather = 3;
+    CHECK_ERR(ramp_moe_v2_opts_check(&v, &o), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "ggather 3") != NULL);
+    o.ggather = 8;
+    o.cgather = 8;
+    CHECK_ERR(ramp_moe_v2_opts_check(&v, &o), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "one exchange or the other") != NULL);
+    o.cgather = 0;
+    CHECK_OK(ramp_moe_v2_opts_check(&v, &o));
+    ramp_moe_v2_program_name_opts(&v, &o, name, sizeof name);
+    CHECK(strstr(name, "-gg8") != NULL && strstr(name, "-cg") == NULL);
+    CHECK(ramp_moe_v2_layout_for_opts(&v, &o).total == l8.total);
+    v = mv2_variant(&gm, 128, 128);
+    CHECK_ERR(ramp_moe_v2_compile_opts(&v, &o, &r), RAMP_ERR_UNSUPPORTED);
+    CHECK(r == NULL && strstr(ramp_last_error(), "ggather 8") != NULL);
+    /* its workspace: G blocks of npad x w bytes and npad x w / 128 scales
+     * per tile, then two counters per tile */
+    const ramp_moe_v2_gg_ws gw = ramp_moe_v2_gg_ws_of(3, 32, 256, 16384, 4);
+    CHECK(gw.block == 32 * 256 + 32 * 2 * 4 && gw.group == 4 * gw.block);
+    CHECK(gw.counters == 3 * 16 * gw.group && gw.total == gw.counters + 3 * 16 * 8);
 }
 
 /* The cluster gather's programs: Mixtral-8x22B (h 16,384, d 6,144) with C 2,
  * 4 and 8 on narrow tiles of w 128 and 256, DeepSeek-V3 (28 chunks) with C 4,
- * compiled without spills, warnings or serialised wgmmas (compile_one's
- * rules), each differing from the plain program by more than its name. */
+ * and the same through global memory (gg), compiled without spills,
+ * warnings or serialised wgmmas (compile_one's rules), each differing from
+ * the plain program by more than its name. */
 static void cgather_compiles(void) {
     static const struct {
         const char *model;
         int rows, width, cg, out; /* out: 1 bulk reductions, 2 float4 reductions */
-    } cases[] = {{"mixtral-8x22b", 8, 128, 8, 0},  {"mixtral-8x22b", 16, 128, 8, 0},
-                 {"mixtral-8x22b", 32, 128, 8, 0}, {"mixtral-8x22b", 32, 128, 4, 0},
-                 {"mixtral-8x22b", 16, 256, 4, 0}, {"mixtral-8x22b", 64, 128, 2, 0},
-                 {"mixtral-8x22b", 32, 128, 2, 1}, {"mixtral-8x22b", 32, 128, 2, 2},
-                 {"deepseek-v3", 24, 128, 4, 0}};
+        int gg;                   /* 1: ggather (global memory) instead of cgather */
+    } cases[] = {{"mixtral-8x22b", 8, 128, 8, 0, 0},  {"mixtral-8x22b", 16, 128, 8, 0, 0},
+                 {"mixtral-8x22b", 32, 128, 8, 0, 0}, {"mixtral-8x22b", 32, 128, 4, 0, 0},
+                 {"mixtral-8x22b", 16, 256, 4, 0, 0}, {"mixtral-8x22b", 64, 128, 2, 0, 0},
+                 {"mixtral-8x22b", 32, 128, 2, 1, 0}, {"mixtral-8x22b", 32, 128, 2, 2, 0},
+                 {"deepseek-v3", 24, 128, 4, 0, 0},   {"mixtral-8x22b", 16, 128, 8, 0, 1},
+                 {"mixtral-8x22b", 16, 128, 8, 1, 1}, {"mixtral-8x22b", 16, 128, 4, 2, 1},
+                 {"mixtral-8x22b", 32, 128, 8, 0, 1}, {"mixtral-8x22b", 64, 128, 4, 0, 1},
+                 {"deepseek-v3", 24, 128, 4, 0, 1}};
     const int n = (int)(sizeof cases / sizeof cases[0]);
     job *cj = calloc((size_t)n * 2, sizeof *cj);
     CHECK(cj != NULL);
@@ -394,7 +422,8 @@ static void cgather_compiles(void) {
         cj[i].o.tiled = cases[i / 2].out == 2 ? 0 : 3; /* units, as the layer serves Mixtral */
         cj[i].o.bulkred = cases[i / 2].out == 1;
         cj[i].o.red4 = cases[i / 2].out == 2;
-        cj[i].o.cgather = i % 2 ? cases[i / 2].cg : 0;
+        cj[i].o.cgather = i % 2 && !cases[i / 2].gg ? cases[i / 2].cg : 0;
+        cj[i].o.ggather = i % 2 && cases[i / 2].gg ? cases[i / 2].cg : 0;
         cj[i].model = cases[i / 2].model;
     }
     compile_pool_run(2 * n, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one,
@@ -404,10 +433,12 @@ static void cgather_compiles(void) {
         char name[64];
         ramp_config_name(&c->v.cfg, name, sizeof name);
         char what[96];
-        snprintf(what, sizeof what, "%s %s cg%d", c->model, name, c->o.cgather);
+        const int cg = c->o.ggather > 1 ? c->o.ggather : c->o.cgather;
+        const char *how = c->o.ggather > 1 ? "gg" : "cg";
+        snprintf(what, sizeof what, "%s %s %s%d", c->model, name, how, cg);
         const int bad = option_program_bad(p, c, 1, what);
-        printf("%-12s %-22s cg%d%-8s %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
-               c->model, name, c->o.cgather,
+        printf("%-12s %-22s %s%d%-8s %5d regs, %lld B shared, cubin %zu B (plain %zu B)%s\n",
+               c->model, name, how, cg,
                c->o.bulkred ? " bulkred" : c->o.red4 ? " red4" : "", c->rep.registers,
                ramp_moe_v2_layout_for_opts(&c->v, &c->o).total, c->cubin, p->cubin,
                bad ? "   BAD" : "");

@@ -369,6 +369,12 @@ typedef struct {
                        itself in the layer), and a two-phase entry's intermediate rows
                        as one box (".tx"; kernels/moe_v2.md, sessions 17-18). In v2's
                        space on every wide tile, alone and with .mc */
+    int ggather;    /* kernel v2 narrow fused FP8 tiles only: 0 none; 2, 4, 8 = groups of
+                       that many blocks on as many slices of a row tile exchange their
+                       FP8 intermediates through global memory (the layer's ws and
+                       ws_count), each then projecting down 1/G of d over the G slices,
+                       so an output element takes h / (w G) adds in one launch
+                       (".gg8"; kernels/moe_v2.md, session 36). Not in v2's space */
 } ramp_config;
 
 /* Stable readable names: "r16.w256.s4", with ".persist", ".grp", ".k2"
@@ -378,7 +384,8 @@ typedef struct {
  * "r128.w512.s3.ph2.dk2",
  * "r16.w128.s4.ph2.dk4"; a multicast one ends in ".mc" after those:
  * "r128.w256.s3.ph2.dk2.mc"; one with token rows by TMA in ".tx" after
- * everything: "r128.w256.s3.ph2.dk2.mc.tx". */
+ * those: "r128.w256.s3.ph2.dk2.mc.tx"; a narrow fused tile gathering its
+ * intermediates over G blocks ends in ".gg<G>": "r16.w128.s4.gg8". */
 ramp_status ramp_config_parse(const char *text, ramp_config *out);
 char *ramp_config_name(const ramp_config *c, char *buf, size_t size);
 int ramp_config_equal(const ramp_config *a, const ramp_config *b);

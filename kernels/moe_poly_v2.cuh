@@ -272,19 +272,21 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
-        int total = 0, ks = 1; /* the entry's tiles; CTAs per tile */       \
+        int total = 0, ks = 1, cl = 1; /* its tiles; CTAs per tile, cluster */ \
         switch (choice) {
 
 /* The entry's tiles; for a block that has one, its first tile's expert and
  * slots (in bounds: blockIdx.x / ks < total <= max_tiles * slices) and the
- * entry's barriers. A split-K entry (ks = 2) runs each tile on the two CTAs
- * of a cluster, a multicast entry (.mc, ks = 2) each pair of row tiles: a
- * menu holding one is launched with cluster dimension 2 (both kernels, when
- * the entry is two-phase), which entries with ks = 1 ignore. */
+ * entry's barriers. A split-K entry (ks = cl = 2) runs each tile on the two
+ * CTAs of a cluster, a multicast entry (.mc, ks = cl = 2) each pair of row
+ * tiles: a menu holding one is launched with cluster dimension 2 (both
+ * kernels, when the entry is two-phase), which entries with cl = 1 ignore.
+ * A ".gg" entry runs a tile on ks = G blocks that are no cluster (cl = 1). */
 #define RAMP_POLY_V2_SETUP(index, ns)                                         \
         case index:                                                           \
             total = ns::v2_total(rtiles);                                     \
             ks = ns::v2_ks;                                                   \
+            cl = ns::v2_cl;                                                   \
             if ((int)blockIdx.x / ks < total) {                               \
                 ns::v2_first_tile(pp.moe, sm, rtiles);                        \
                 if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
@@ -302,7 +304,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             RAMP_TL(0, RAMP_TL_K, 5);                                         \
             return;                                                           \
         }                                                                     \
-        if (ks > 1)                                                           \
+        if (cl > 1)                                                           \
             hop_cluster_sync(); /* its partner's barriers initialised */     \
         else                                                                  \
             __syncthreads();                                                  \

@@ -573,7 +573,11 @@ static __device__ __forceinline__ int v2_sk_start(int b, int units) {
     } while (0)
 #define V2_FIRST(tt) ((tt) == V2_CID)
 #else
-#define V2_FOR_TILES for (int tt = V2_CID; tt < v2_head(sm, 0); tt += V2_CGRID)
+/* (the gather through global memory: the blocks past the grid's last whole
+ * group, a polymorphic kernel's grid not being a multiple of G, take none) */
+#define V2_FOR_TILES                                                             \
+    for (int tt = V2_CID; tt < v2_head(sm, 0) && (!V2_CGG || V2_CID < V2_CGRID); \
+         tt += V2_CGRID)
 #define V2_SK_SEGMENT ((void)0)
 #define V2_FIRST(tt) ((tt) == V2_CID)
 #endif
@@ -1022,8 +1026,9 @@ static __device__ __forceinline__ void v2_ks_exchange(unsigned char *sm, float *
 #define V2_CG_SCALE_BYTES (V2_N * V2_PASSES * 4)
 #if V2_CGG
 /* Through global memory (RAMP_MV2_GGATHER): tile (r, group) owns G blocks
- * of the workspace (moe_v2_params.h, ramp_moe_v2_gg_ws) and two counters,
- * arrivals and readers; the last reader zeroes both for the next launch.
+ * of prm.ws (moe_v2_params.h, ramp_moe_v2_gg_ws) and two counters of
+ * prm.ws_count, arrivals and readers; the last reader zeroes both for the
+ * next launch.
  * Nothing in shared memory is written by a peer, so no wait before the
  * next tile rewrites this CTA's block and no release after it. */
 static __device__ __forceinline__ void v2_cg_wait_free(unsigned char *sm, int xu) {
@@ -1037,7 +1042,7 @@ static __device__ __forceinline__ void v2_cg_gather(const ramp_moe_params &prm,
                                                       RAMP_INTER, V2_CG);
     const long long tile = (long long)r * (V2_SLICES / V2_CG) + slice;
     unsigned char *grp = (unsigned char *)prm.ws + tile * gw.group;
-    unsigned *cnt = (unsigned *)((unsigned char *)prm.ws + gw.counters) + 2 * tile;
+    unsigned *cnt = (unsigned *)prm.ws_count + 2 * tile;
     unsigned char *inter = sm + V2_LAYOUT.inter, *isc = sm + V2_LAYOUT.iscale;
     const int rank = v2_crank(), lt = (int)threadIdx.x - 128; /* consumer threads 0..255 */
     /* this CTA's block out (v2_act_quant wrote it, behind a consumer barrier) */
@@ -1980,7 +1985,8 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 /* A polymorphic entry (moe_poly_v2.cuh): v2_first_tile, v2_init and the two
  * roles above; the macros are undefined so that the next entry (its own
  * namespace) can define its own. */
-enum { v2_slices = V2_TPR, v2_ks = V2_TG }; /* work tiles per row tile; CTAs per tile */
+/* work tiles per row tile; CTAs per tile; CTAs per cluster */
+enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_N
 #undef V2_WIDE
 #undef V2_MC

@@ -262,9 +262,10 @@ RAMP_MV2_INLINE ramp_moe_v2_ws_layout ramp_moe_v2_ws_layout_of(int max_tiles, in
  * rounded up to 8, w its width: tile (row tile r, group q of G slices)
  * holds G blocks at (r h / (w G) + q) * group, each the FP8 intermediate
  * of one slice (w / 128 K tiles of npad x 128 bytes, SW128 as in shared
- * memory) then its npad x w / 128 f32 scales; after every tile's blocks,
- * two u32 counters per tile at counters + 8 (r h / (w G) + q), which must
- * be zero before the first launch (each launch leaves them zero). */
+ * memory) then its npad x w / 128 f32 scales; the tile's two u32 counters
+ * at 8 (r h / (w G) + q) of a buffer of their own (prm.ws_count; a kernel
+ * object's launches: at `counters`, after every tile's blocks), zero
+ * before the first launch (each launch leaves them zero). */
 typedef struct {
     long long block, group, counters, total;
 } ramp_moe_v2_gg_ws;

@@ -87,7 +87,9 @@ char *ramp_config_name(const ramp_config *c, char *buf, size_t size) {
     if (c->mcast && n >= 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, ".mc");
     if (c->tma_x && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, ".tx");
+        n += snprintf(buf + n, size - (size_t)n, ".tx");
+    if (c->ggather > 1 && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ".gg%d", c->ggather);
     return buf;
 }
 
@@ -99,7 +101,8 @@ int ramp_config_equal(const ramp_config *a, const ramp_config *b) {
     return a->rows == b->rows && a->width == b->width &&
            a->stages == b->stages && a->persistent == b->persistent &&
            a->grouped == b->grouped && a->splitk == b->splitk &&
-           a->two_phase == b->two_phase && a->mcast == b->mcast && a->tma_x == b->tma_x;
+           a->two_phase == b->two_phase && a->mcast == b->mcast && a->tma_x == b->tma_x &&
+           a->ggather == b->ggather;
 }
 
 static int in_list(int v, const int *list, int n) {
@@ -121,11 +124,11 @@ static int read_number(const char **p, int *value) {
 
 ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     RAMP_CHECK(text && out, RAMP_ERR_INVALID_ARGUMENT, "config name is NULL");
-    ramp_config c = {0, 0, 0, 0, 0, 1, 0, 0, 0};
+    ramp_config c = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
     const char *p = text;
     const char *form = "expected r<rows>.w<width>.s<stages>[.persist][.grp][.k<split>]"
-                       "[.ph2[.dk<parts>]][.mc][.tx], e.g. r16.w256.s4.persist or "
-                       "r128.w512.s3.ph2.dk2";
+                       "[.ph2[.dk<parts>]][.mc][.tx][.gg<blocks>], e.g. r16.w256.s4.persist "
+                       "or r128.w512.s3.ph2.dk2";
     RAMP_CHECK(*p == 'r' && (p++, read_number(&p, &c.rows)) && *p == '.',
                RAMP_ERR_INVALID_ARGUMENT, "config '%s': %s", text, form);
     p++;
@@ -161,6 +164,14 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
         c.tma_x = 1;
         p += 3;
     }
+    if (strncmp(p, ".gg", 3) == 0) {
+        p += 3;
+        RAMP_CHECK(read_number(&p, &c.ggather), RAMP_ERR_INVALID_ARGUMENT,
+                   "config '%s': %s", text, form);
+        RAMP_CHECK(c.ggather == 2 || c.ggather == 4 || c.ggather == 8, RAMP_ERR_INVALID_ARGUMENT,
+                   "config '%s': .gg%d: the gather's groups are 2, 4 or 8 blocks", text,
+                   c.ggather);
+    }
     RAMP_CHECK(*p == '\0', RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': unexpected '%s'; %s", text, p, form);
     RAMP_CHECK(!c.mcast || (c.rows == WIDE_ROWS && c.splitk == 1), RAMP_ERR_INVALID_ARGUMENT,
@@ -169,6 +180,10 @@ ramp_status ramp_config_parse(const char *text, ramp_config *out) {
     RAMP_CHECK(!c.tma_x || (c.rows == WIDE_ROWS && c.splitk == 1), RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': .tx (token rows by TMA from a copy in tile order) needs the wide "
                "tile, rows %d, without split-K", text, WIDE_ROWS);
+    RAMP_CHECK(!c.ggather || (c.rows <= 64 && c.splitk == 1 && !c.two_phase && !c.persistent),
+               RAMP_ERR_INVALID_ARGUMENT,
+               "config '%s': .gg (the gather through global memory) is a narrow fused tile's: "
+               "rows <= 64, one launch, no split-K or persistent grid", text);
     RAMP_CHECK(in_list(c.rows, ROWS, COUNT(ROWS)) || c.rows == WIDE_ROWS,
                RAMP_ERR_INVALID_ARGUMENT,
                "config '%s': rows %d not in {2,4,6,8,12,16,24,32,48,64} or %d (v2's wide tile)",
@@ -216,9 +231,11 @@ static ramp_status v2_resources(const ramp_config *c, const ramp_geometry *g,
     memset(&v, 0, sizeof v);
     v.cfg = *c;
     v.geom = *g;
-    long long smem =
-        ramp_moe_v2_layout_ks(c->rows, c->width, c->stages, g->bf16, c->splitk > 1 ? c->splitk : 1)
-            .total;
+    /* (.gg: its G blocks of intermediate and scales) */
+    long long smem = ramp_moe_v2_layout_cg(c->rows, c->width, c->stages, g->bf16,
+                                           c->splitk > 1 ? c->splitk : 1, 0,
+                                           c->ggather > 1 ? c->ggather : 1)
+                         .total;
     if (c->two_phase) {
         long long down = ramp_moe_v2_layout_down_bf(c->rows, c->stages, g->bf16).total;
         if (down > smem) smem = down;
@@ -244,7 +261,7 @@ ramp_status ramp_config_resources(const ramp_config *c, const ramp_geometry *g,
                                   ramp_resources *out) {
     RAMP_CHECK(c && g && lim && out, RAMP_ERR_INVALID_ARGUMENT, "NULL argument");
     memset(out, 0, sizeof *out);
-    if (c->rows > 64 || c->two_phase) return v2_resources(c, g, lim, out);
+    if (c->rows > 64 || c->two_phase || c->ggather) return v2_resources(c, g, lim, out);
     ramp_moe_v1_layout l = ramp_moe_v1_layout_of(c->rows, c->width, c->stages, g->bf16, 0);
     long smem = (long)l.total;
     int threads = l.threads;
@@ -299,7 +316,7 @@ ramp_status ramp_config_candidates(const ramp_geometry *g, ramp_config **out,
                     for (int split = 1; split <= 2; split++) {
                         if (split == 2 && !(g->hidden >= 4096 && ROWS[ri] <= 8)) continue;
                         list[n++] = (ramp_config){ROWS[ri], WIDTHS[wi], STAGES[si],
-                                                  launch >= 1, launch == 2, split, 0, 0, 0};
+                                                  launch >= 1, launch == 2, split, 0, 0, 0, 0};
                     }
     *out = list;
     *count = n;
@@ -422,7 +439,7 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                         /* plain; token rows by TMA (.tx); and with weight
                          * multicast too (.mc.tx): sessions 17-18 */
                         ramp_config c = {WIDE_ROWS, WIDTHS[wi], WIDE_STAGES[si], 0, 0, 1,
-                                         TWO_PHASE[pi], vi == 2, vi >= 1};
+                                         TWO_PHASE[pi], vi == 2, vi >= 1, 0};
                         ramp_resources r;
                         if (ramp_config_resources(&c, g, lim, &r) == RAMP_OK && r.valid)
                             list[total++] = c;
@@ -430,14 +447,14 @@ ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                 }
         for (int ri = 0; ri < COUNT(KS_ROWS); ri++)
             for (int wi = 0; wi < COUNT(KS_WIDTHS); wi++) {
-                ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0, 0, 0};
+                ramp_config c = {KS_ROWS[ri], KS_WIDTHS[wi], KS_STAGES, 0, 0, 2, 0, 0, 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }
         for (int ri = 0; ri < COUNT(NS_ROWS) && !g->bf16; ri++)
             for (int pi = 0; pi < COUNT(NS_PARTS); pi++) {
                 if (!k_parts_offered(g, NS_PARTS[pi])) continue;
-                ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0, 0};
+                ramp_config c = {NS_ROWS[ri], NS_WIDTH, NS_STAGES, 0, 0, 1, NS_PARTS[pi], 0, 0, 0};
                 ramp_resources r;
                 if (v2_resources(&c, g, lim, &r) == RAMP_OK && r.valid) list[total++] = c;
             }

@@ -27,6 +27,8 @@ ramp_status ramp_moe_v1_check(const ramp_moe_variant *v) {
     ramp_config_name(c, name, sizeof name);
     RAMP_CHECK(c->rows >= 1 && c->rows <= 64, RAMP_ERR_UNSUPPORTED,
                "config %s: rows %d outside 1..64", name, c->rows);
+    RAMP_CHECK(!c->ggather, RAMP_ERR_UNSUPPORTED,
+               "config %s: the gather through global memory (.gg) is kernel v2's", name);
     RAMP_CHECK(c->width == 128 || c->width == 256 || c->width == 512, RAMP_ERR_UNSUPPORTED,
                "config %s: width %d not 128, 256 or 512", name, c->width);
     RAMP_CHECK(c->stages >= 2 && c->stages <= 8, RAMP_ERR_UNSUPPORTED,

@@ -376,7 +376,8 @@ static const char *const ENTRY_MACROS[] = {"RAMP_ROWS",       "RAMP_WIDTH",
 static const char *const ENTRY_MACROS_V2[] = {"RAMP_ROWS",      "RAMP_WIDTH",
                                               "RAMP_STAGES",    "RAMP_MV2_PHASE",
                                               "RAMP_MV2_P2K",   "RAMP_MV2_KSPLIT",
-                                              "RAMP_MV2_MCAST", "RAMP_MV2_TMA_X"};
+                                              "RAMP_MV2_MCAST", "RAMP_MV2_TMA_X",
+                                              "RAMP_MV2_GGATHER"};
 #define N_ENTRY_V2 (sizeof ENTRY_MACROS_V2 / sizeof *ENTRY_MACROS_V2)
 
 /* One entry's namespace: phase 0 (fused), 1 or 2 (two-phase entries).
@@ -394,6 +395,7 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, in
     if (c->splitk > 1) put(b, "#define RAMP_MV2_KSPLIT %d\n", c->splitk);
     if (c->mcast) put(b, "#define RAMP_MV2_MCAST 1\n"); /* both phases */
     if (c->tma_x) put(b, "#define RAMP_MV2_TMA_X 1\n");  /* both phases */
+    if (c->ggather > 1) put(b, "#define RAMP_MV2_GGATHER %d\n", c->ggather);
     pipe = pipe && c->rows > 64;
     if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE 1\n");
     put(b, "namespace ramp_poly_%c%d {\n#include \"moe_v2.cuh\"\n}\n", phase == 2 ? 'd' : 'e', i);
@@ -808,11 +810,12 @@ unsigned ramp_moe_poly_grid(const ramp_moe_poly *k) { return grid_of(k, 0, INT64
 static size_t most_of_entries(const ramp_moe_poly *k, int max_tiles,
                               size_t (*bytes)(const ramp_moe_variant *, int)) {
     size_t m = 0;
-    if (is_v2(&k->d)) {
-        if (bytes != ramp_moe_v1_ws_bytes) return 0; /* no counters */
+    if (is_v2(&k->d)) { /* (counters: only the gather through global memory's, ".gg") */
         for (int i = 0; i < k->d.count; i++) {
             ramp_moe_variant v = variant_of(&k->d, i);
-            size_t b = ramp_moe_v2_ws_bytes(&v, NULL, (int)k->tiles[i]);
+            size_t b = bytes == ramp_moe_v1_ws_bytes
+                           ? ramp_moe_v2_ws_bytes(&v, NULL, (int)k->tiles[i])
+                           : ramp_moe_v2_counter_bytes(&v, NULL, (int)k->tiles[i]);
             if (b > m) m = b;
         }
         return m;
@@ -865,6 +868,11 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                (unsigned long long)p->out);
     RAMP_CHECK(!(is_v2(&k->d) && has_two_phase(&k->d)) || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "a two-phase v2 entry needs ws (ramp_moe_poly_ws_bytes) for its intermediate");
+    int gg = 0;
+    for (int i = 0; i < k->d.count; i++) gg |= k->d.cfgs[i].ggather > 1;
+    RAMP_CHECK(!gg || (p->ws && p->ws_count), RAMP_ERR_INVALID_ARGUMENT,
+               "a v2 entry gathering through global memory (.gg) needs ws and ws_count "
+               "(ramp_moe_poly_ws_bytes, ramp_moe_poly_counter_bytes; the counters zeroed once)");
     if (is_v2(&k->d) && (p->w13 != k->map_w13 || p->w2 != k->map_w2))
         RAMP_TRY(ramp_moe_poly_set_weights(k, p->w13, p->w2));
     int splitk = 0; /* v1's split-K sums through a workspace; v2's through its cluster */

@@ -56,6 +56,8 @@ struct ramp_moe_v2_kernel {
 
 _Static_assert(sizeof(ramp_moe_v2_maps) == 512, "ramp_moe_v2_maps: four 128-byte maps");
 
+static ramp_status cgather_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o);
+
 ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(v, RAMP_ERR_INVALID_ARGUMENT, "NULL variant");
     const ramp_config *c = &v->cfg;
@@ -125,6 +127,11 @@ ramp_status ramp_moe_v2_check(const ramp_moe_variant *v) {
     RAMP_CHECK(l.total <= 232448, RAMP_ERR_UNSUPPORTED,
                "v2 config %s: %lld B of shared memory exceeds the 227 KB per block", name,
                l.total);
+    if (c->ggather) { /* (.gg: the option's checks on the configuration's own) */
+        ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+        o.ggather = c->ggather;
+        RAMP_TRY(cgather_check(v, &o));
+    }
     return RAMP_OK;
 }
 
@@ -134,9 +141,10 @@ ramp_moe_v2_layout ramp_moe_v2_layout_for(const ramp_moe_variant *v) {
 
 ramp_moe_v2_layout ramp_moe_v2_layout_for_opts(const ramp_moe_variant *v,
                                                const ramp_moe_v2_opts *o) {
+    const int gg = o && o->ggather > 1 ? o->ggather : v->cfg.ggather; /* (the option's first) */
     return ramp_moe_v2_layout_cg(v->cfg.rows, v->cfg.width, v->cfg.stages, v->geom.bf16,
                                  v->cfg.splitk > 1 ? v->cfg.splitk : 1, o ? o->bulkred : 0,
-                                 o ? (o->ggather > 1 ? o->ggather : o->cgather) : 1);
+                                 gg > 1 ? gg : o ? o->cgather : 1);
 }
 
 ramp_status ramp_moe_v2_bulkred_check(const ramp_moe_variant *v, const ramp_moe_v2_opts *o) {
@@ -207,12 +215,36 @@ static ramp_moe_v2_opts effective_opts(const ramp_moe_variant *v, const ramp_moe
     if (e.streamk) e.p2k = 1; /* stream-K's ranges replace the K parts */
     if (v->cfg.mcast) e.mcast = 1; /* (".mc") */
     if (v->cfg.tma_x) e.tma_x = 1; /* (".tx") */
+    if (v->cfg.ggather > 1) e.ggather = v->cfg.ggather; /* (".gg") */
     return e;
+}
+
+/* The gather through global memory (ggather G): its blocks of row tiles
+ * up to max_tiles, or with counters, its two counters a tile (0 without). */
+static ramp_moe_v2_gg_ws gg_ws_of(const ramp_moe_variant *v, const ramp_moe_v2_opts *e,
+                                  int max_tiles) {
+    ramp_moe_v2_gg_ws w;
+    memset(&w, 0, sizeof w);
+    if (e->ggather > 1 && max_tiles >= 0)
+        w = ramp_moe_v2_gg_ws_of(max_tiles, (v->cfg.rows + 7) / 8 * 8, v->cfg.width,
+                                 v->geom.inter, e->ggather);
+    return w;
+}
+
+size_t ramp_moe_v2_counter_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                 int max_tiles) {
+    if (!v) return 0;
+    const ramp_moe_v2_opts e = effective_opts(v, o);
+    const ramp_moe_v2_gg_ws w = gg_ws_of(v, &e, max_tiles);
+    return (size_t)(w.total - w.counters);
 }
 
 size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                             int max_tiles) {
-    if (!v || max_tiles < 0 || !effective_opts(v, o).split) return 0;
+    if (!v || max_tiles < 0) return 0;
+    const ramp_moe_v2_opts e = effective_opts(v, o);
+    if (e.ggather > 1) return (size_t)gg_ws_of(v, &e, max_tiles).counters;
+    if (!e.split) return 0;
     return (size_t)ramp_moe_v2_ws_layout_rows(max_tiles, v->cfg.rows, v->geom.inter,
                                               v->geom.bf16).total;
 }
@@ -896,6 +928,9 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
             k->gg_tiles = p->max_tiles;
         }
         copy.ws = k->gg_ws;
+        copy.ws_count = k->gg_ws + (ramp_devptr)ramp_moe_v2_gg_ws_of(
+            k->gg_tiles, (k->v.cfg.rows + 7) / 8 * 8, k->v.cfg.width, k->v.geom.inter,
+            k->gg).counters;
     }
     void *args[2] = {&copy, &k->maps};
     if (k->split != 3)

@@ -107,9 +107,15 @@ typedef struct {
  * a split themselves. */
 
 /* Bytes of prm.ws the variant's launches need for up to max_tiles row tiles
- * (0 when it is not split). */
+ * (0 when it is neither split nor gathering through global memory). */
 size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                             int max_tiles);
+/* Bytes of prm.ws_count they need: a gather through global memory's two
+ * counters a tile (ggather, ".gg"), zero before the first launch (each
+ * launch leaves them zero); 0 otherwise. ramp_moe_v2_launch gives a kernel
+ * object's own launches their own ws and counters for the gather. */
+size_t ramp_moe_v2_counter_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
+                                 int max_tiles);
 
 /* The options every plain entry point uses (RAMP_MV2_PF_DEFAULT, no diag,
  * RAMP_MV2_PIPE_DEFAULT, row-major weights). */

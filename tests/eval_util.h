@@ -50,7 +50,7 @@ static inline int syn_configs(ramp_config *c, int *bps, int two_classes) {
     int n = 0;
     for (int r = 0; r < 6; r++)
         for (int s = 0; s < 2; s++) {
-            ramp_config x = {rows[r], 256, s ? 4 : 2, s, 0, 1, 0, 0, 0};
+            ramp_config x = {rows[r], 256, s ? 4 : 2, s, 0, 1, 0, 0, 0, 0};
             c[n] = x;
             bps[n] = two_classes ? (rows[r] <= 8 ? 2 : 1) : 1;
             n++;

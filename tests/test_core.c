@@ -249,18 +249,18 @@ static void test_configs(void) {
     /* More stages never use less shared memory. */
     ramp_geometry g = {16, 8, 1024, 2048, 0};
     ramp_resources r2, r4;
-    ramp_config a = {16, 256, 2, 0, 0, 1, 0, 0, 0}, b = {16, 256, 4, 0, 0, 1, 0, 0, 0};
+    ramp_config a = {16, 256, 2, 0, 0, 1, 0, 0, 0, 0}, b = {16, 256, 4, 0, 0, 1, 0, 0, 0, 0};
     CHECK_OK(ramp_config_resources(&a, &g, &lim, &r2));
     CHECK_OK(ramp_config_resources(&b, &g, &lim, &r4));
     CHECK(r4.smem_bytes > r2.smem_bytes && r4.blocks_per_sm <= r2.blocks_per_sm);
     /* A width that does not divide h is not in the space, with a reason. */
     ramp_geometry q3 = {16, 8, 768, 2048, 0};
-    ramp_config big = {64, 512, 4, 0, 0, 1, 0, 0, 0};
+    ramp_config big = {64, 512, 4, 0, 0, 1, 0, 0, 0, 0};
     CHECK_OK(ramp_config_resources(&big, &q3, &lim, &r4));
     CHECK(!r4.valid && strstr(r4.why, "does not divide"));
     /* Occupancy follows the register bound: 3 blocks of 128 threads at
      * 168 registers (21504 per block), 1 block of 256 threads at 224. */
-    ramp_config small = {2, 128, 2, 0, 0, 1, 0, 0, 0};
+    ramp_config small = {2, 128, 2, 0, 0, 1, 0, 0, 0, 0};
     CHECK_OK(ramp_config_resources(&small, &g, &lim, &r2));
     CHECK_EQ_INT(r2.threads, 128);
     CHECK_EQ_INT(r2.blocks_per_sm, 3);

@@ -104,7 +104,7 @@ static void test_features(ramp_rng *rng) {
         balanced[e] = 8;
         skewed[e] = e < 4 ? 30 : e < 12 ? 1 : 0;
     }
-    ramp_config r8 = {8, 768, 2, 0, 0, 1, 0, 0, 0}, r32 = {32, 768, 2, 0, 0, 1, 0, 0, 0};
+    ramp_config r8 = {8, 768, 2, 0, 0, 1, 0, 0, 0, 0}, r32 = {32, 768, 2, 0, 0, 1, 0, 0, 0, 0};
     ramp_features f;
     /* q = h / w = 1: T is the row-tile count of the paper's example. */
     ramp_features_compute(&r8, &g, 132, 2, 16, balanced, &f);
@@ -119,14 +119,14 @@ static void test_features(ramp_rng *rng) {
     ramp_features_compute(&r32, &g, 132, 2, 16, skewed, &f);
     CHECK_NEAR(f.tiles, 12, 0);
     /* q = 768 / 256 = 3; W = ceil(T / (sms * blocks)). */
-    ramp_config r8w = {8, 256, 4, 1, 0, 1, 0, 0, 0};
+    ramp_config r8w = {8, 256, 4, 1, 0, 1, 0, 0, 0, 0};
     ramp_features_compute(&r8w, &g, 10, 1, 16, skewed, &f);
     CHECK_NEAR(f.tiles, 72, 0);
     CHECK_NEAR(f.waves, 8, 0);
     ramp_features_compute(&r8w, &g, 10, 3, 16, skewed, &f);
     CHECK_NEAR(f.waves, 3, 0);
     /* split-K doubles the tiles; a partial slice (h = 640, w = 256) counts. */
-    ramp_config k2 = {8, 256, 4, 0, 0, 2, 0, 0, 0};
+    ramp_config k2 = {8, 256, 4, 0, 0, 2, 0, 0, 0, 0};
     ramp_features_compute(&k2, &g, 10, 1, 16, skewed, &f);
     CHECK_NEAR(f.tiles, 144, 0);
     ramp_geometry g640 = {16, 8, 640, 2048, 0};
@@ -148,7 +148,7 @@ static void test_features(ramp_rng *rng) {
             act += load[e] > 0;
         }
         ramp_config c = {rows[ramp_rng_below(rng, 10)], 128 << ramp_rng_below(rng, 2), 3, 0, 0,
-                         1 + (int)ramp_rng_below(rng, 2), 0, 0, 0};
+                         1 + (int)ramp_rng_below(rng, 2), 0, 0, 0, 0};
         int sms = 1 + (int)ramp_rng_below(rng, 140), bps = 1 + (int)ramp_rng_below(rng, 4);
         int64_t tiles = 0;
         for (int e = 0; e < nexp; e++) {
@@ -614,7 +614,7 @@ static void test_fit_tilecount(ramp_rng *rng) {
  *      us on every load.
  * Best: A, A, B, B. */
 static ramp_timing *tiny_two(void) {
-    ramp_config cfg[2] = {{2, 128, 2, 0, 0, 1, 0, 0, 0}, {16, 128, 2, 0, 0, 1, 0, 0, 0}};
+    ramp_config cfg[2] = {{2, 128, 2, 0, 0, 1, 0, 0, 0, 0}, {16, 128, 2, 0, 0, 1, 0, 0, 0, 0}};
     int bps[2] = {2, 1};
     ramp_geometry g = {2, 1, 128, 2048, 0};
     ramp_timing *t = NULL;
@@ -727,7 +727,7 @@ static ramp_timing *pairs_dataset(ramp_rng *rng, int nflat, int nmixed, double *
     static const int rows[3] = {16, 32, 64}, widths[2] = {128, 256};
     for (int r = 0; r < 3; r++)
         for (int w = 0; w < 2; w++) {
-            ramp_config x = {rows[r], widths[w], 4, 1, 0, 1, 0, 0, 0};
+            ramp_config x = {rows[r], widths[w], 4, 1, 0, 1, 0, 0, 0, 0};
             cfg[r * 2 + w] = x;
             bps[r * 2 + w] = 1;
         }

@@ -383,9 +383,10 @@ static void test_entries(ctx *C, int kind, int nshapes) {
                 s = ramp_gpu_upload(C->gpu, texp, sel->tile_expert, (size_t)(tiles > 0 ? tiles : 1) * 4);
             if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, ntiles, &tiles, 4);
             if (s == RAMP_OK) s = ramp_gpu_upload(C->gpu, choice, &idx, 4);
-            /* a two-phase entry's intermediate: poisoned, as a row its phase 2
-             * read but its phase 1 did not write shows as NaN */
-            if (s == RAMP_OK && pd.cfgs[e].two_phase)
+            /* a two-phase entry's intermediate (a ".gg" entry's exchanged
+             * blocks): poisoned, as a row its phase 2 (a peer) read but its
+             * phase 1 (its block's owner) did not write shows as NaN */
+            if (s == RAMP_OK && (pd.cfgs[e].two_phase || pd.cfgs[e].ggather))
                 s = ramp_gpu_fill32_async(C->gpu, ws, 0xFFFFFFFFu, wsb / 4, C->st);
             if (s == RAMP_OK) s = batch_upload(C, &b, &B, ref_rms(ref, b.tokens));
             ramp_moe_params p;

@@ -195,6 +195,14 @@ static const char *const MENU_V2_TMAX[] = {"r16.w128.s4.ph2.dk4",       "r8.w256
                                            "r128.w256.s3.tx",           "r128.w256.s3.ph2.dk2.mc.tx",
                                            "r128.w128.s4.ph2.dk2.tx",   "r128.w512.s3.ph2.dk2"};
 
+/* The gather through global memory (".gg", session 36): Mixtral's small-load
+ * entries with 8- and 4-block groups beside the two-phase and wide ones a
+ * layer's menu holds, and a split-K entry (a cluster of two: the groups are
+ * no cluster) */
+static const char *const MENU_V2_GG[] = {"r32.w128.s4.gg8",         "r8.w256.s4.k2",
+                                         "r16.w128.s4.gg4",         "r64.w128.s4.ph2.dk4",
+                                         "r128.w128.s3.ph2.dk4.tx", "r128.w128.s4.ph2.dk2.mc.tx"};
+
 /* A BF16 layer's menu with wide entries, fused and two-phase (bf16_pipe) */
 static const char *const MENU_V2_BF16W[] = {"r8.w256.s4",           "r32.w256.s3",
                                             "r128.w256.s3",         "r128.w128.s4.ph2.dk2",
@@ -381,6 +389,47 @@ static void test_v2_tma_x_source(void) {
     CHECK(c.tma_x == 1 && c.mcast == 1 && c.two_phase == 2);
     char name[64];
     CHECK(strcmp(ramp_config_name(&c, name, sizeof name), "r128.w256.s3.ph2.dk2.mc.tx") == 0);
+}
+
+/* The gather through global memory: RAMP_MV2_GGATHER G inside each ".gg"
+ * entry's namespace only, undefined after every entry; the configuration
+ * grammar and its refusals (a wide, two-phase or split-K tile; G not 2, 4,
+ * 8; kernel v1; G not dividing the slices and the down chunks). */
+static void test_v2_ggather_source(void) {
+    char *src = NULL;
+    const ramp_poly_desc d = v2_menu("mixtral-8x22b", MENU_V2_GG);
+    CHECK_OK(ramp_moe_poly_source(&d, &src));
+    if (!src) return;
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_GGATHER 8\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_GGATHER 4\n"), 1);
+    CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_GGATHER"), d.count + 3); /* 3 two-phase */
+    const char *g8 = strstr(src, "#define RAMP_MV2_GGATHER 8"), *e0 = strstr(src, "namespace ramp_poly_e0 {");
+    const char *g4 = strstr(src, "#define RAMP_MV2_GGATHER 4"), *e1 = strstr(src, "namespace ramp_poly_e1 {");
+    const char *e2 = strstr(src, "namespace ramp_poly_e2 {");
+    CHECK(g8 && e0 && g8 < e0 && g4 && e1 && e2 && g4 > e1 && g4 < e2);
+    free(src);
+    ramp_config c;
+    char name[64];
+    CHECK_OK(ramp_config_parse("r32.w128.s4.gg8", &c));
+    CHECK(c.ggather == 8 && c.two_phase == 0 && c.rows == 32);
+    CHECK(strcmp(ramp_config_name(&c, name, sizeof name), "r32.w128.s4.gg8") == 0);
+    static const char *const bad[] = {"r32.w128.s4.gg3", "r32.w128.s4.gg", "r128.w128.s4.gg8",
+                                      "r32.w128.s4.ph2.dk4.gg8", "r8.w128.s4.k2.gg2",
+                                      "r32.w128.s4.gg8.tx"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK_ERR(ramp_config_parse(bad[i], &c), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), bad[i]) != NULL);
+    }
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("qwen3-30b", &g)); /* 6 slices of w 128, 8 chunks */
+    CHECK_OK(ramp_config_parse("r16.w128.s4.gg4", &c));
+    ramp_moe_variant v = {c, g, 0};
+    CHECK_ERR(ramp_moe_v2_check(&v), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "ggather 4 must divide") != NULL);
+    v.cfg.ggather = 2;
+    CHECK_OK(ramp_moe_v2_check(&v));
+    CHECK_ERR(ramp_moe_v1_check(&v), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), ".gg") != NULL);
 }
 
 /* A BF16 layer with bf16_pipe: RAMP_MV2_PIPE 1 around each wide entry's
@@ -1037,6 +1086,7 @@ int main(void) {
     test_v2_late_wait_source();
     test_v2_split_source();
     test_v2_tma_x_source();
+    test_v2_ggather_source();
     test_v2_label_source();
     test_v2_refusals();
     int rc = test_compile(0, 0, "FP8");
@@ -1082,5 +1132,7 @@ int main(void) {
     test_v2_compile("deepseek-v3", MENU_V2_BF16W, 0, 0, "-units-bf16");
     g_v2_part = 0x1a; /* a size class: a narrow two-phase, a fused and a multicast .tx entry */
     test_v2_compile("mixtral-8x22b", MENU_V2_TMAX, 0, 0, "-part");
+    g_v2_units = 1; /* the gather through global memory, as a Mixtral layer would serve it */
+    test_v2_compile("mixtral-8x22b", MENU_V2_GG, 0, 0, "-gg");
     return check_finish("test_moe_poly");
 }

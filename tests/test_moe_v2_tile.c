@@ -465,7 +465,7 @@ static void wide_and_split(void) {
     CHECK_OK(mv2_geometry("qwen3-30b", &g));
     ramp_moe_variant v;
     memset(&v, 0, sizeof v);
-    v.cfg = (ramp_config){64, 256, 4, 0, 0, 1, 0, 0, 0};
+    v.cfg = (ramp_config){64, 256, 4, 0, 0, 1, 0, 0, 0, 0};
     v.geom = g;
     ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
     o.split = 1;

@@ -445,7 +445,7 @@ int main(void) {
         p2.kernel = RAMP_KERNEL_V2;
         static const int rows[6] = {2, 8, 16, 24, 48, 64};
         for (int i = 0; i < p2.count; i++)
-            p2.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1, 0, 0, 0};
+            p2.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1, 0, 0, 0, 0};
         CHECK_OK(ramp_plan_write(&p2, path));
         size_t n2 = 0;
         char *v2 = slurp(path, &n2);
@@ -515,7 +515,7 @@ int main(void) {
         pu.kernel = RAMP_KERNEL_V2;
         static const int rows[6] = {2, 8, 16, 24, 48, 64};
         for (int i = 0; i < pu.count; i++)
-            pu.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1, 0, 0, 0};
+            pu.configs[i] = (ramp_config){rows[i % 6], i < 6 ? 128 : 256, 4, 0, 0, 1, 0, 0, 0, 0};
         CHECK_OK(ramp_plan_write(&pu, path));
         size_t n0 = 0;
         char *r0 = slurp(path, &n0);

@@ -329,7 +329,7 @@ static void test_per_gpu_table(ramp_rng *rng) {
 static void test_balance_tables(ramp_rng *rng) {
     ramp_config cfg[3];
     int bps[3];
-    ramp_config a = {8, 256, 2, 0, 0, 1, 0, 0, 0}, b = {32, 256, 2, 0, 0, 1, 0, 0, 0}, c = {64, 256, 4, 0, 0, 1, 0, 0, 0};
+    ramp_config a = {8, 256, 2, 0, 0, 1, 0, 0, 0, 0}, b = {32, 256, 2, 0, 0, 1, 0, 0, 0, 0}, c = {64, 256, 4, 0, 0, 1, 0, 0, 0, 0};
     cfg[0] = a; cfg[1] = b; cfg[2] = c;
     bps[0] = bps[1] = bps[2] = 1;
     ramp_geometry g = {16, 8, 768, 2048, 0};

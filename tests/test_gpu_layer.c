@@ -997,20 +997,23 @@ static void test_bad_input(ctx *C) {
         /* BF16 weights and a BF16 plan: v2 runs them (test_entries, kind
          * bf16), but not with W2 in the float4-output order. A menu given
          * by RAMP_LAYER_MENU may hold entries v2 runs in FP8 only (narrow
-         * two-phase tiles): refused for those first, the plan invalid */
+         * two-phase tiles, the gather through global memory): refused for
+         * the first of those, the plan invalid */
         ramp_plan bplan = plan;
         bplan.geom.bf16 = 1;
         d = layer_desc(&W, 64);
         d.bf16 = 1;
         d.w2_red4 = 1;
-        int fp8_only = 0;
-        for (int i = 0; i < NMENU; i++) {
+        const char *fp8_only = NULL; /* what the refusal names */
+        for (int i = 0; i < NMENU && !fp8_only; i++) {
             ramp_config c;
-            fp8_only |= ramp_config_parse(MENU[i], &c) == RAMP_OK && c.two_phase && c.rows <= 64;
+            if (ramp_config_parse(MENU[i], &c) != RAMP_OK) continue;
+            if (c.two_phase && c.rows <= 64) fp8_only = "two_phase";
+            if (c.ggather) fp8_only = "ggather";
         }
         CHECK_ERR(ramp_layer_create(C->gpu, &bplan, &d, &L),
                   fp8_only ? RAMP_ERR_INVALID_ARGUMENT : RAMP_ERR_UNSUPPORTED);
-        CHECK(strstr(ramp_last_error(), fp8_only ? "two_phase" : "BF16") != NULL);
+        CHECK(strstr(ramp_last_error(), fp8_only ? fp8_only : "BF16") != NULL);
         /* FP8 with BF16 hidden states: not in v2 yet */
         d = layer_desc(&W, 64);
         d.hidden_bf16 = 1;

@@ -163,7 +163,8 @@ static const char *USAGE =
     "rows); output checked as --split's.\n"
     "--timeline 1 (with --kernel v2): every kernel is compiled with\n"
     "kernels/timeline.cuh's %globaltimer stamps (RAMP_JIT_DEFINES), and per load\n"
-    "the layer, its selection alone, the chosen entry alone and forced in the\n"
+    "the layer (with --units 1 the stage-unit layer too, \"units\"), its selection\n"
+    "alone, the chosen entry alone and forced in the\n"
     "polymorphic kernel, and either followed by the selection run three more\n"
     "times each with them on: when every\n"
     "block of each kernel starts, passes its wait and ends, relative to the\n"
@@ -1393,6 +1394,8 @@ int main(int argc, char **argv) {
                 if (variant[q] == Lunits || variant[q] == Lunits2 || variant[q] == Luone)
                     /* the same menu, row-major */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
+                if (timeline && variant[q] == Lunits) /* the stage-unit layer too (session 36) */
+                    tl_run(&T, &TL, replay, Gq, "units", Mt, rname, &plan.configs[chosen]);
                 ramp_graph_free(Gq);
             }
             stat3 s_any = time_it(&T, replay, G_any);

@@ -29,6 +29,7 @@ static int random_configs(ramp_config *out, int n) {
         c.two_phase = 0; /* v1 datasets: no wide tile (test_kernel has those) */
         c.mcast = 0;
         c.tma_x = 0;
+        c.ggather = 0;
         int dup = 0;
         for (int i = 0; i < have; i++) dup |= ramp_config_equal(&out[i], &c);
         if (!dup) out[have++] = c;

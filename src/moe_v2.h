@@ -113,7 +113,10 @@ size_t ramp_moe_v2_ws_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o
 /* Bytes of prm.ws_count they need: a gather through global memory's two
  * counters a tile (ggather, ".gg"), zero before the first launch (each
  * launch leaves them zero); 0 otherwise. ramp_moe_v2_launch gives a kernel
- * object's own launches their own ws and counters for the gather. */
+ * object's own launches their own ws and counters for the gather, allocated
+ * and zeroed (on the stream) by the first launch that needs more row tiles
+ * than it holds: launch once before capturing a graph, or the zeroing is
+ * captured with it. */
 size_t ramp_moe_v2_counter_bytes(const ramp_moe_variant *v, const ramp_moe_v2_opts *o,
                                  int max_tiles);
 

@@ -326,9 +326,9 @@
  * cluster's shared memory: G = 2, 4 or 8 consecutive blocks, no cluster
  * launch (clusters of 4 or 8 such CTAs are resident on 120 of 132 SMs).
  * Each stores its block of intermediate and scales into prm.ws, counts
- * itself in the tile's counter there, waits for the G and reads the peers'
- * blocks (v2_cg_gather). The host launches at most one resident wave, so a
- * group's blocks are resident together. */
+ * itself in the tile's counter (prm.ws_count), waits for the G and reads
+ * the peers' blocks (v2_cg_gather). The host launches at most one resident
+ * wave, so a group's blocks are resident together. */
 #ifndef RAMP_MV2_GGATHER
 #define RAMP_MV2_GGATHER 1
 #endif

@@ -29,10 +29,11 @@
  * list of [q:|d:|m:]r<rows>.w<width>.s<stages>[.p<prefetch>][.d<diag>]
  * [.x<pipe>][.t<tiled>][.v<red4>][.u<split>][.k<p2k>][.o<group>][.c<splitk>][.l<cluster>]
  * [.b<bulkred>][.m<mcast>][.y<tma_x>][.z<streamk>][.e<w2box>][.a<cgather>][.j<ggather>]
- * [.g<grid cap>]
+ * [.f<pdl>][.g<grid cap>]
  * (.a8: a narrow fused tile run by a cluster of 8 CTAs sharing their
  * intermediates, session 35; .j8: the same through global memory in groups
- * of 8 blocks, no cluster, session 36; .e1: W2 in
+ * of 8 blocks, no cluster, session 36; .f1 with .u1: phase 2 by programmatic
+ * dependent launch, as in the layer, session 36; .e1: W2 in
  * boxes of 256 rows, session 29; .z1 with .u1: a narrow
  * tile's phase 2 as stream-K, session 24; .b1: the output added by bulk
  * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
@@ -128,6 +129,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
         else if (c == 'e') x->o.w2box = val;
         else if (c == 'a') x->o.cgather = val;
         else if (c == 'j') x->o.ggather = val;
+        else if (c == 'f') x->o.pdl = val;
         else return 0;
         p += 2 + used;
     }
@@ -146,7 +148,8 @@ static int parse_xvariant(const char *txt, xvariant *x) {
                       (x->o.cgather == 0 || x->o.cgather == 1 || x->o.cgather == 2 ||
                        x->o.cgather == 4 || x->o.cgather == 8) &&
                       (x->o.ggather == 0 || x->o.ggather == 1 || x->o.ggather == 2 ||
-                       x->o.ggather == 4 || x->o.ggather == 8);
+                       x->o.ggather == 4 || x->o.ggather == 8) &&
+                      (x->o.pdl == 0 || (x->o.pdl == 1 && x->o.split == 1));
     const int tiled_ok = x->o.tiled >= 0 && x->o.tiled <= 3 && !(x->o.tiled && x->o.red4);
     return *p == '\0' && tiled_ok && split_ok && p2k_ok && group_ok && ks_ok;
 }
@@ -311,7 +314,8 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
                        "a contiguous range of (row tile, chunk, K block) units; .e1 W2 read in boxes "
                        "of 256 rows (one TMA operation a stage); .aN a cluster of N CTAs per tile "
                        "of N slices, sharing their intermediates; .jN the same through global memory, "
-                       "groups of N blocks and no cluster; .gN grid capped at N blocks\n");
+                       "groups of N blocks and no cluster; .f1 (with .u1) phase 2 by programmatic "
+                       "dependent launch, as the layer launches it; .gN grid capped at N blocks\n");
             fprintf(f, "- check: Qwen3 max err/bound vs the CPU reference (-1: not checked)\n\n");
             fprintf(f, "| model | pairs | routing | variant | us | floor (us) | / floor | TFLOP/s | check |\n");
             fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");

@@ -33,6 +33,7 @@ struct ramp_moe_v2_kernel {
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
                   (2, 3: phase 1 or 2 alone, for timing) */
     int p2k;   /* phase 2 tiles per (row tile, chunk) */
+    int pdl2;  /* opts.pdl: phase 2 by programmatic dependent launch */
     int streamk; /* phase 2 as stream-K: units (row tile, chunk, K block) */
     int mc;    /* 2 with multicast (opts.mcast): a tile is a pair of row tiles, ks = 2 */
     int clusters2; /* phase 2's resident clusters of ks CTAs */
@@ -195,7 +196,7 @@ static ramp_status cgather_check(const ramp_moe_variant *v, const ramp_moe_v2_op
 
 ramp_moe_v2_opts ramp_moe_v2_default_opts(void) {
     ramp_moe_v2_opts o = {RAMP_MV2_PF_DEFAULT, 0, RAMP_MV2_PIPE_DEFAULT, 0, 0, 0, 0, 1, 0, 0,
-                          0, 0, 0, 0, 0, 0};
+                          0, 0, 0, 0, 0, 0, 0};
     return o;
 }
 
@@ -281,6 +282,7 @@ static int defines_opts(const ramp_moe_variant *v, const ramp_moe_v2_opts *o, in
     if (phase) DEF("RAMP_MV2_PHASE=%d", phase);
     if (phase == 2 && o->p2k > 1) DEF("RAMP_MV2_P2K=%d", o->p2k);
     if (phase == 2 && o->streamk) DEF("RAMP_MV2_STREAMK=%d", o->streamk);
+    if (phase == 2 && o->pdl) DEF("RAMP_MV2_LATE_WAIT=%d", 1);
     if (o->group > 1) DEF("RAMP_MV2_GROUP=%d", o->group);
     if (v->geom.bf16) DEF("RAMP_MV2_BF16=%d", 1);
     if (v->cfg.splitk > 1) DEF("RAMP_MV2_KSPLIT=%d", v->cfg.splitk);
@@ -336,6 +338,8 @@ void ramp_moe_v2_program_name_phase(const ramp_moe_variant *v, const ramp_moe_v2
         n += snprintf(buf + n, size - (size_t)n, "-k%d", o.p2k);
     if (o.split && phase == 2 && o.streamk && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "-sk");
+    if (o.split && phase == 2 && o.pdl && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "-lw");
     if (o.split && n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, phase == 2 ? "-ph2" : "-ph1");
 }
@@ -363,15 +367,19 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
                    (o.cgather == 0 || o.cgather == 1 || o.cgather == 2 || o.cgather == 4 ||
                     o.cgather == 8) &&
                    (o.ggather == 0 || o.ggather == 1 || o.ggather == 2 || o.ggather == 4 ||
-                    o.ggather == 8),
+                    o.ggather == 8) &&
+                   (o.pdl == 0 || o.pdl == 1),
                RAMP_ERR_INVALID_ARGUMENT,
                "v2 options: prefetch %d (0..16), diag %d (0..9), pipe %d (0..2), tiled %d (0..3), "
                "red4 %d (0, 1), split %d (0..3), p2k %d (0..6, 8), group %d (0..64), "
                "cluster %d (0..2), bulkred %d (0, 1), mcast %d (0, 1), tma_x %d (0..2), "
                "streamk %d (0, 1), w2box %d (0, 1), cgather %d (0, 1, 2, 4, 8), "
-               "ggather %d (0, 1, 2, 4, 8)",
+               "ggather %d (0, 1, 2, 4, 8), pdl %d (0, 1)",
                o.prefetch, o.diag, o.pipe, o.tiled, o.red4, o.split, o.p2k, o.group, o.cluster,
-               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box, o.cgather, o.ggather);
+               o.bulkred, o.mcast, o.tma_x, o.streamk, o.w2box, o.cgather, o.ggather, o.pdl);
+    RAMP_CHECK(!o.pdl || o.split == 1, RAMP_ERR_UNSUPPORTED,
+               "v2 pdl 1 (phase 2 by programmatic dependent launch) needs both launches "
+               "(split 1), not split %d", o.split);
     if (o.cgather > 1 || o.ggather > 1) RAMP_TRY(cgather_check(v, &o));
     RAMP_CHECK(o.tiled != 3 || o.prefetch == 0, RAMP_ERR_UNSUPPORTED,
                "v2 weights in stage units (tiled 3): no L2 prefetch; not prefetch %d",
@@ -525,6 +533,7 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
         s = ramp_moe_v2_cluster_cap(k->kernel, (int)k->layout.total, k->launch_cluster, k->sms,
                                     &k->clusters);
     k->split = eo.split;
+    k->pdl2 = eo.pdl;
     k->p2k = eo.p2k > 1 ? eo.p2k : 1;
     k->streamk = eo.streamk;
     if (s == RAMP_OK && k->split) { /* phase 2: the down projection, its own program */
@@ -946,7 +955,7 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
         if (k->max_grid > 0 && t2 > k->max_grid / k->ks) t2 = k->max_grid / k->ks;
         grid[0] = (unsigned)(t2 < 1 ? k->ks : t2 * k->ks);
         return ramp_kernel_launch_ex(k->kernel2, grid, block, (int)k->layout2.total, stream,
-                                     args, 0, k->ks);
+                                     args, k->pdl2, k->ks);
     }
     /* stream-K: a unit is a K block, so every block has work down to one unit */
     long long g2 = (long long)p->max_tiles * (k->v.geom.hidden / RAMP_MV2_CHUNK) *
@@ -954,5 +963,6 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     if (g2 > k->sms && k->sms > 0) g2 = k->sms;
     if (k->max_grid > 0 && g2 > k->max_grid) g2 = k->max_grid;
     grid[0] = (unsigned)(g2 < 1 ? 1 : g2);
-    return ramp_kernel_launch(k->kernel2, grid, block, (int)k->layout2.total, stream, args);
+    return ramp_kernel_launch_ex(k->kernel2, grid, block, (int)k->layout2.total, stream, args,
+                                 k->pdl2, 1);
 }

@@ -99,7 +99,12 @@ typedef struct {
     int ggather;  /* 0 or 1: none; 2, 4, 8: the same gather through global memory, no
                      cluster: groups of G consecutive blocks exchange their blocks in a
                      workspace the kernel object owns (RAMP_MV2_GGATHER; moe_v2.md,
-                     session 36). Not with cgather; a timing option (no layer) */
+                     session 36). Not with cgather; as a configuration, ".gg<G>" */
+    int pdl;      /* 1 (split 1 only): phase 2 launched by programmatic dependent launch,
+                     its producers waiting for phase 1 after their first weights
+                     (RAMP_MV2_LATE_WAIT), as the layer runs a two-phase entry; 0:
+                     after phase 1, as the datasets were measured (moe_v2.md,
+                     session 36) */
 } ramp_moe_v2_opts;
 
 /* A configuration with cfg.two_phase > 0 runs as the split (split 1, p2k =

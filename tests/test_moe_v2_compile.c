@@ -480,6 +480,62 @@ static void uneven_parts_compile(void) {
     }
 }
 
+/* Phase 2 launched by programmatic dependent launch (opts.pdl, session 36):
+ * its program waits after its first weights (RAMP_MV2_LATE_WAIT), a narrow
+ * and a wide one on stage units compile as compile_one requires, the narrow
+ * one differing from the plain one by more than a name (-lw; the wide one's
+ * wait moves a few instructions: the same cubin size with NVRTC 13.0);
+ * refused without both launches. */
+static void pdl_phase2_compile(void) {
+    ramp_geometry g;
+    CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
+    job pj[4];
+    memset(pj, 0, sizeof pj);
+    for (int i = 0; i < 4; i++) {
+        pj[i].v = mv2_variant(&g, i < 2 ? 32 : 128, 128);
+        if (i >= 2) pj[i].v.cfg.stages = 3;
+        pj[i].o = ramp_moe_v2_default_opts();
+        pj[i].o.tiled = 3;
+        pj[i].o.split = 1;
+        pj[i].o.p2k = 4;
+        pj[i].o.tma_x = i >= 2;
+        pj[i].o.pdl = i % 2;
+        pj[i].phase = 2;
+        pj[i].model = "mixtral-8x22b";
+    }
+    compile_pool_run(4, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, pj);
+    for (int i = 1; i < 4; i += 2) {
+        char what[64];
+        snprintf(what, sizeof what, "r%d down pdl", pj[i].v.cfg.rows);
+        const job *c = &pj[i];
+        const int bad = c->v.cfg.rows <= 64
+                            ? option_program_bad(&pj[i - 1], c, 0, what)
+                            : c->status != RAMP_OK || c->warnings || c->rep.spill_store_bytes ||
+                                  c->rep.spill_load_bytes || c->rep.stack_bytes ||
+                                  c->rep.registers != RAMP_MV2_REGS || !c->res.valid;
+        if (bad && c->v.cfg.rows > 64) {
+            fprintf(stderr, "  %s: %s\n", what, c->err);
+            check_failures++;
+        }
+        printf("mixtral-8x22b r%d down pdl: %d regs, cubin %zu B (plain %zu B)%s\n",
+               pj[i].v.cfg.rows, pj[i].rep.registers, pj[i].cubin, pj[i - 1].cubin,
+               bad ? "   BAD" : "");
+    }
+    char name[128];
+    ramp_moe_v2_program_name_phase(&pj[1].v, &pj[1].o, 2, name, sizeof name);
+    CHECK(strstr(name, "-lw-ph2") != NULL);
+    ramp_moe_v2_program_name_phase(&pj[1].v, &pj[1].o, 1, name, sizeof name);
+    CHECK(strstr(name, "-lw") == NULL);
+    ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
+    o.pdl = 1;
+    ramp_moe_variant v = mv2_variant(&g, 32, 128);
+    CHECK_ERR(ramp_moe_v2_opts_check(&v, &o), RAMP_ERR_UNSUPPORTED);
+    CHECK(strstr(ramp_last_error(), "pdl 1") != NULL);
+    o.pdl = 2;
+    o.split = 1;
+    CHECK_ERR(ramp_moe_v2_opts_check(&v, &o), RAMP_ERR_INVALID_ARGUMENT);
+}
+
 /* The stream-K option reaches the kernel: its phase-2 program is not the
  * plain one under another name (a name changes a cubin by a few bytes; the
  * stream-K loop by about 2 KB, 70,488 -> 72,536 B with NVRTC 13.0). */
@@ -513,6 +569,7 @@ int main(void) {
     ramp_device_limits_h200(&lim);
     streamk_differs();
     cgather_compiles();
+    pdl_phase2_compile();
     uneven_parts_compile();
     const char *all_env = getenv("RAMP_MOE_V2_COMPILE_ALL");
     const int all = all_env && atoi(all_env) > 0;

@@ -50,6 +50,8 @@
  * intermediates, RAMP_MV2_CGATHER; the 7-block run is then one cluster
  * striding over every tile), RAMP_MOE_V2_GGATHER=G (the same gather through
  * global memory in groups of G blocks, no cluster, RAMP_MV2_GGATHER),
+ * RAMP_MOE_V2_PDL=1 (with SPLIT: phase 2 by programmatic dependent launch,
+ * its producers waiting after their first weights, ramp_moe_v2_opts.pdl),
  * RAMP_MOE_V2_SPLIT=1 (wide tiles, and narrow FP8 tiles without split-K,
  * in two launches: the up projection
  * storing the intermediate into a workspace poisoned with NaNs before every
@@ -420,6 +422,13 @@ int main(void) {
     if (opts.streamk && !opts.split) {
         fprintf(stderr, "RAMP_MOE_V2_STREAMK needs RAMP_MOE_V2_SPLIT=1 (stream-K is a narrow "
                         "split's phase 2)\n");
+        return 1;
+    }
+    const char *pdl_env = getenv("RAMP_MOE_V2_PDL");
+    opts.pdl = pdl_env && atoi(pdl_env) > 0;
+    if (opts.pdl && !opts.split) {
+        fprintf(stderr, "RAMP_MOE_V2_PDL needs RAMP_MOE_V2_SPLIT=1 (phase 2 by programmatic "
+                        "dependent launch)\n");
         return 1;
     }
     const char *group_env = getenv("RAMP_MOE_V2_GROUP");

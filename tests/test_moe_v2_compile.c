@@ -446,6 +446,21 @@ static void cgather_compiles(void) {
     free(cj);
 }
 
+/* A Mixtral-8x22B phase-2 program on stage units as the layer compiles it:
+ * rows 32 (4 stages) or a wide tile (3 stages, token rows by TMA), 4 K
+ * parts; the caller changes the option under test. */
+static void mixtral_down_job(job *j, const ramp_geometry *g, int rows) {
+    j->v = mv2_variant(g, rows, 128);
+    if (rows > 64) j->v.cfg.stages = 3;
+    j->o = ramp_moe_v2_default_opts();
+    j->o.tiled = 3;
+    j->o.split = 1;
+    j->o.tma_x = rows > 64;
+    j->o.p2k = 4;
+    j->phase = 2;
+    j->model = "mixtral-8x22b";
+}
+
 /* Phase 2 with K parts of unequal length (session 35): Mixtral-8x22B's 128 K
  * blocks in 5 parts (25 or 26 each), a narrow and a wide (.tx) tile on stage
  * units, and a wide BF16 tile (256 K blocks of 64 elements), compiled as
@@ -457,16 +472,10 @@ static void uneven_parts_compile(void) {
     job uj[6];
     memset(uj, 0, sizeof uj);
     for (int i = 0; i < 6; i++) {
-        uj[i].v = mv2_variant(&g, i < 2 ? 32 : 128, 128);
-        if (i >= 2) uj[i].v.cfg.stages = 3;
+        mixtral_down_job(&uj[i], &g, i < 2 ? 32 : 128);
         uj[i].v.geom.bf16 = i >= 4;
-        uj[i].o = ramp_moe_v2_default_opts();
-        uj[i].o.tiled = 3;
-        uj[i].o.split = 1;
-        uj[i].o.tma_x = i >= 2 && i < 4;
+        uj[i].o.tma_x = i >= 2 && i < 4; /* (a BF16 wide tile reads its rows itself) */
         uj[i].o.p2k = i % 2 ? 5 : 4;
-        uj[i].phase = 2;
-        uj[i].model = "mixtral-8x22b";
     }
     compile_pool_run(6, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, uj);
     for (int i = 1; i < 6; i += 2) {
@@ -492,16 +501,8 @@ static void pdl_phase2_compile(void) {
     job pj[4];
     memset(pj, 0, sizeof pj);
     for (int i = 0; i < 4; i++) {
-        pj[i].v = mv2_variant(&g, i < 2 ? 32 : 128, 128);
-        if (i >= 2) pj[i].v.cfg.stages = 3;
-        pj[i].o = ramp_moe_v2_default_opts();
-        pj[i].o.tiled = 3;
-        pj[i].o.split = 1;
-        pj[i].o.p2k = 4;
-        pj[i].o.tma_x = i >= 2;
+        mixtral_down_job(&pj[i], &g, i < 2 ? 32 : 128);
         pj[i].o.pdl = i % 2;
-        pj[i].phase = 2;
-        pj[i].model = "mixtral-8x22b";
     }
     compile_pool_run(4, compile_pool_threads("RAMP_MOE_COMPILE_THREADS", 2, 32), compile_one, pj);
     for (int i = 1; i < 4; i += 2) {

@@ -142,8 +142,11 @@ void ramp_moe_poly_set_grid(ramp_moe_poly *k, unsigned blocks);
 /* Bytes of the tile scheduler's state (sched): zero it once. */
 #define RAMP_POLY_SCHED_BYTES (4 * RAMP_POLY_SCHED_WORDS)
 /* Split-K workspace for max_tiles row tiles: the most any entry needs; v2:
- * the intermediate of its two-phase entries for the row tiles each can
- * have at the kernel's max_pairs (max_tiles is not used), 0 without one. */
+ * the intermediate of its two-phase entries, or the exchanged blocks of its
+ * ".gg" entries, for the row tiles each can have at the kernel's max_pairs
+ * (max_tiles is not used), 0 without one. Counters (zero before the first
+ * launch; every launch leaves them zero): v1's split-K arrivals; v2's ".gg"
+ * entries' two a tile (ramp_moe_v2_counter_bytes), 0 without one. */
 size_t ramp_moe_poly_ws_bytes(const ramp_moe_poly *k, int max_tiles);
 size_t ramp_moe_poly_counter_bytes(const ramp_moe_poly *k, int max_tiles);
 

@@ -123,6 +123,15 @@ for want in "\| 64 \| uniform \| 57 \| 27 \| 307.0 \| 280.1 \| 1.10x \|.* \| 300
   expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
     --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
 done
+# the roofline's own verdict: Mixtral's 224- and 459-pair loads need 2 x pairs x 3 x 6144 x
+# 16384 FLOP, 87.9 and 180.0 us at 1,540 TFLOP/s, past 1.2x its 71.1 us floor (85.3); DeepSeek-V3's
+# 3,995 pairs (351.9 GFLOP) over its 332.2 us floor allow at most 1,060 TFLOP/s
+expect 0 "roofline itself puts 2 of those 11 loads above 1.2x .*: 224, 459 pairs\); target met on 0 of the 9" \
+  -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --loads "$TD/layer-loads-mixtral-8x22b-ep8-v2.json" "$TD/layer-Mixtral-8x22B-EP8-v2.csv"
+expect 0 "most the roofline allows on the largest load \(3995 pairs\): 1060 TFLOP/s" \
+  -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv"
 # its plot: well-formed SVG, one layer point and one PyTorch point per load
 expect 0 "plot: targets-DeepSeek-V3-EP8-fp8.svg" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
   --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$TD/layer-DeepSeek-V3-EP8-v2.csv" --svg "$tmp/svg"

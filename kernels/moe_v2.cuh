@@ -705,20 +705,6 @@ static __device__ __forceinline__ void v2_tma_prefetch_box(const hop_tensormap *
 #define V2_TOK_TX(st) 0u
 #endif
 
-#if RAMP_MV2_TILED == 3
-/* The global address of box b's 32 KB stage unit (expert e; K blocks of
- * 128 bytes, V2_KE elements). A tile's stages are consecutive units. */
-static __device__ __forceinline__ unsigned long long v2_unit_src(const ramp_moe_params &prm,
-                                                                 const v2_box &b, int e) {
-    const unsigned long long unit =
-        b.w2 ? ((unsigned long long)e * (RAMP_HIDDEN / RAMP_MV2_CHUNK) +
-                (b.y0 - e * RAMP_HIDDEN) / RAMP_MV2_CHUNK) * (RAMP_INTER / V2_KE) + b.x / V2_KE
-             : ((unsigned long long)e * (RAMP_INTER / 128) + (b.y0 - e * 2 * RAMP_INTER) / 128) *
-                       (RAMP_HIDDEN / V2_KE) + b.x / V2_KE;
-    return (b.w2 ? prm.w2 : prm.w13) + unit * RAMP_MV2_A_BYTES;
-}
-#endif
-
 /* Thread 0: the weights of tile-local stage st into ring slot s, their
  * bytes (and V2_TOK_TX's) announced on full[s] (DIAG 3, 6, 8: no weights). */
 static __device__ __forceinline__ void v2_load_weights(const ramp_moe_params &prm,
@@ -735,7 +721,13 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_params &pr
     const v2_box b = v2_stage_box(maps, st, e, slice);
     hop_mbar_arrive_expect_tx(full, RAMP_MV2_A_BYTES + V2_TOK_TX(st));
 #if RAMP_MV2_TILED == 3 /* the stage's 32 KB unit, stored as its shared-memory image */
-    const unsigned long long src = v2_unit_src(prm, b, e);
+    /* (K blocks of 128 bytes: V2_KE elements) */
+    const unsigned long long unit =
+        b.w2 ? ((unsigned long long)e * (RAMP_HIDDEN / RAMP_MV2_CHUNK) +
+                (b.y0 - e * RAMP_HIDDEN) / RAMP_MV2_CHUNK) * (RAMP_INTER / V2_KE) + b.x / V2_KE
+             : ((unsigned long long)e * (RAMP_INTER / 128) + (b.y0 - e * 2 * RAMP_INTER) / 128) *
+                       (RAMP_HIDDEN / V2_KE) + b.x / V2_KE;
+    const unsigned long long src = (b.w2 ? prm.w2 : prm.w13) + unit * RAMP_MV2_A_BYTES;
 #if V2_MC > 1
     if (mc) { /* half k of the unit (box k's image) from here into both CTAs' slot */
         const unsigned k = hop_cluster_rank(), half = RAMP_MV2_A_BYTES / 2;
@@ -1774,38 +1766,6 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
 #endif
 #define V2_LATE_WAIT (RAMP_MV2_LATE_WAIT && RAMP_MV2_PHASE == 2)
 
-/* RAMP_MV2_P2_L2PF (bytes, 0 = off; session 37): with V2_LATE_WAIT on stage
- * units, no multicast, the producer's thread 0 also asks L2 for its first
- * tile's next weight units (one contiguous range, up to this many bytes)
- * before it waits; elsewhere the define is ignored (one define serves a
- * whole menu's programs). In the layer, phase 2's blocks start as phase 1's
- * finish, over its last ~5 us (moe_v2.md, session 36's timeline), while
- * the HBM stream thins out: the units they ask for then are in L2 when
- * their ring reaches them. Capped, so that 96-132 blocks' ranges fit in L2
- * together. */
-#ifndef RAMP_MV2_P2_L2PF
-#define RAMP_MV2_P2_L2PF 0
-#endif
-#if RAMP_MV2_P2_L2PF % 16 || RAMP_MV2_P2_L2PF < 0
-#error "RAMP_MV2_P2_L2PF: a multiple of 16 bytes"
-#endif
-#if V2_LATE_WAIT && RAMP_MV2_P2_L2PF && RAMP_MV2_TILED == 3 && V2_MC == 1
-static __device__ __forceinline__ void v2_p2_l2pf(const ramp_moe_params &prm,
-                                                  const ramp_moe_v2_maps &maps, int e, int slice,
-                                                  int nst) {
-    const int head = nst < V2_S ? nst : V2_S; /* V2_HEAD, for this tile's nst */
-    if (threadIdx.x != 0 || nst <= head) return;
-    const unsigned long long src = v2_unit_src(prm, v2_stage_box(maps, head, e, slice), e);
-    unsigned long long n = (unsigned long long)(nst - head) * RAMP_MV2_A_BYTES;
-    if (n > RAMP_MV2_P2_L2PF) n = RAMP_MV2_P2_L2PF;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"((unsigned)n)
-                 : "memory");
-}
-#define V2_P2_L2PF(e, slice, nst) v2_p2_l2pf(prm, maps, e, slice, nst)
-#else
-#define V2_P2_L2PF(e, slice, nst) ((void)0)
-#endif
-
 /* Named barrier 2 over the whole block: tile boundaries. */
 #define V2_BLOCK_SYNC() HOP_BAR_SYNC(2, RAMP_MV2_THREADS)
 
@@ -1913,7 +1873,6 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
         }
         v2_producer_head(prm, maps, sm, e, slice, it, mc V2_SKA);
         if (!waited) { /* V2_LATE_WAIT: phase 1's intermediate is read from here on */
-            V2_P2_L2PF(e, slice, V2_NST);
             asm volatile("griddepcontrol.wait;\n" ::: "memory");
             waited = 1;
         }
@@ -2089,6 +2048,5 @@ enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_CGRID
 #undef V2_BLOCK_SYNC
 #undef V2_LATE_WAIT
-#undef V2_P2_L2PF
 #undef V2_ROLE
 #endif

@@ -184,29 +184,6 @@ static __device__ __forceinline__ void v2w_output(const ramp_moe_params &prm, co
 #endif
 }
 
-/* RAMP_MV2_IDLE_SKIP (default 1; session 37, first built in session 19 with
- * a global read that cost Mixtral's never-idle tiles 5-10 us): in an FP8
- * phase 1, a consumer whose 64 rows of the tile hold no token skips its
- * wgmmas. A tile's tokens fill its rows from row 0 (the selection pads an
- * expert's last row tile at its end), so an expert's tail tile of <= 64
- * tokens costs one consumer's up projection instead of two: Mixtral-8x22B's
- * 129-192 pairs on two 128-row tiles, DeepSeek-V3's experts just past 128
- * pairs. The slot is read from the tile's slots in shared memory (tok,
- * published by the producer before the tile's second block barrier) once
- * per pass, and the K loop is chosen by it, so the busy loop is the plain
- * one: a test in every stage cost math-bound tiles 1-3% (s37-run1 call 2),
- * and in phase 2's stages too it spilled a polymorphic phase-2 kernel of
- * four entries (test_moe_poly); the fused tile (phase 0) keeps the old
- * path, as in session 19. Its accumulators stay zero, which is what its
- * padding rows held (phase 2 reads phase 1's zero rows). */
-#ifndef RAMP_MV2_IDLE_SKIP
-#define RAMP_MV2_IDLE_SKIP 1
-#endif
-static __device__ __forceinline__ int v2w_idle(const unsigned char *sm, int c) {
-    return RAMP_MV2_IDLE_SKIP && RAMP_MV2_PHASE == 1 &&
-           ((const volatile int *)(sm + V2_LAYOUT.tok))[64 * c] < 0;
-}
-
 /* One stage whose A rows are in the slot (up stages; phase 2's stages):
  * waits for it, box 0 (the slot's first 128 weight rows) into acc0 and box 1
  * (the next 128) into acc1, each promoted with its weight block scale x the
@@ -567,14 +544,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int p = 0; p < V2_PASSES; p++) {
 #pragma unroll
         for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
-        if (v2w_idle(sm, c)) /* its stages only waited for and released */
-            for (int kb = 0; kb < V2_KBLK; kb++, it++) {
-                hop_mbar_wait(full + 8 * (it % V2_S), (it / V2_S) & 1);
-                v2_release(empty + 8 * (it % V2_S));
-            }
-        else
-            for (int kb = 0; kb < V2_KBLK; kb++, it++)
-                v2w_slot_stage(sm, it, c, n0, accg, accu, T);
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) v2w_slot_stage(sm, it, c, n0, accg, accu, T);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_quant(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1

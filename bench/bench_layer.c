@@ -61,7 +61,9 @@
  * --bf16-pipe, --wide, --det, --split, --top-wait, --units, --one-shape,
  * --one-menu, --jit-ab) are each timed in alternation with the layer's graph
  * (time_pair), and the layer's time from that alternation is the row
- * ramp@<variant>: an A/B in which neither runs first.
+ * ramp@<variant>: an A/B in which neither runs first. ramp-units-jit (--jit-ab
+ * with --units 1) alternates with the stage-unit layer instead
+ * (ramp-units@ramp-units-jit).
  *
  * --bf16 1: a BF16 layer served the plan's menu (a stand-in, see USAGE).
  *
@@ -152,7 +154,8 @@ static const char *USAGE =
     "--jit-ab DEFS: also the layer whose kernels are compiled with these extra\n"
     "defines (RAMP_JIT_DEFINES during its creation, e.g. RAMP_FAST_SILU=0; impl\n"
     "ramp-jit), an A/B of a kernel's compile-time option; output checked as\n"
-    "--split's. Not with --timeline.\n"
+    "--split's. With --units 1 also the stage-unit layer so compiled (impl\n"
+    "ramp-units-jit), timed in alternation with ramp-units. Not with --timeline.\n"
     "--one-shape 1: also the layer whose selection kernel runs in the one launch\n"
     "shape sized for max_tokens, as before session 33 (ramp_layer_desc.\n"
     "select_one_shape 1; impl ramp-oneshape); output checked as --split's.\n"
@@ -1052,6 +1055,7 @@ int main(int argc, char **argv) {
     ramp_layer *Lunits = NULL, *Lunits2 = NULL; /* --units: weights in stage units (PDL 2) */
     ramp_layer *Lshape = NULL; /* --one-shape: the selection in max_tokens' shape */
     ramp_layer *Ljit = NULL;   /* --jit-ab: its kernels compiled with more defines */
+    ramp_layer *Lujit = NULL;  /* ... and with --units 1, the stage-unit layer so compiled */
     ramp_layer *Lone = NULL;   /* --one-menu: one kernel for every batch */
     ramp_layer *Luone = NULL;  /* --one-menu with --units: the same on stage units */
     int check_failed = 0;                         /* out_agree: det and split */
@@ -1124,23 +1128,25 @@ int main(int argc, char **argv) {
     }
     int two_phase = 0;
     for (int i = 0; i < plan.count; i++) two_phase |= plan.configs[i].two_phase > 0;
-    if (units) { /* the plan's menu on the same weights in stage units */
-        ramp_layer_desc lu = ld;
-        lu.w13 = w13u;
-        lu.w2 = w2u;
-        lu.weight_units = 1;
+    ramp_layer_desc lu = ld; /* the plan's menu on the same weights in stage units */
+    lu.w13 = w13u;
+    lu.w2 = w2u;
+    lu.weight_units = 1;
+    if (units) {
         TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits));
         lu.serial_launch = 3; /* ... with both kernels by PDL, as ramp-pdl2 */
         if (two_phase) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lunits2));
         lu.serial_launch = ld.serial_launch;
         lu.one_menu = 1; /* ... and with one kernel for every batch */
         if (one_menu && size_classes) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Luone));
+        lu.one_menu = 0;
     }
     if (jit_ab) { /* RAMP_JIT_DEFINES is read by every compile, and is in the cache key */
         const char *prev = getenv("RAMP_JIT_DEFINES");
         char *saved = prev ? strdup(prev) : NULL;
         setenv("RAMP_JIT_DEFINES", jit_ab, 1);
         TRY(ramp_layer_create(T.gpu, &plan, &ld, &Ljit));
+        if (units) TRY(ramp_layer_create(T.gpu, &plan, &lu, &Lujit));
         if (saved) setenv("RAMP_JIT_DEFINES", saved, 1);
         else unsetenv("RAMP_JIT_DEFINES");
         free(saved);
@@ -1357,33 +1363,42 @@ int main(int argc, char **argv) {
             stat3 s_serial = time_it(&T, replay, Gs);
             ROW("ramp-serial", chosen, &plan.configs[chosen], s_serial);
             /* the layer's variants, each captured and timed as the layer */
-            enum { NVAR = 21 };
+            enum { NVAR = 22 };
             ramp_layer *const variant[NVAR] = {Lq[0],     Lq[1],     Lp,        Lpipe,
                                                Lwide[0],  Lwide[1],  Lwide[2],  Ldet,
                                                Lsplit[0], Lsplit[1], Lsplit[2], Lsplit[3],
                                                Lsplit[4], Ltw[0],    Ltw[1],    Lunits,
                                                Lunits2,   Lshape,    Ljit,      Lone,
-                                               Luone};
+                                               Luone,     Lujit};
             static const char *const variant_row[NVAR] = {
                 "ramp-pdl1",   "ramp-pdl2",   "ramp-l2pf",   "ramp-pipe",   "ramp-tx",
                 "ramp-mc",     "ramp-mctx",   "ramp-det",    "ramp-split1", "ramp-split2",
                 "ramp-split3", "ramp-split4", "ramp-split5", "ramp-topwait",
                 "ramp-pdl2-topwait", "ramp-units", "ramp-units-pdl2", "ramp-oneshape", "ramp-jit",
-                "ramp-onemenu", "ramp-units-onemenu"};
+                "ramp-onemenu", "ramp-units-onemenu", "ramp-units-jit"};
+            /* ramp-units-jit is timed in alternation with the stage-unit
+             * layer (its A), every other variant with the layer */
+            ramp_graph *Gu = NULL;
+            if (Lujit) {
+                TRY(ramp_graph_capture_begin(T.gpu, T.st));
+                TRY(ramp_layer_run(Lunits, &iob, T.st));
+                TRY(ramp_graph_capture_end(T.gpu, T.st, &Gu));
+            }
             for (int q = 0; q < NVAR; q++) {
                 if (!variant[q]) continue;
-                ramp_graph *Gq = NULL;
+                ramp_graph *Gq = NULL, *Ga = variant[q] == Lujit ? Gu : G;
+                const char *aname = variant[q] == Lujit ? "ramp-units" : "ramp";
                 TRY(ramp_graph_capture_begin(T.gpu, T.st));
                 TRY(ramp_layer_run(variant[q], &iob, T.st));
                 TRY(ramp_graph_capture_end(T.gpu, T.st, &Gq));
                 stat3 s_q, s_r;
-                time_pair(&T, G, Gq, &s_r, &s_q);
+                time_pair(&T, Ga, Gq, &s_r, &s_q);
                 ROW(variant_row[q], chosen, &plan.configs[chosen], s_q);
-                char paired[48]; /* the layer's own time from the alternation */
-                snprintf(paired, sizeof paired, "ramp@%s", variant_row[q]);
+                char paired[48]; /* the A's own time from the alternation */
+                snprintf(paired, sizeof paired, "%s@%s", aname, variant_row[q]);
                 ROW(paired, chosen, &plan.configs[chosen], s_r);
-                printf("       %-10s %9.2f us (%+.2f us against ramp timed in alternation with it, "
-                       "%.2f us)\n", variant_row[q], s_q.med, s_q.med - s_r.med, s_r.med);
+                printf("       %-10s %9.2f us (%+.2f us against %s timed in alternation with it, "
+                       "%.2f us)\n", variant_row[q], s_q.med, s_q.med - s_r.med, aname, s_r.med);
                 if (variant[q] == Ldet)
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "det", 1);
                 if ((q >= 8 && q < 15) || q < 2 || variant[q] == Lshape || variant[q] == Ljit ||
@@ -1391,13 +1406,15 @@ int main(int argc, char **argv) {
                     /* a split, the wait at the top, a launch mode, the selection's shape, a
                      * compile-time option, size classes */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, variant_row[q] + 5, 0);
-                if (variant[q] == Lunits || variant[q] == Lunits2 || variant[q] == Luone)
+                if (variant[q] == Lunits || variant[q] == Lunits2 || variant[q] == Luone ||
+                    variant[q] == Lujit)
                     /* the same menu, row-major */
                     check_failed |= out_agree(&T, G, Gq, out, (size_t)Mt * d, "units", 0);
                 if (timeline && variant[q] == Lunits) /* the stage-unit layer too (session 36) */
                     tl_run(&T, &TL, replay, Gq, "units", Mt, rname, &plan.configs[chosen]);
                 ramp_graph_free(Gq);
             }
+            ramp_graph_free(Gu);
             stat3 s_any = time_it(&T, replay, G_any);
             ROW("ramp-anysize", chosen, &plan.configs[chosen], s_any);
             stat3 s_sel;
@@ -1700,6 +1717,7 @@ int main(int argc, char **argv) {
     ramp_layer_free(Lunits);
     ramp_layer_free(Lshape);
     ramp_layer_free(Ljit);
+    ramp_layer_free(Lujit);
     ramp_layer_free(Lone);
     ramp_layer_free(Luone);
     ramp_layer_free(Lunits2);

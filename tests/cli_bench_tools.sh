@@ -27,6 +27,7 @@ expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3
 expect 2 "bench_layer: --reps needs a value" -- "$bin/bench_layer" --reps
 expect 2 "bench_layer: --plan, --dataset and --out-dir are required" -- "$bin/bench_layer" --plan p
 expect 0 "--red4 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
+expect 0 "ramp-units-jit\), timed in alternation with ramp-units" -- "$bin/bench_layer" --help
 expect 2 "bench_layer: --bf16 2: 0 or 1" -- "$bin/bench_layer" --bf16 2 --kernel v2
 expect 2 "bench_layer: --red4 1 is for FP8 layers" -- "$bin/bench_layer" --red4 1 --kernel v2 --bf16 1
 expect 0 "--bf16 1: every path on a BF16 layer" -- "$bin/bench_layer" --help

@@ -17,9 +17,9 @@ the layer's (above 1: the layer is faster). Below each table: how many
 memory-bound loads the roofline itself puts above 1.2x (their FLOPs at the
 dense rate take longer than 1.2x the floor, so no kernel meets the target
 there) and the rate the roofline allows on the largest load (its FLOPs over
-the roof time: the ceiling for the 1,000 TFLOP/s target). With --svg DIR, one plot per table
-(targets-<model>-<layout>-<kind>.svg): time against pairs, log-log, the layer,
-PyTorch and the roofline.
+the roof time: the ceiling for the 1,000 TFLOP/s target). With --svg DIR,
+one plot per table (targets-<model>-<layout>-<kind>.svg): time against
+pairs, log-log, the layer, PyTorch and the roofline.
 
 CSVs from bench_layer since session 13 also hold the measured floor
 (impl select+read and select+read-bulk: the selection kernel, then a kernel
@@ -225,7 +225,6 @@ def main():
         if mem:
             print(f"- memory-bound loads (<= {a.memory_bound} pairs): {min(mem):.2f}-{max(mem):.2f}x "
                   f"the floor (target 1.2x: met on {sum(m <= 1.2 for m in mem)} of {len(mem)})")
-        if mem:
             # no schedule beats max(floor, FLOPs at the dense rate): where the FLOPs alone
             # exceed 1.2x the floor, the target is out of reach by the roofline itself
             print(f"- the roofline itself puts {len(barred)} of those {len(mem)} loads above 1.2x "

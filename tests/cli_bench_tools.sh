@@ -12,7 +12,7 @@ set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
 
-for b in bench_layer bench_wgmma bench_moe bench_moe_v2 bench_select; do
+for b in bench_layer bench_wgmma bench_moe bench_moe_v2 bench_select bench_inflow; do
   [ -x "$bin/$b" ] || { fail "$bin/$b is missing"; continue; }
   expect 0 "^usage: $b" -- "$bin/$b" --help
   expect 2 "$b: unknown option --frobnicate" -- "$bin/$b" --frobnicate
@@ -21,6 +21,8 @@ expect 2 "bench_moe: reps 'abc': expected a whole number >= 1" -- "$bin/bench_mo
 expect 2 "bench_moe_v2: 3 argument\(s\), expected 1 to 2" -- "$bin/bench_moe_v2" a 3 c
 expect 2 "bench_moe_v2: 0 argument\(s\), expected 1 to 2" -- "$bin/bench_moe_v2"
 expect 2 "bench_select: replays '5x': expected a whole number >= 1" -- "$bin/bench_select" x.csv 5x
+expect 2 "bench_inflow: reps .0.: expected a whole number >= 1" -- "$bin/bench_inflow" x.csv 0
+expect 2 "bench_inflow: 3 argument\(s\), expected 0 to 2" -- "$bin/bench_inflow" a 3 c
 expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
 expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2
 expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3

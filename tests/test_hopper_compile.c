@@ -24,6 +24,10 @@
  * 3. kernels/read_floor.cuh (the benchmarks' measured floor, bench_read.h):
  *    both kernels compile, no spills, no stack, no warnings, and the bulk
  *    kernel's ring (READ_BULK_SMEM) within the 227 KB per block.
+ * 4. kernels/inflow.cuh (bench_inflow's probe) with the rings bench_inflow
+ *    builds at both ends (32 KB x 4, 64 KB x 3, and the loads' 128 KB x 1):
+ *    all three kernels compile, no spills, no stack, no warnings, each
+ *    ring plus its barriers within the 227 KB per block.
  */
 #include "check.h"
 #include "compile_pool.h"
@@ -300,6 +304,52 @@ static void read_floor_checks(void) {
     ramp_jit_result_free(r);
 }
 
+/* ------------------------------------------------------------ inflow probe */
+
+static void inflow_checks(void) {
+    static const int rings[3][2] = {{32768, 4}, {65536, 3}, {131072, 1}};
+    static const char *const names[3] = {"ramp_inflow_bulk", "ramp_inflow_mc", "ramp_inflow_loads"};
+    for (int v = 0; v < 3; v++) {
+        char d0[48], d1[48];
+        snprintf(d0, sizeof d0, "RAMP_INFLOW_PIECE=%d", rings[v][0]);
+        snprintf(d1, sizeof d1, "RAMP_INFLOW_STAGES=%d", rings[v][1]);
+        const char *defs[2] = {d0, d1};
+        ramp_jit_request rq;
+        memset(&rq, 0, sizeof rq);
+        rq.name = "inflow";
+        rq.source = "#include \"inflow.cuh\"\n";
+        rq.defines = defs;
+        rq.ndefines = 2;
+        ramp_jit_result *r = NULL;
+        CHECK_OK(ramp_jit_compile(&rq, &r));
+        if (!r) continue;
+        for (int i = 0; i < 3; i++) {
+            const ramp_kernel_report *k = ramp_jit_kernel(r, names[i]);
+            CHECK(k != NULL);
+            if (!k) continue;
+            CHECK(k->spill_store_bytes == 0 && k->spill_load_bytes == 0 && k->stack_bytes == 0);
+            if (i < 2) CHECK(rings[v][0] * rings[v][1] + k->smem_bytes <= 232448);
+            if (v == 0)
+                printf("%s: %d registers, %d B static smem\n", names[i], k->registers,
+                       k->smem_bytes);
+        }
+        CHECK(strstr(r->log ? r->log : "", "warning") == NULL);
+        ramp_jit_result_free(r);
+    }
+    /* a ring over 224 KB is refused by the kernel itself */
+    const char *bad[2] = {"RAMP_INFLOW_PIECE=65536", "RAMP_INFLOW_STAGES=4"};
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "inflow-bad";
+    rq.source = "#include \"inflow.cuh\"\n";
+    rq.defines = bad;
+    rq.ndefines = 2;
+    ramp_jit_result *r = NULL;
+    CHECK(ramp_jit_compile(&rq, &r) == RAMP_ERR_COMPILE &&
+          strstr(ramp_last_error(), "the ring within 224 KB") != NULL);
+    ramp_jit_result_free(r);
+}
+
 int main(void) {
     tensormap_checks();
     int major = 0, minor = 0;
@@ -312,5 +362,6 @@ int main(void) {
     printf("NVRTC %d.%d\n", major, minor);
     compile_checks();
     read_floor_checks();
+    inflow_checks();
     return check_finish("test_hopper_compile");
 }

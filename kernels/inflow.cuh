@@ -1,0 +1,144 @@
+/*
+ * inflow.cuh - how fast bytes get into an SM: the probe behind
+ * bench/bench_inflow.c (kernels/moe_v2.md, session 38).
+ *
+ * Why: kernel v2's wide tile takes 384 bytes into shared memory per 128 x
+ * 256 x 2 FLOPs (gate and up rows 256, tokens 128, per K byte), and its
+ * launches have been seen taking ~21 bytes per SM clock however they were
+ * changed (sessions 15, 19). Whether that is a limit of the hardware (the
+ * L2's read bandwidth shared by all SMs, or one SM's intake) or of v2's
+ * producer decides what the roofline of a tile that streams its operands
+ * through shared memory is. These kernels do nothing but fill shared memory
+ * (or registers) from a window of global memory, so their rate is the
+ * ceiling, measured on any grid size:
+ *
+ *   ramp_inflow_bulk  thread 0 of a 32-thread block issues cp.async.bulk
+ *                     copies of RAMP_INFLOW_PIECE bytes into a ring of
+ *                     RAMP_INFLOW_STAGES slots, each completing on its
+ *                     mbarrier, and refills a slot once its copy landed
+ *                     (kernel v2's producer without consumers).
+ *   ramp_inflow_mc    the same in clusters of two CTAs: CTA k copies half k
+ *                     of each piece with .multicast::cluster into both
+ *                     CTAs' slots (one L2 read, two shared-memory writes, as
+ *                     v2's .mc tiles share their weights); a slot is refilled
+ *                     once both CTAs saw it land (an empty barrier of count
+ *                     2, arrived on from both).
+ *   ramp_inflow_loads 1,024 threads issue RAMP_INFLOW_VEC 16-byte loads each
+ *                     before using any (128 KB in flight a block), into
+ *                     registers: the path the threads' own loads take.
+ *
+ * Block b (cluster q for _mc) reads `pieces` consecutive pieces starting at
+ * piece (b * pieces + first) of the window, wrapping: a window smaller
+ * than L2 is read from L2 after the first pass, a large one from HBM (the
+ * host moves `first` between launches so that no launch finds the last
+ * one's bytes in L2). Nothing is checked: the bytes are discarded.
+ */
+#include "hopper.cuh"
+
+#ifndef RAMP_INFLOW_PIECE
+#define RAMP_INFLOW_PIECE 32768
+#endif
+#ifndef RAMP_INFLOW_STAGES
+#define RAMP_INFLOW_STAGES 4
+#endif
+#define RAMP_INFLOW_THREADS 1024
+#define RAMP_INFLOW_VEC 8
+#if RAMP_INFLOW_PIECE % 32 || RAMP_INFLOW_PIECE * RAMP_INFLOW_STAGES > 229376
+#error "RAMP_INFLOW_PIECE: a multiple of 32 bytes, the ring within 224 KB"
+#endif
+
+/* Byte offset of piece i of block (or cluster) b in a window of n pieces. */
+static __device__ __forceinline__ unsigned long long inflow_at(long long b, long long pieces,
+                                                               long long first, long long i,
+                                                               long long n) {
+    return (unsigned long long)(((b * pieces + first + i) % n) * RAMP_INFLOW_PIECE);
+}
+
+extern "C" __global__ void __launch_bounds__(32)
+    ramp_inflow_bulk(unsigned long long base, long long window_pieces, long long pieces,
+                     long long first) {
+    extern __shared__ __align__(128) unsigned char ring[];
+    __shared__ __align__(8) unsigned long long full[RAMP_INFLOW_STAGES];
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < RAMP_INFLOW_STAGES; s++) hop_mbar_init(hop_smem(&full[s]), 1);
+    hop_mbar_init_fence();
+    for (long long i = 0; i < pieces; i++) {
+        const int s = (int)(i % RAMP_INFLOW_STAGES);
+        const unsigned bar = hop_smem(&full[s]);
+        /* the slot's last piece has landed: refill it */
+        if (i >= RAMP_INFLOW_STAGES) hop_mbar_wait(bar, (unsigned)((i / RAMP_INFLOW_STAGES - 1) & 1));
+        hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE);
+        hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE),
+                      base + inflow_at(blockIdx.x, pieces, first, i, window_pieces),
+                      RAMP_INFLOW_PIECE, bar);
+    }
+    /* the last pieces land before the block exits */
+    for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0; j < pieces; j++)
+        hop_mbar_wait(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
+                      (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+}
+
+extern "C" __global__ void __launch_bounds__(32)
+    ramp_inflow_mc(unsigned long long base, long long window_pieces, long long pieces,
+                   long long first) {
+    extern __shared__ __align__(128) unsigned char ring[];
+    __shared__ __align__(8) unsigned long long full[RAMP_INFLOW_STAGES];
+    __shared__ __align__(8) unsigned long long empty[RAMP_INFLOW_STAGES];
+    const unsigned rank = hop_cluster_rank(), other = rank ^ 1u;
+    const long long q = blockIdx.x / 2; /* the cluster: both CTAs read its pieces */
+    const unsigned half = RAMP_INFLOW_PIECE / 2;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < RAMP_INFLOW_STAGES; s++) {
+            hop_mbar_init(hop_smem(&full[s]), 1);
+            hop_mbar_init(hop_smem(&empty[s]), 2); /* both CTAs saw slot s land */
+        }
+        hop_mbar_init_fence();
+    }
+    hop_cluster_sync(); /* the partner's barriers exist before any copy or arrival */
+    if (threadIdx.x == 0) {
+        for (long long i = 0; i < pieces; i++) {
+            const int s = (int)(i % RAMP_INFLOW_STAGES);
+            const long long round = i / RAMP_INFLOW_STAGES;
+            const unsigned bar = hop_smem(&full[s]), eb = hop_smem(&empty[s]);
+            if (round > 0) {
+                /* this CTA's slot landed (both halves), tell both CTAs; then
+                 * wait until the partner's did too before writing into it */
+                hop_mbar_wait_cluster(bar, (unsigned)((round - 1) & 1));
+                hop_mbar_arrive(eb);
+                hop_mbar_arrive_remote_relaxed(hop_mapa(eb, other));
+                hop_mbar_wait_cluster(eb, (unsigned)((round - 1) & 1));
+            }
+            hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE); /* both halves */
+            hop_bulk_load_mc(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE) + rank * half,
+                             base + inflow_at(q, pieces, first, i, window_pieces) + rank * half,
+                             half, bar, (unsigned short)3);
+        }
+        for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0;
+             j < pieces; j++)
+            hop_mbar_wait_cluster(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
+                                  (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+    }
+    hop_cluster_sync(); /* no CTA leaves while copies into it may be issued */
+}
+
+extern "C" __global__ void __launch_bounds__(RAMP_INFLOW_THREADS)
+    ramp_inflow_loads(unsigned long long base, long long window_pieces, long long pieces,
+                      long long first, unsigned *sink) {
+    const int per = RAMP_INFLOW_PIECE / 16; /* uint4s a piece */
+    unsigned acc = 0;
+    for (long long i = 0; i < pieces; i++) {
+        const uint4 *p = (const uint4 *)(base + inflow_at(blockIdx.x, pieces, first, i,
+                                                          window_pieces));
+        /* a piece is RAMP_INFLOW_THREADS * RAMP_INFLOW_VEC uint4s at most;
+         * each thread's loads are all issued before any is used */
+        uint4 v[RAMP_INFLOW_VEC];
+#pragma unroll
+        for (int j = 0; j < RAMP_INFLOW_VEC; j++) {
+            const int at = threadIdx.x + j * RAMP_INFLOW_THREADS;
+            v[j] = at < per ? __ldcg(p + at) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int j = 0; j < RAMP_INFLOW_VEC; j++) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+    }
+    if (acc == 0x9e3779b9u) *sink = acc; /* never in practice: keeps the loads */
+}

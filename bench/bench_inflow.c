@@ -22,7 +22,7 @@ static const char *USAGE =
     "usage: bench_inflow [OUT.csv] [REPS]\n"
     "\n"
     "Measures how fast the SMs take bytes in: blocks that only fill shared\n"
-    "memory by TMA bulk copies (a ring of 16-64 KB requests, as kernel v2's\n"
+    "memory by TMA bulk copies (a ring of 8-64 KB requests, as kernel v2's\n"
     "producer; also multicast in clusters of two, one L2 read landing in two\n"
     "SMs) or registers by their threads' loads, from a window that L2 holds\n"
     "(8 or 24 MiB) or that it cannot (1 GiB), on grids from every SM down to\n"
@@ -39,7 +39,8 @@ static const struct {
     inflow_kind kind;
     int piece, stages;
 } KINDS[] = {
-    {"bulk16k-s8", BULK, 16384, 8}, {"bulk32k-s4", BULK, 32768, 4},
+    {"bulk8k-s16", BULK, 8192, 16},  {"bulk16k-s8", BULK, 16384, 8},
+    {"bulk32k-s4", BULK, 32768, 4},
     {"bulk32k-s6", BULK, 32768, 6}, {"bulk64k-s2", BULK, 65536, 2},
     {"mc32k-s4", MC, 32768, 4},     {"mc64k-s3", MC, 65536, 3},
     {"loads", LOADS, 131072, 1},

@@ -16,6 +16,10 @@
  *   ss.a2.p  SS, two sets, pipelined
  *   rs.a1    A from registers, one set, wait 0
  *   rs.a1.p  A from registers, one set, pipelined
+ *   ss.a2.pr SS, two sets, each set's group into a temporary, wait 0, then
+ *            promoted (acc += T x scale): v2's wide consumer's rhythm
+ *   ss.a2.pp the same with two temporaries alternating: the next group is
+ *            issued before this one is waited for (wait 1) and promoted
  * N in {8, 16, 32, 64, 128, 256} (two-set forms up to 128), W in {1, 2}
  * warpgroups per block. Each is launched on a grid of one block per SM
  * and, when the measured resources let two blocks share an SM, of two.
@@ -67,7 +71,8 @@ static const char *USAGE =
     "\n"
     "options:\n"
     "  --csv PATH        write one row per launch shape (also: a lone CSV argument)\n"
-    "  --forms LIST      comma list of ss.a1, ss.a2, ss.a1.p, ss.a2.p, rs.a1, rs.a1.p\n"
+    "  --forms LIST      comma list of ss.a1, ss.a2, ss.a1.p, ss.a2.p, rs.a1, rs.a1.p,\n"
+    "                    ss.a2.pr, ss.a2.pp\n"
     "                    (default: all)\n"
     "  --n LIST          comma list of N from 8, 16, 32, 64, 128, 256 (default: all)\n"
     "  --w LIST          comma list of warpgroups per block, 1 and/or 2 (default: 1,2)\n"
@@ -81,7 +86,10 @@ static const char *USAGE =
     "forms: ss = both operands in shared memory (v2's), rs = A from registers;\n"
     "a1/a2 = one or two accumulator sets per warpgroup (a2: gate and up, as v2);\n"
     ".p = one commit group left in flight at each wait (pipelined), else every\n"
-    "group of 4 x sets wgmmas is waited for (v2's consumers).\n";
+    "group of 4 x sets wgmmas is waited for; .pr = FP8 block-scale promotion\n"
+    "as v2's wide consumers: each set's group into a temporary, waited for,\n"
+    "then added with a scale (v2's rhythm); .pp = the same with two temporaries\n"
+    "alternating, the next group issued before this one is promoted.\n";
 
 /* A comma list of integers, each one of `allowed` (n_allowed of them), into
  * out (at most max, no duplicates); 0 if malformed. */

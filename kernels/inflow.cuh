@@ -47,11 +47,23 @@
 #error "RAMP_INFLOW_PIECE: a multiple of 32 bytes, the ring within 224 KB"
 #endif
 
-/* Byte offset of piece i of block (or cluster) b in a window of n pieces. */
-static __device__ __forceinline__ unsigned long long inflow_at(long long b, long long pieces,
-                                                               long long first, long long i,
-                                                               long long n) {
-    return (unsigned long long)(((b * pieces + first + i) % n) * RAMP_INFLOW_PIECE);
+/* The window's pieces in order from block (or cluster) b's first, wrapping:
+ * one division per block, then an add and a compare per piece (a 64-bit
+ * modulo per piece, a software routine, held the first version of the
+ * issuing thread to one copy per ~400 clocks). */
+typedef struct {
+    unsigned long long off, end;
+} inflow_cursor;
+static __device__ __forceinline__ inflow_cursor inflow_start(long long b, long long pieces,
+                                                             long long first, long long n) {
+    inflow_cursor c;
+    c.off = (unsigned long long)((b * pieces + first) % n) * RAMP_INFLOW_PIECE;
+    c.end = (unsigned long long)n * RAMP_INFLOW_PIECE;
+    return c;
+}
+static __device__ __forceinline__ void inflow_next(inflow_cursor &c) {
+    c.off += RAMP_INFLOW_PIECE;
+    if (c.off == c.end) c.off = 0;
 }
 
 extern "C" __global__ void __launch_bounds__(32)
@@ -62,15 +74,20 @@ extern "C" __global__ void __launch_bounds__(32)
     if (threadIdx.x != 0) return;
     for (int s = 0; s < RAMP_INFLOW_STAGES; s++) hop_mbar_init(hop_smem(&full[s]), 1);
     hop_mbar_init_fence();
-    for (long long i = 0; i < pieces; i++) {
-        const int s = (int)(i % RAMP_INFLOW_STAGES);
+    inflow_cursor cur = inflow_start(blockIdx.x, pieces, first, window_pieces);
+    int s = 0;
+    unsigned ph = 0; /* parity of slot s's current round */
+    for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
         const unsigned bar = hop_smem(&full[s]);
         /* the slot's last piece has landed: refill it */
-        if (i >= RAMP_INFLOW_STAGES) hop_mbar_wait(bar, (unsigned)((i / RAMP_INFLOW_STAGES - 1) & 1));
+        if (i >= RAMP_INFLOW_STAGES) hop_mbar_wait(bar, ph ^ 1u);
         hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE);
-        hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE),
-                      base + inflow_at(blockIdx.x, pieces, first, i, window_pieces),
+        hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE), base + cur.off,
                       RAMP_INFLOW_PIECE, bar);
+        if (++s == RAMP_INFLOW_STAGES) {
+            s = 0;
+            ph ^= 1u;
+        }
     }
     /* the last pieces land before the block exits */
     for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0; j < pieces; j++)
@@ -96,22 +113,26 @@ extern "C" __global__ void __launch_bounds__(32)
     }
     hop_cluster_sync(); /* the partner's barriers exist before any copy or arrival */
     if (threadIdx.x == 0) {
-        for (long long i = 0; i < pieces; i++) {
-            const int s = (int)(i % RAMP_INFLOW_STAGES);
-            const long long round = i / RAMP_INFLOW_STAGES;
+        inflow_cursor cur = inflow_start(q, pieces, first, window_pieces);
+        int s = 0;
+        unsigned ph = 0; /* parity of slot s's current round */
+        for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
             const unsigned bar = hop_smem(&full[s]), eb = hop_smem(&empty[s]);
-            if (round > 0) {
+            if (i >= RAMP_INFLOW_STAGES) {
                 /* this CTA's slot landed (both halves), tell both CTAs; then
                  * wait until the partner's did too before writing into it */
-                hop_mbar_wait_cluster(bar, (unsigned)((round - 1) & 1));
+                hop_mbar_wait_cluster(bar, ph ^ 1u);
                 hop_mbar_arrive(eb);
                 hop_mbar_arrive_remote_relaxed(hop_mapa(eb, other));
-                hop_mbar_wait_cluster(eb, (unsigned)((round - 1) & 1));
+                hop_mbar_wait_cluster(eb, ph ^ 1u);
             }
             hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE); /* both halves */
             hop_bulk_load_mc(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE) + rank * half,
-                             base + inflow_at(q, pieces, first, i, window_pieces) + rank * half,
-                             half, bar, (unsigned short)3);
+                             base + cur.off + rank * half, half, bar, (unsigned short)3);
+            if (++s == RAMP_INFLOW_STAGES) {
+                s = 0;
+                ph ^= 1u;
+            }
         }
         for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0;
              j < pieces; j++)
@@ -126,9 +147,9 @@ extern "C" __global__ void __launch_bounds__(RAMP_INFLOW_THREADS)
                       long long first, unsigned *sink) {
     const int per = RAMP_INFLOW_PIECE / 16; /* uint4s a piece */
     unsigned acc = 0;
-    for (long long i = 0; i < pieces; i++) {
-        const uint4 *p = (const uint4 *)(base + inflow_at(blockIdx.x, pieces, first, i,
-                                                          window_pieces));
+    inflow_cursor cur = inflow_start(blockIdx.x, pieces, first, window_pieces);
+    for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
+        const uint4 *p = (const uint4 *)(base + cur.off);
         /* a piece is RAMP_INFLOW_THREADS * RAMP_INFLOW_VEC uint4s at most;
          * each thread's loads are all issued before any is used */
         uint4 v[RAMP_INFLOW_VEC];

@@ -38,6 +38,16 @@
  *   RAMP_WB_RS    0: both operands from shared memory (SS, v2's form);
  *                 1: A from registers (RS: 4 x .b32 of e4m3 per thread,
  *                 fixed for the whole loop), B from shared memory
+ *   RAMP_WB_PROMO 0: none (above); 1: FP8 block-scale promotion as v2's
+ *                 wide consumers do it (moe_v2_wide.cuh v2w_slot_stage):
+ *                 per set, its 4 wgmmas into a temporary T (the first
+ *                 overwriting), commit, wait 0, acc[set] += T x scale;
+ *                 2: the same pipelined, two temporaries alternating: the
+ *                 next group (next set, or set 0 of the next iteration) is
+ *                 issued before this one is waited for (wait 1) and
+ *                 promoted, so a group is in flight during each promotion,
+ *                 in unrolled runs of 4 iterations drained at their end
+ *                 (SS, two sets, wait 0 only: PIPE = 0)
  *
  * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters): block
  * = 128 x W threads, dynamic shared memory ramp_wb_smem_bytes(W, ACCS, N);
@@ -80,6 +90,13 @@
 #endif
 #if RAMP_WB_RS != 0 && RAMP_WB_RS != 1
 #error "RAMP_WB_RS must be 0 or 1"
+#endif
+#ifndef RAMP_WB_PROMO
+#define RAMP_WB_PROMO 0
+#endif
+#if RAMP_WB_PROMO < 0 || RAMP_WB_PROMO > 2 || \
+    (RAMP_WB_PROMO && (RAMP_WB_RS || RAMP_WB_PIPE || RAMP_WB_ACCS != 2))
+#error "RAMP_WB_PROMO 1 or 2: SS, two sets, PIPE 0"
 #endif
 #if RAMP_WB_ACCS * RAMP_WB_N / 2 > RAMP_WB_MAX_ACC_REGS
 #error "RAMP_WB_ACCS x RAMP_WB_N / 2 accumulators exceed RAMP_WB_MAX_ACC_REGS"
@@ -195,6 +212,76 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
 
     __syncthreads();
     const long long t0 = clock64();
+#if RAMP_WB_PROMO
+    /* per-row scales as a token's x scale times a block's weight scale:
+     * two per thread (rows g and g + 8), never 0 or 1 */
+    const float f0 = 1.0f + 1e-6f * threadIdx.x, f1 = 0.5f + 1e-6f * threadIdx.x;
+#if RAMP_WB_PROMO == 1
+    float T[WB_ACC];
+#pragma unroll
+    for (int i = 0; i < WB_ACC; i++) T[i] = 0.f;
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int s = 0; s < RAMP_WB_ACCS; s++) {
+            hop_wgmma_fence();
+#pragma unroll
+            for (int k4 = 0; k4 < RAMP_WB_KSTEPS; k4++) WB_MMA(T, da[s][k4], db[k4], k4 > 0);
+            hop_wgmma_commit();
+            HOP_WGMMA_WAIT(0);
+            HOP_ACC_FENCE(T, WB_ACC);
+#pragma unroll
+            for (int i = 0; i < WB_ACC; i++) acc[s][i] += T[i] * ((i >> 1) & 1 ? f1 : f0);
+        }
+    }
+#else /* 2: T0 always holds set 0's group, T1 set 1's */
+    float T0[WB_ACC], T1[WB_ACC];
+#pragma unroll
+    for (int i = 0; i < WB_ACC; i++) T0[i] = T1[i] = 0.f;
+    /* groups of WB_PG iterations unrolled, the pipeline drained at each
+     * group's end: ptxas cannot follow a group in flight around a loop's
+     * back edge and would serialise every wgmma (C7514), as in v2's narrow
+     * ping-pong (moe_v2.cuh, V2_PIPE_UP) */
+#define WB_PG 4
+#define WB_ISSUE(j)                                                                           \
+    do {                                                                                      \
+        float *t_ = (j) & 1 ? T1 : T0;                                                        \
+        HOP_ACC_FENCE(t_, WB_ACC);                                                            \
+        hop_wgmma_fence();                                                                    \
+        _Pragma("unroll") for (int k4 = 0; k4 < RAMP_WB_KSTEPS; k4++)                         \
+            WB_MMA(t_, da[(j) & 1][k4], db[k4], k4 > 0);                                      \
+        hop_wgmma_commit();                                                                   \
+    } while (0)
+#define WB_PROMOTE(j)                                                                         \
+    do {                                                                                      \
+        float *t_ = (j) & 1 ? T1 : T0;                                                        \
+        HOP_ACC_FENCE(t_, WB_ACC);                                                            \
+        _Pragma("unroll") for (int i = 0; i < WB_ACC; i++)                                    \
+            acc[(j) & 1][i] += t_[i] * ((i >> 1) & 1 ? f1 : f0);                              \
+    } while (0)
+    int it = 0;
+    for (; it + WB_PG <= iters; it += WB_PG) {
+        WB_ISSUE(0);
+#pragma unroll
+        for (int j = 1; j < 2 * WB_PG; j++) {
+            WB_ISSUE(j);
+            HOP_WGMMA_WAIT(1); /* group j - 1 done, group j in flight */
+            WB_PROMOTE(j - 1);
+        }
+        HOP_WGMMA_WAIT(0);
+        WB_PROMOTE(2 * WB_PG - 1);
+    }
+    for (; it < iters; it++) { /* the rest unpipelined: exactly `iters` iterations */
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            WB_ISSUE(j);
+            HOP_WGMMA_WAIT(0);
+            WB_PROMOTE(j);
+        }
+    }
+#undef WB_ISSUE
+#undef WB_PROMOTE
+#endif
+#else
     for (int it = 0; it < iters; it++) {
         hop_wgmma_fence();
 #pragma unroll
@@ -215,6 +302,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
         for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);
 #endif
     }
+#endif
     HOP_WGMMA_WAIT(0);
 #pragma unroll
     for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);

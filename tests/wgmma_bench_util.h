@@ -9,11 +9,19 @@
  *         ss / rs   both operands from shared memory / A from registers
  *         a1 / a2   accumulator sets per warpgroup (a2: gate and up, as v2)
  *         .p        one commit group left in flight at each wait (pipelined);
- *                   without it every group is waited for (v2's consumers)
+ *                   without it every group is waited for
+ *         .pr       FP8 block-scale promotion as v2's wide consumers do it:
+ *                   per set, its 4 wgmmas into a temporary (the first
+ *                   overwriting), wait 0, then acc[set] += T x scale
+ *         .pp       the same promotion pipelined: two temporaries
+ *                   alternating, the next set's group issued before this
+ *                   one's is waited for (wait 1) and promoted
  *   N     the instruction's N: 8, 16, 32, 64 (v2's tiles), 128, 256
  *   W     warpgroups per block: 1 or 2 (v2 has two consumers)
  * A variant exists when its accumulators fit: sets x N / 2 <= 128 floats
- * per thread (a2 stops at N = 128).
+ * per thread (a2 stops at N = 128), and with its temporaries (N / 2 for
+ * .pr, N for .pp) <= 192 (v2's wide consumer: 128 + 64): .pr up to N =
+ * 128, .pp up to N = 64.
  */
 #ifndef RAMP_WGMMA_BENCH_UTIL_H
 #define RAMP_WGMMA_BENCH_UTIL_H
@@ -28,11 +36,13 @@
 typedef struct {
     const char *name;
     int rs, accs, pipe;
+    int promo; /* 0: none, 1: .pr, 2: .pp (temporaries of N / 2 floats) */
 } wb_form;
 
 static const wb_form WB_FORMS[] = {
-    {"ss.a1", 0, 1, 0},   {"ss.a2", 0, 2, 0}, {"ss.a1.p", 0, 1, 1},
-    {"ss.a2.p", 0, 2, 1}, {"rs.a1", 1, 1, 0}, {"rs.a1.p", 1, 1, 1},
+    {"ss.a1", 0, 1, 0, 0},    {"ss.a2", 0, 2, 0, 0},    {"ss.a1.p", 0, 1, 1, 0},
+    {"ss.a2.p", 0, 2, 1, 0},  {"rs.a1", 1, 1, 0, 0},    {"rs.a1.p", 1, 1, 1, 0},
+    {"ss.a2.pr", 0, 2, 0, 1}, {"ss.a2.pp", 0, 2, 0, 2},
 };
 #define WB_NFORMS ((int)(sizeof WB_FORMS / sizeof WB_FORMS[0]))
 
@@ -49,7 +59,8 @@ typedef struct {
 
 /* 1 if the variant's accumulators fit (see the top). */
 static inline int wb_variant_valid(const wb_form *f, int n, int w) {
-    return f && (w == 1 || w == 2) && f->accs * n / 2 <= RAMP_WB_MAX_ACC_REGS;
+    return f && (w == 1 || w == 2) && f->accs * n / 2 <= RAMP_WB_MAX_ACC_REGS &&
+           (f->accs + f->promo) * n / 2 <= RAMP_WB_MAX_ACC_REGS + 64;
 }
 
 static inline int wb_threads(const wb_variant *v) {
@@ -74,7 +85,7 @@ static inline void wb_variant_name(const wb_variant *v, char *buf, size_t size) 
 
 /* Compiles wgmma_bench.cuh for the variant (NVRTC, sm_90a, no GPU needed). */
 static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out) {
-    char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32];
+    char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32], dq[32];
     wb_variant_name(v, name, sizeof name);
     snprintf(prog, sizeof prog, "wgmma-bench-%s", name);
     snprintf(dn, sizeof dn, "RAMP_WB_N=%d", v->n);
@@ -82,13 +93,14 @@ static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out)
     snprintf(da, sizeof da, "RAMP_WB_ACCS=%d", v->form->accs);
     snprintf(dp, sizeof dp, "RAMP_WB_PIPE=%d", v->form->pipe);
     snprintf(dr, sizeof dr, "RAMP_WB_RS=%d", v->form->rs);
-    const char *defs[5] = {dn, dw, da, dp, dr};
+    snprintf(dq, sizeof dq, "RAMP_WB_PROMO=%d", v->form->promo);
+    const char *defs[6] = {dn, dw, da, dp, dr, dq};
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
     rq.name = prog;
     rq.source = "#include \"wgmma_bench.cuh\"\n";
     rq.defines = defs;
-    rq.ndefines = 5;
+    rq.ndefines = v->form->promo ? 6 : 5; /* the older forms keep their cache keys */
     return ramp_jit_compile(&rq, out);
 }
 

@@ -211,106 +211,6 @@ static __device__ __forceinline__ void v2w_slot_stage(unsigned char *sm, int it,
     v2w_promote(acc1, T, w1 * x0, w1 * x1);
 }
 
-#ifndef RAMP_MV2_PPROMO
-#define RAMP_MV2_PPROMO 0
-#endif
-#if RAMP_MV2_PPROMO && !RAMP_MV2_BF16 && RAMP_MV2_PHASE
-/* RAMP_MV2_PPROMO (session 38): the slot stages with their promotion
- * pipelined. bench_wgmma's ceiling of v2w_slot_stage's rhythm (two m64n128
- * groups, each waited for before its promotion) is 1,371 TFLOP/s from
- * shared memory; with two temporaries alternating and the next group issued
- * before this one is promoted, 1,599 (s38-run1 call 3). Here a stage is four
- * m64n64 groups (box b's rows 64h.., q = 2b + h) into T's halves T0 = T[0..31]
- * and T1 = T[32..63] alternately; group q of a stage is promoted into acc_b's
- * columns 64h.. (n64 index i is n128 index i + 32h) while group q + 1 runs.
- * Runs of two stages are unrolled with a group in flight across the stage
- * boundary, drained at the run's end (ptxas cannot follow a group in flight
- * around a loop's back edge: C7514). A slot is released once its last group
- * is done (its scales are in registers by then). Two-phase tiles only: the
- * fused wide tile, which holds the down projection's state beside it, drew
- * ptxas's C7511 (wgmmas serialised for want of registers). */
-
-/* Waits for stage it's slot; its four promotion factors (box 0 row g, g + 8,
- * box 1 row g, g + 8) into f; returns the slot's address. */
-static __device__ __forceinline__ unsigned v2w_pp_wait(unsigned char *sm, int it, int n0, float *f) {
-    const int s = it % V2_S;
-    hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
-#if !V2_TMA_X_ON && !V2_TMA_H_ON /* (rows by TMA: already the async proxy's) */
-    hop_fence_proxy_async(); /* the producer's cp.async rows, read by wgmma */
-#endif
-    const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
-    const float *xs = (const float *)(sp + V2_LAYOUT.slot_xs);
-    const float *wsc = (const float *)(sp + V2_LAYOUT.slot_wsc);
-    const float x0 = xs[n0], x1 = xs[n0 + 8], w0 = wsc[0], w1 = wsc[1];
-    f[0] = w0 * x0;
-    f[1] = w0 * x1;
-    f[2] = w1 * x0;
-    f[3] = w1 * x1;
-    return hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
-}
-
-/* Group q of the stage in `slot`: this consumer's 64 token rows . box q / 2's
- * weight rows 64 (q & 1).. over the K block into Th (32 floats), the first
- * wgmma overwriting; one commit group. */
-static __device__ __forceinline__ void v2w_pp_issue(float *Th, unsigned slot, int c, int q) {
-    const unsigned a = slot + (unsigned)V2_LAYOUT.slot_b + c * 8192;
-    const unsigned b = slot + (q >> 1) * 16384 + (q & 1) * 8192;
-    hop_wgmma_fence();
-#pragma unroll
-    for (int k4 = 0; k4 < RAMP_MV2_KB / HOP_WGMMA_K_BYTES; k4++)
-        HOP_WGMMA_E4M3(64)(Th, hop_desc_sw128(a + k4 * HOP_WGMMA_K_BYTES),
-                           hop_desc_sw128(b + k4 * HOP_WGMMA_K_BYTES), k4 > 0);
-    hop_wgmma_commit();
-}
-
-/* acc[i] += Th[i] * f(row) for a completed group's 32 sums. */
-static __device__ __forceinline__ void v2w_pp_promote(float *acc, float *Th, float f0, float f1) {
-    HOP_ACC_FENCE(Th, 32);
-#pragma unroll
-    for (int i = 0; i < 32; i++) acc[i] += Th[i] * ((i >> 1) & 1 ? f1 : f0);
-}
-
-/* ns (1 or 2, a constant at the call) consecutive stages from it0, as
- * v2w_slot_stage each, pipelined (above). */
-static __device__ __forceinline__ void v2w_pp_stages(unsigned char *sm, int it0, int ns, int c,
-                                                     int n0, float *acc0, float *acc1, float *T) {
-    const unsigned empty = hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S;
-    float f[2][4];
-    unsigned slot[2];
-    slot[0] = v2w_pp_wait(sm, it0, n0, f[0]);
-    v2w_pp_issue(T, slot[0], c, 0);
-#pragma unroll
-    for (int g = 1; g < 4 * ns; g++) {
-        const int k = g >> 2, q = g & 3, pk = (g - 1) >> 2, pq = (g - 1) & 3;
-        if (q == 0) slot[k] = v2w_pp_wait(sm, it0 + k, n0, f[k]);
-        v2w_pp_issue(g & 1 ? T + 32 : T, slot[k], c, q);
-        HOP_WGMMA_WAIT(1); /* group g - 1 done, group g in flight */
-        if (pq == 3) v2_release(empty + 8 * ((it0 + pk) % V2_S));
-        v2w_pp_promote((pq >> 1 ? acc1 : acc0) + 32 * (pq & 1), (g - 1) & 1 ? T + 32 : T,
-                       f[pk][2 * (pq >> 1)], f[pk][2 * (pq >> 1) + 1]);
-    }
-    HOP_WGMMA_WAIT(0);
-    v2_release(empty + 8 * ((it0 + ns - 1) % V2_S));
-    v2w_pp_promote(acc1 + 32, T + 32, f[ns - 1][2], f[ns - 1][3]);
-}
-
-/* n slot stages from it (it advanced by n): pairs, then one if n is odd. */
-#define V2W_SLOT_RUN(sm, it, n, c, n0, acc0, acc1, T)                                       \
-    do {                                                                                    \
-        int k_ = 0;                                                                         \
-        _Pragma("unroll 1") for (; k_ + 2 <= (n); k_ += 2)                                  \
-            v2w_pp_stages(sm, (it) + k_, 2, c, n0, acc0, acc1, T);                          \
-        if (k_ < (n)) v2w_pp_stages(sm, (it) + k_, 1, c, n0, acc0, acc1, T);                \
-        (it) += (n);                                                                        \
-    } while (0)
-#else
-#define V2W_SLOT_RUN(sm, it, n, c, n0, acc0, acc1, T)                                       \
-    do {                                                                                    \
-        _Pragma("unroll 1") for (int k_ = 0; k_ < (n); k_++, (it)++)                        \
-            v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);                                   \
-    } while (0)
-#endif
-
 #if RAMP_MV2_BF16
 /* BF16 (RAMP_MV2_BF16): the sums stay in the accumulators across K (no
  * block scales, so no promotion and no temporaries), and the intermediate
@@ -520,7 +420,8 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     float acc0[V2W_ACC], acc1[V2W_ACC], T[V2W_ACC];
 #pragma unroll
     for (int i = 0; i < V2W_ACC; i++) T[i] = acc0[i] = acc1[i] = 0.f;
-    V2W_SLOT_RUN(sm, it, V2_P2NK, c, n0, acc0, acc1, T);
+#pragma unroll 1
+    for (int kb = 0; kb < V2_P2NK; kb++, it++) v2w_slot_stage(sm, it, c, n0, acc0, acc1, T);
 #endif
     const int part = slice % RAMP_MV2_P2K;
     v2w_output_bulk(prm, sm, acc0, V2_P2_CHUNK(slice) * RAMP_MV2_CHUNK, part, c);
@@ -643,7 +544,7 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
     for (int p = 0; p < V2_PASSES; p++) {
 #pragma unroll
         for (int i = 0; i < V2W_ACC; i++) accg[i] = accu[i] = 0.f;
-        V2W_SLOT_RUN(sm, it, V2_KBLK, c, n0, accg, accu, T);
+        for (int kb = 0; kb < V2_KBLK; kb++, it++) v2w_slot_stage(sm, it, c, n0, accg, accu, T);
         if (p == 0) V2_CONSUMER_SYNC(); /* rw, stored by consumer 0 at the tile's start */
         v2w_act_quant(sm, accg, accu, p, c);
 #if RAMP_MV2_PHASE == 1
@@ -707,4 +608,3 @@ static __device__ __forceinline__ void v2_consumer(const ramp_moe_params &prm,
 #undef V2W_RUN_BF16
 #undef V2W_OVERLAP
 #undef V2W_ACC
-#undef V2W_SLOT_RUN

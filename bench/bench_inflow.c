@@ -12,6 +12,9 @@
  * Each row: one (kind, window, grid); every block (cluster, for multicast)
  * reads 8 MiB (RAMP_INFLOW_MIB); one warm-up launch, then the median of REPS launches timed
  * between events. Bytes per SM clock use the clock the driver reports.
+ * The window holds a pattern of its word indices and every block of every
+ * launch checks the last piece it took in, word by word: a kind with a
+ * mismatch fails the run (exit 1, no CSV), its rates not trusted.
  */
 #include "bench_args.h"
 #include "bench_common.h"
@@ -30,7 +33,8 @@ static const char *USAGE =
     "and grid: median of REPS launches, default 10) and prints a summary:\n"
     "TB/s in all, GB/s and bytes per clock per SM. Each block (cluster of two\n"
     "for multicast) reads RAMP_INFLOW_MIB MiB (default 8; 1 under\n"
-    "compute-sanitizer). Exit 77 without a GPU.\n";
+    "compute-sanitizer). Every launch checks the bytes that landed against the\n"
+    "window's pattern: exit 1 on a mismatch, 77 without a GPU.\n";
 
 typedef enum { BULK, MC, LOADS } inflow_kind;
 
@@ -110,11 +114,26 @@ int main(int argc, char **argv) {
     TRY(ramp_event_create(gpu, &e0));
     TRY(ramp_event_create(gpu, &e1));
     const size_t big = (size_t)1 << 30;
-    ramp_devptr buf = 0, sink = 0;
+    ramp_devptr buf = 0, bad = 0;
     TRY(ramp_gpu_alloc(gpu, big, &buf));
-    TRY(ramp_gpu_alloc(gpu, 4, &sink));
-    TRY(ramp_gpu_fill32_async(gpu, buf, 0x3c003c00u, big / 4, st));
-    TRY(ramp_stream_sync(gpu, st));
+    TRY(ramp_gpu_alloc(gpu, 8, &bad)); /* [0] mismatches, [1] a sink */
+    {   /* the window's pattern (inflow_word), by the first program's fill kernel */
+        program p0;
+        ramp_kernel *fill = NULL;
+        TRY(program_build(gpu, 0, &p0));
+        TRY(ramp_module_kernel(p0.mod, "ramp_inflow_fill", 0, &fill));
+        long long words = (long long)(big / 4);
+        void *fa[2] = {&buf, &words};
+        unsigned fg[3] = {(unsigned)info.limits.sms * 8, 1, 1}, fb[3] = {512, 1, 1};
+        TRY(ramp_kernel_launch(fill, fg, fb, 0, st, fa));
+        /* RAMP_INFLOW_BREAK=1: the window zeroed instead, so that every kind's
+         * check must fail (tools/gpu-check's inflow step runs it once) */
+        const char *be = getenv("RAMP_INFLOW_BREAK");
+        if (be && be[0] == '1') TRY(ramp_gpu_fill32_async(gpu, buf, 0, big / 4, st));
+        TRY(ramp_stream_sync(gpu, st));
+        program_free(&p0);
+    }
+    int failed = 0;
 
     const int sms = info.limits.sms;
     const double hz = info.clock_khz > 0 ? info.clock_khz * 1e3 : 0;
@@ -144,6 +163,7 @@ int main(int argc, char **argv) {
         const int smem = KINDS[i].kind == LOADS ? 0 : KINDS[i].piece * KINDS[i].stages;
         long long pieces = (long long)(PER_BLOCK / (size_t)KINDS[i].piece);
         printf("%s:", KINDS[i].name);
+        TRY(ramp_gpu_fill32_async(gpu, bad, 0, 1, st));
         for (int w = 0; w < 3; w++) {
             full_tb[i][w] = full_clk[i][w] = one_clk[i][w] = 0;
             long long window_pieces = (long long)(windows[w] / (size_t)KINDS[i].piece);
@@ -156,7 +176,7 @@ int main(int argc, char **argv) {
                 for (int r = -1; r < n; r++) {
                     /* each launch on bytes the last one did not read (matters for 1 GiB) */
                     long long first = ((long long)(r + 1) * groups * pieces) % window_pieces;
-                    void *args[5] = {&buf, &window_pieces, &pieces, &first, &sink};
+                    void *args[5] = {&buf, &window_pieces, &pieces, &first, &bad};
                     unsigned gd[3] = {(unsigned)grid, 1, 1};
                     unsigned bd[3] = {KINDS[i].kind == LOADS ? 1024u : 32u, 1, 1};
                     double us = 0;
@@ -185,11 +205,22 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             }
         }
-        printf("\n");
+        unsigned miss = 0;
+        TRY(ramp_stream_sync(gpu, st));
+        TRY(ramp_gpu_download(gpu, &miss, bad, 4));
+        printf(miss ? "\n  %u words landed wrong: %s's rates are not trusted\n"
+                    : "\n  every launch's checked words landed right (%u wrong)\n",
+               miss, KINDS[i].name);
+        failed |= miss != 0;
         program_free(&p);
     }
-    if (fclose(csv) != 0 || rename(tmp_path, csv_path) != 0) {
+    if (fclose(csv) != 0 || failed || rename(tmp_path, csv_path) != 0) {
         remove(tmp_path);
+        if (failed) {
+            fprintf(stderr, "bench_inflow: bytes landed wrong (above): no %s written, exit 1\n",
+                    csv_path);
+            return 1;
+        }
         DIE("bench_inflow: cannot write %s", csv_path);
     }
     printf("\ninto the SMs, %d blocks (%s, %d SMs, %.0f MHz reported): TB/s in all | bytes per SM "
@@ -203,7 +234,7 @@ int main(int argc, char **argv) {
     }
     printf("wrote %s\n", csv_path);
     ramp_gpu_free(gpu, buf);
-    ramp_gpu_free(gpu, sink);
+    ramp_gpu_free(gpu, bad);
     ramp_event_free(e0);
     ramp_event_free(e1);
     return 0;

@@ -31,7 +31,13 @@
  * piece (b * pieces + first) of the window, wrapping: a window smaller
  * than L2 is read from L2 after the first pass, a large one from HBM (the
  * host moves `first` between launches so that no launch finds the last
- * one's bytes in L2). Nothing is checked: the bytes are discarded.
+ * one's bytes in L2). The window holds word w = inflow_word(w)
+ * (ramp_inflow_fill), so what landed can be checked without reading it
+ * again: each block compares its last piece word by word (the copies from
+ * their ring slot, the loads from their registers; checking every word
+ * slowed the loads kernel by a third), adding its mismatches to bad[0] (a
+ * rate is only reported for copies that put the right bytes in the right
+ * place); bad[1] is the loads' checksum sink.
  */
 #include "hopper.cuh"
 
@@ -46,6 +52,33 @@
 #if RAMP_INFLOW_PIECE % 32 || RAMP_INFLOW_PIECE * RAMP_INFLOW_STAGES > 229376
 #error "RAMP_INFLOW_PIECE: a multiple of 32 bytes, the ring within 224 KB"
 #endif
+
+/* The window's word w (a 32-bit word index): distinct in every word of a
+ * piece and from piece to piece, so a copy from the wrong place shows. */
+static __device__ __forceinline__ unsigned inflow_word(unsigned long long w) {
+    return (unsigned)w * 2654435761u + (unsigned)(w >> 32) + 12345u;
+}
+
+extern "C" __global__ void ramp_inflow_fill(unsigned *p, long long words) {
+    for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
+         w += (long long)gridDim.x * blockDim.x)
+        p[w] = inflow_word((unsigned long long)w);
+}
+
+/* The 32 threads of warp 0: slot's RAMP_INFLOW_PIECE bytes against the
+ * window's piece at byte offset *off (thread 0 waited for them to land and
+ * then stored *off); the mismatches added to *bad. *off is read after the
+ * warp's barrier: the other threads get here long before thread 0. */
+static __device__ __forceinline__ void inflow_check(const unsigned char *slot,
+                                                   const unsigned long long *off, unsigned *bad) {
+    __syncwarp(); /* thread 0's wait made the bytes visible to it; now the warp's */
+    const unsigned long long w0 = *off / 4;
+    const unsigned *wds = (const unsigned *)slot;
+    unsigned miss = 0;
+    for (int j = threadIdx.x; j < RAMP_INFLOW_PIECE / 4; j += 32)
+        miss += wds[j] != inflow_word(w0 + (unsigned long long)j);
+    if (miss) atomicAdd(bad, miss);
+}
 
 /* The window's pieces in order from block (or cluster) b's first, wrapping:
  * one division per block, then an add and a compare per piece (a 64-bit
@@ -68,39 +101,49 @@ static __device__ __forceinline__ void inflow_next(inflow_cursor &c) {
 
 extern "C" __global__ void __launch_bounds__(32)
     ramp_inflow_bulk(unsigned long long base, long long window_pieces, long long pieces,
-                     long long first) {
+                     long long first, unsigned *bad) {
     extern __shared__ __align__(128) unsigned char ring[];
     __shared__ __align__(8) unsigned long long full[RAMP_INFLOW_STAGES];
-    if (threadIdx.x != 0) return;
-    for (int s = 0; s < RAMP_INFLOW_STAGES; s++) hop_mbar_init(hop_smem(&full[s]), 1);
-    hop_mbar_init_fence();
-    inflow_cursor cur = inflow_start(blockIdx.x, pieces, first, window_pieces);
-    int s = 0;
-    unsigned ph = 0; /* parity of slot s's current round */
-    for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
-        const unsigned bar = hop_smem(&full[s]);
-        /* the slot's last piece has landed: refill it */
-        if (i >= RAMP_INFLOW_STAGES) hop_mbar_wait(bar, ph ^ 1u);
-        hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE);
-        hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE), base + cur.off,
-                      RAMP_INFLOW_PIECE, bar);
-        if (++s == RAMP_INFLOW_STAGES) {
-            s = 0;
-            ph ^= 1u;
+    __shared__ unsigned long long last_off; /* the last piece's offset */
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < RAMP_INFLOW_STAGES; s++) hop_mbar_init(hop_smem(&full[s]), 1);
+        hop_mbar_init_fence();
+        inflow_cursor cur = inflow_start(blockIdx.x, pieces, first, window_pieces);
+        unsigned long long lo = 0;
+        int s = 0;
+        unsigned ph = 0; /* parity of slot s's current round */
+        for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
+            const unsigned bar = hop_smem(&full[s]);
+            /* the slot's last piece has landed: refill it */
+            if (i >= RAMP_INFLOW_STAGES) hop_mbar_wait(bar, ph ^ 1u);
+            hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE);
+            hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE), base + cur.off,
+                          RAMP_INFLOW_PIECE, bar);
+            lo = cur.off;
+            if (++s == RAMP_INFLOW_STAGES) {
+                s = 0;
+                ph ^= 1u;
+            }
         }
+        /* the last pieces land before the block exits */
+        for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0;
+             j < pieces; j++)
+            hop_mbar_wait(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
+                          (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+        last_off = lo;
     }
-    /* the last pieces land before the block exits */
-    for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0; j < pieces; j++)
-        hop_mbar_wait(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
-                      (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+    if (pieces > 0)
+        inflow_check(ring + (size_t)((pieces - 1) % RAMP_INFLOW_STAGES) * RAMP_INFLOW_PIECE,
+                     &last_off, bad);
 }
 
 extern "C" __global__ void __launch_bounds__(32)
     ramp_inflow_mc(unsigned long long base, long long window_pieces, long long pieces,
-                   long long first) {
+                   long long first, unsigned *bad) {
     extern __shared__ __align__(128) unsigned char ring[];
     __shared__ __align__(8) unsigned long long full[RAMP_INFLOW_STAGES];
     __shared__ __align__(8) unsigned long long empty[RAMP_INFLOW_STAGES];
+    __shared__ unsigned long long last_off; /* the last piece's offset */
     const unsigned rank = hop_cluster_rank(), other = rank ^ 1u;
     const long long q = blockIdx.x / 2; /* the cluster: both CTAs read its pieces */
     const unsigned half = RAMP_INFLOW_PIECE / 2;
@@ -114,6 +157,7 @@ extern "C" __global__ void __launch_bounds__(32)
     hop_cluster_sync(); /* the partner's barriers exist before any copy or arrival */
     if (threadIdx.x == 0) {
         inflow_cursor cur = inflow_start(q, pieces, first, window_pieces);
+        unsigned long long lo = 0;
         int s = 0;
         unsigned ph = 0; /* parity of slot s's current round */
         for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
@@ -129,6 +173,7 @@ extern "C" __global__ void __launch_bounds__(32)
             hop_mbar_arrive_expect_tx(bar, RAMP_INFLOW_PIECE); /* both halves */
             hop_bulk_load_mc(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE) + rank * half,
                              base + cur.off + rank * half, half, bar, (unsigned short)3);
+            lo = cur.off;
             if (++s == RAMP_INFLOW_STAGES) {
                 s = 0;
                 ph ^= 1u;
@@ -138,15 +183,20 @@ extern "C" __global__ void __launch_bounds__(32)
              j < pieces; j++)
             hop_mbar_wait_cluster(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
                                   (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+        last_off = lo;
     }
+    /* both halves of the last piece, one from each CTA */
+    if (pieces > 0)
+        inflow_check(ring + (size_t)((pieces - 1) % RAMP_INFLOW_STAGES) * RAMP_INFLOW_PIECE,
+                     &last_off, bad);
     hop_cluster_sync(); /* no CTA leaves while copies into it may be issued */
 }
 
 extern "C" __global__ void __launch_bounds__(RAMP_INFLOW_THREADS)
     ramp_inflow_loads(unsigned long long base, long long window_pieces, long long pieces,
-                      long long first, unsigned *sink) {
+                      long long first, unsigned *bad) {
     const int per = RAMP_INFLOW_PIECE / 16; /* uint4s a piece */
-    unsigned acc = 0;
+    unsigned acc = 0, miss = 0;
     inflow_cursor cur = inflow_start(blockIdx.x, pieces, first, window_pieces);
     for (int i = 0; i < (int)pieces; i++, inflow_next(cur)) {
         const uint4 *p = (const uint4 *)(base + cur.off);
@@ -160,6 +210,16 @@ extern "C" __global__ void __launch_bounds__(RAMP_INFLOW_THREADS)
         }
 #pragma unroll
         for (int j = 0; j < RAMP_INFLOW_VEC; j++) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+        if (i == (int)pieces - 1) /* the last piece checked word by word, as the copies' */
+#pragma unroll
+            for (int j = 0; j < RAMP_INFLOW_VEC; j++) {
+                const int at = threadIdx.x + j * RAMP_INFLOW_THREADS;
+                const unsigned long long w = cur.off / 4 + 4ull * (unsigned long long)at;
+                if (at < per)
+                    miss += (v[j].x != inflow_word(w)) + (v[j].y != inflow_word(w + 1)) +
+                            (v[j].z != inflow_word(w + 2)) + (v[j].w != inflow_word(w + 3));
+            }
     }
-    if (acc == 0x9e3779b9u) *sink = acc; /* never in practice: keeps the loads */
+    if (miss) atomicAdd(bad, miss);
+    if (acc == 0x9e3779b9u) bad[1] = acc; /* a sink nobody reads: keeps every load */
 }

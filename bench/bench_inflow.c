@@ -44,6 +44,7 @@ static const struct {
     int piece, stages;
 } KINDS[] = {
     {"bulk8k-s16", BULK, 8192, 16},  {"bulk16k-s8", BULK, 16384, 8},
+    {"bulk32k-s2", BULK, 32768, 2}, {"bulk32k-s3", BULK, 32768, 3},
     {"bulk32k-s4", BULK, 32768, 4},
     {"bulk32k-s6", BULK, 32768, 6}, {"bulk64k-s2", BULK, 65536, 2},
     {"mc32k-s4", MC, 32768, 4},     {"mc64k-s3", MC, 65536, 3},

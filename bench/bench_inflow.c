@@ -30,7 +30,7 @@ static const char *USAGE =
     "SMs) or registers by their threads' loads, from a window that L2 holds\n"
     "(8 or 24 MiB) or that it cannot (1 GiB), on grids from every SM down to\n"
     "one. Writes OUT.csv (default bench_inflow.csv; one row per kind, window\n"
-    "and grid: median of REPS launches, default 10) and prints a summary:\n"
+    "and grid: median of REPS launches, default 10, at most 64) and prints a summary:\n"
     "TB/s in all, GB/s and bytes per clock per SM. Each block (cluster of two\n"
     "for multicast) reads RAMP_INFLOW_MIB MiB (default 8; 1 under\n"
     "compute-sanitizer). Every launch checks the bytes that landed against the\n"
@@ -93,13 +93,17 @@ int main(int argc, char **argv) {
     const char *csv_path = argc > 1 ? argv[1] : "bench_inflow.csv";
     int reps = 10, mib = 8;
     if (argc > 2 && !bench_int_arg("bench_inflow", "reps", argv[2], 1, &reps)) return 2;
+    if (reps > 64) {
+        fprintf(stderr, "bench_inflow: reps %d: at most 64\n", reps);
+        return 2;
+    }
     const char *me = getenv("RAMP_INFLOW_MIB"); /* smaller for compute-sanitizer */
     if (me && !bench_int_arg("bench_inflow", "RAMP_INFLOW_MIB", me, 1, &mib)) return 2;
     if (mib > 64) {
         fprintf(stderr, "bench_inflow: RAMP_INFLOW_MIB %d: at most 64\n", mib);
         return 2;
     }
-    const size_t PER_BLOCK = (size_t)mib << 20;
+    const size_t per_block = (size_t)mib << 20;
     ramp_gpu *gpu = NULL;
     ramp_status st0 = ramp_gpu_open(0, &gpu);
     if (st0 == RAMP_ERR_NO_GPU) {
@@ -141,20 +145,14 @@ int main(int argc, char **argv) {
     const size_t windows[3] = {(size_t)8 << 20, (size_t)24 << 20, big};
     int grids[6] = {sms & ~1, (sms / 2) & ~1, (sms / 4) & ~1, 8, 2, 1};
 
-    /* written to a temporary name, renamed once complete: no partial file */
-    char tmp_path[1100];
-    snprintf(tmp_path, sizeof tmp_path, "%s.part", csv_path);
-    FILE *csv = fopen(tmp_path, "w");
-    if (!csv) DIE("bench_inflow: cannot write %s", tmp_path);
-    char date[32];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(csv, "# bench_inflow reps=%d gpu=\"%s\" sms=%d l2_bytes=%d clock_khz=%d driver=%d date=%s; "
-                 "each block (cluster for mc) reads %zu MiB; median of reps launches\n",
-            reps, info.limits.name, sms, info.l2_bytes, info.clock_khz, info.driver_version, date,
-            PER_BLOCK >> 20);
-    fprintf(csv, "kind,window_mib,grid,us_median,us_p10,us_p90,in_tb_s,read_tb_s,per_sm_gb_s,"
-                 "per_sm_bytes_per_clk\n");
+    /* the rows are kept and the CSV written once every kind has run and
+     * checked out: a failed call or a mismatch leaves no file */
+    static struct {
+        int kind, grid;
+        size_t mib;
+        double med, p10, p90, in_tb, rd_tb, per_sm_gb, clk;
+    } out[NKINDS * 3 * 6];
+    int nout = 0;
 
     /* summary[kind][window]: per-SM bytes per clock at the full grid, at one block */
     double full_tb[NKINDS][3], full_clk[NKINDS][3], one_clk[NKINDS][3];
@@ -162,7 +160,7 @@ int main(int argc, char **argv) {
         program p;
         TRY(program_build(gpu, i, &p));
         const int smem = KINDS[i].kind == LOADS ? 0 : KINDS[i].piece * KINDS[i].stages;
-        long long pieces = (long long)(PER_BLOCK / (size_t)KINDS[i].piece);
+        long long pieces = (long long)(per_block / (size_t)KINDS[i].piece);
         printf("%s:", KINDS[i].name);
         TRY(ramp_gpu_fill32_async(gpu, bad, 0, 1, st));
         for (int w = 0; w < 3; w++) {
@@ -190,13 +188,21 @@ int main(int argc, char **argv) {
                 }
                 qsort(t, (size_t)n, sizeof t[0], bench_cmp_double);
                 const double med = t[n / 2], p10 = t[n / 10], p90 = t[(9 * n) / 10 < n ? (9 * n) / 10 : n - 1];
-                const double in = (double)grid * (double)PER_BLOCK; /* bytes landed in SMs */
-                const double rd = (double)groups * (double)PER_BLOCK; /* bytes read */
-                const double per_sm = (double)PER_BLOCK / (med * 1e-6);
+                const double in = (double)grid * (double)per_block; /* bytes landed in SMs */
+                const double rd = (double)groups * (double)per_block; /* bytes read */
+                const double per_sm = (double)per_block / (med * 1e-6);
                 const double clk = hz > 0 ? per_sm / hz : 0;
-                fprintf(csv, "%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f\n", KINDS[i].name,
-                        windows[w] >> 20, grid, med, p10, p90, in / (med * 1e-6) / 1e12,
-                        rd / (med * 1e-6) / 1e12, per_sm / 1e9, clk);
+                out[nout].kind = i;
+                out[nout].grid = grid;
+                out[nout].mib = windows[w] >> 20;
+                out[nout].med = med;
+                out[nout].p10 = p10;
+                out[nout].p90 = p90;
+                out[nout].in_tb = in / (med * 1e-6) / 1e12;
+                out[nout].rd_tb = rd / (med * 1e-6) / 1e12;
+                out[nout].per_sm_gb = per_sm / 1e9;
+                out[nout].clk = clk;
+                nout++;
                 if (g == 0) {
                     full_tb[i][w] = in / (med * 1e-6) / 1e12;
                     full_clk[i][w] = clk;
@@ -215,13 +221,32 @@ int main(int argc, char **argv) {
         failed |= miss != 0;
         program_free(&p);
     }
-    if (fclose(csv) != 0 || failed || rename(tmp_path, csv_path) != 0) {
+    if (failed) {
+        fprintf(stderr, "bench_inflow: bytes landed wrong (above): no %s written, exit 1\n",
+                csv_path);
+        return 1;
+    }
+    /* written to a temporary name, renamed once complete: no partial file */
+    char tmp_path[1100];
+    snprintf(tmp_path, sizeof tmp_path, "%s.part", csv_path);
+    FILE *csv = fopen(tmp_path, "w");
+    if (!csv) DIE("bench_inflow: cannot write %s", tmp_path);
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(csv, "# bench_inflow reps=%d gpu=\"%s\" sms=%d l2_bytes=%d clock_khz=%d driver=%d date=%s; "
+                 "each block (cluster for mc) reads %zu MiB; median of reps launches; every "
+                 "block's last piece checked\n",
+            reps, info.limits.name, sms, info.l2_bytes, info.clock_khz, info.driver_version, date,
+            per_block >> 20);
+    fprintf(csv, "kind,window_mib,grid,us_median,us_p10,us_p90,in_tb_s,read_tb_s,per_sm_gb_s,"
+                 "per_sm_bytes_per_clk\n");
+    for (int k = 0; k < nout; k++)
+        fprintf(csv, "%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f\n", KINDS[out[k].kind].name,
+                out[k].mib, out[k].grid, out[k].med, out[k].p10, out[k].p90, out[k].in_tb,
+                out[k].rd_tb, out[k].per_sm_gb, out[k].clk);
+    if (fclose(csv) != 0 || rename(tmp_path, csv_path) != 0) {
         remove(tmp_path);
-        if (failed) {
-            fprintf(stderr, "bench_inflow: bytes landed wrong (above): no %s written, exit 1\n",
-                    csv_path);
-            return 1;
-        }
         DIE("bench_inflow: cannot write %s", csv_path);
     }
     printf("\ninto the SMs, %d blocks (%s, %d SMs, %.0f MHz reported): TB/s in all | bytes per SM "

@@ -280,6 +280,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
     }
 #undef WB_ISSUE
 #undef WB_PROMOTE
+#undef WB_PG
 #endif
 #else
     for (int it = 0; it < iters; it++) {

@@ -23,6 +23,8 @@ expect 2 "bench_moe_v2: 0 argument\(s\), expected 1 to 2" -- "$bin/bench_moe_v2"
 expect 2 "bench_select: replays '5x': expected a whole number >= 1" -- "$bin/bench_select" x.csv 5x
 expect 2 "bench_inflow: reps .0.: expected a whole number >= 1" -- "$bin/bench_inflow" x.csv 0
 expect 2 "bench_inflow: 3 argument\(s\), expected 0 to 2" -- "$bin/bench_inflow" a 3 c
+expect 2 "bench_inflow: reps 65: at most 64" -- "$bin/bench_inflow" x.csv 65
+expect 2 "bench_inflow: RAMP_INFLOW_MIB 65: at most 64" -- env RAMP_INFLOW_MIB=65 "$bin/bench_inflow"
 expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
 expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2
 expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3

@@ -99,6 +99,28 @@ static __device__ __forceinline__ void inflow_next(inflow_cursor &c) {
     if (c.off == c.end) c.off = 0;
 }
 
+/* The ring's next slot: s wraps at RAMP_INFLOW_STAGES, flipping the parity
+ * ph of the slots' current round. */
+static __device__ __forceinline__ void inflow_advance(int &s, unsigned &ph) {
+    if (++s == RAMP_INFLOW_STAGES) {
+        s = 0;
+        ph ^= 1u;
+    }
+}
+
+/* Thread 0: waits for the last RAMP_INFLOW_STAGES pieces of `pieces` to land
+ * (cluster: an acquire at cluster scope, for bytes the partner copied). */
+static __device__ __forceinline__ void inflow_drain(const unsigned long long *full, long long pieces,
+                                                    int cluster) {
+    for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0; j < pieces;
+         j++) {
+        const unsigned bar = hop_smem(&full[j % RAMP_INFLOW_STAGES]);
+        const unsigned parity = (unsigned)((j / RAMP_INFLOW_STAGES) & 1);
+        if (cluster) hop_mbar_wait_cluster(bar, parity);
+        else hop_mbar_wait(bar, parity);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(32)
     ramp_inflow_bulk(unsigned long long base, long long window_pieces, long long pieces,
                      long long first, unsigned *bad) {
@@ -120,16 +142,9 @@ extern "C" __global__ void __launch_bounds__(32)
             hop_bulk_load(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE), base + cur.off,
                           RAMP_INFLOW_PIECE, bar);
             lo = cur.off;
-            if (++s == RAMP_INFLOW_STAGES) {
-                s = 0;
-                ph ^= 1u;
-            }
+            inflow_advance(s, ph);
         }
-        /* the last pieces land before the block exits */
-        for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0;
-             j < pieces; j++)
-            hop_mbar_wait(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
-                          (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+        inflow_drain(full, pieces, 0); /* the last pieces land before the block exits */
         last_off = lo;
     }
     if (pieces > 0)
@@ -174,15 +189,9 @@ extern "C" __global__ void __launch_bounds__(32)
             hop_bulk_load_mc(hop_smem(ring + (size_t)s * RAMP_INFLOW_PIECE) + rank * half,
                              base + cur.off + rank * half, half, bar, (unsigned short)3);
             lo = cur.off;
-            if (++s == RAMP_INFLOW_STAGES) {
-                s = 0;
-                ph ^= 1u;
-            }
+            inflow_advance(s, ph);
         }
-        for (long long j = pieces > RAMP_INFLOW_STAGES ? pieces - RAMP_INFLOW_STAGES : 0;
-             j < pieces; j++)
-            hop_mbar_wait_cluster(hop_smem(&full[j % RAMP_INFLOW_STAGES]),
-                                  (unsigned)((j / RAMP_INFLOW_STAGES) & 1));
+        inflow_drain(full, pieces, 1);
         last_off = lo;
     }
     /* both halves of the last piece, one from each CTA */

@@ -303,28 +303,6 @@ static __device__ __forceinline__ void hop_bulk_load(unsigned dst, unsigned long
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
 }
-/* An L2 cache policy for the `.L2::cache_hint` forms below: evict_first
- * (data read once: let it go before anything else) or evict_last (data to
- * keep: the last to go). One instruction; the policy is a 64-bit value. */
-static __device__ __forceinline__ unsigned long long hop_policy_evict_first() {
-    unsigned long long p;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
-    return p;
-}
-static __device__ __forceinline__ unsigned long long hop_policy_evict_last() {
-    unsigned long long p;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
-    return p;
-}
-/* hop_bulk_load with an L2 cache policy for the bytes it reads. */
-static __device__ __forceinline__ void hop_bulk_load_hint(unsigned dst, unsigned long long src,
-                                                          unsigned bytes, unsigned bar,
-                                                          unsigned long long policy) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
-                 "[%0], [%1], %2, [%3], %4;\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar), "l"(policy)
-                 : "memory");
-}
 /* hop_bulk_load's bytes written into every CTA of the cluster whose bit is
  * set in `mask`, at the same shared::cta offset in each, each completing on
  * its own mbarrier at offset bar (one L2 read feeds them all). */

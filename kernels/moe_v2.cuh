@@ -115,14 +115,6 @@
 #ifndef RAMP_MV2_PF
 #define RAMP_MV2_PF 0
 #endif
-/* RAMP_MV2_L2HINT (session 38, an experiment): L2 cache policies. Bit 0:
- * the stage units' weight copies evict_first (each byte is read once);
- * bit 1: phase 2's bulk output reductions evict_last (the output is added
- * to by every pair of its token: it should stay in L2 while the weights
- * stream past). */
-#ifndef RAMP_MV2_L2HINT
-#define RAMP_MV2_L2HINT 0
-#endif
 #ifndef RAMP_MV2_DIAG
 #define RAMP_MV2_DIAG 0
 #endif
@@ -745,11 +737,7 @@ static __device__ __forceinline__ void v2_load_weights(const ramp_moe_params &pr
 #else
     (void)mc;
 #endif
-#if RAMP_MV2_L2HINT & 1 /* weights are read once: first out of L2 */
-    hop_bulk_load_hint(slot, src, RAMP_MV2_A_BYTES, full, hop_policy_evict_first());
-#else
     hop_bulk_load(slot, src, RAMP_MV2_A_BYTES, full);
-#endif
     return;
 #else
     (void)prm;

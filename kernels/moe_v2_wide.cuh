@@ -340,16 +340,9 @@ static __device__ __forceinline__ void v2w_store_inter(const ramp_moe_params &pr
 /* out[dst..] += the bytes (f32) of shared memory at src, by the TMA unit
  * (one bulk reduction, its own bulk group). */
 static __device__ __forceinline__ void v2w_bulk_red(float *dst, unsigned src, int bytes) {
-#if RAMP_MV2_L2HINT & 2 /* the output stays in L2 while the weights stream past */
-    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.add.f32 "
-                 "[%0], [%1], %2, %3;\n"
-                 ::"l"(dst), "r"(src), "r"(bytes), "l"(hop_policy_evict_last())
-                 : "memory");
-#else
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n"
                  ::"l"(dst), "r"(src), "r"(bytes)
                  : "memory");
-#endif
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 

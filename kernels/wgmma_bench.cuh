@@ -48,6 +48,14 @@
  *                 promoted, so a group is in flight during each promotion,
  *                 in unrolled runs of 4 iterations drained at their end
  *                 (SS, two sets, wait 0 only: PIPE = 0)
+ *   RAMP_WB_TMA   0, or 1: one more warpgroup issues TMA bulk copies into a ring
+ *                 of shared memory beside the tiles while the warpgroups
+ *                 run, RAMP_WB_TMA_BPI bytes per iteration of warpgroup 0
+ *                 (paced by its progress word, at most two iterations
+ *                 ahead): the shared-memory writes kernel v2's producer
+ *                 adds to its consumers' wgmma reads. The copies read the
+ *                 first 64 KB of `out` (L2-resident; their bytes are never
+ *                 used). SS, two sets, PIPE 0.
  *
  * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters): block
  * = 128 x W threads, dynamic shared memory ramp_wb_smem_bytes(W, ACCS, N);
@@ -98,13 +106,31 @@
     (RAMP_WB_PROMO && (RAMP_WB_RS || RAMP_WB_PIPE || RAMP_WB_ACCS != 2))
 #error "RAMP_WB_PROMO 1 or 2: SS, two sets, PIPE 0"
 #endif
+#ifndef RAMP_WB_TMA
+#define RAMP_WB_TMA 0
+#endif
+#if RAMP_WB_TMA && (RAMP_WB_RS || RAMP_WB_PIPE || RAMP_WB_ACCS != 2)
+#error "RAMP_WB_TMA 1: SS, two sets, PIPE 0"
+#endif
 #if RAMP_WB_ACCS * RAMP_WB_N / 2 > RAMP_WB_MAX_ACC_REGS
 #error "RAMP_WB_ACCS x RAMP_WB_N / 2 accumulators exceed RAMP_WB_MAX_ACC_REGS"
 #endif
 
 #define WB_N RAMP_WB_N
 #define WB_ACC (WB_N / 2) /* accumulator floats per thread per set */
-#define WB_THREADS (RAMP_WB_W * RAMP_WB_WG_THREADS)
+/* RAMP_WB_TMA: the copies come from a warpgroup of their own (its warp 0,
+ * lane 0), which with two consumer warpgroups gives its registers to them
+ * by setmaxnreg as v2's producer does (168 at entry: 40 + 2 x 232) */
+#define WB_THREADS ((RAMP_WB_W + RAMP_WB_TMA) * RAMP_WB_WG_THREADS)
+#define WB_SETMAXNREG (RAMP_WB_TMA && RAMP_WB_W == 2)
+/* warpgroup 0's thread 0 after each iteration (or run of them): how far
+ * the consumers are, for the TMA warp's pacing */
+#if RAMP_WB_TMA
+#define WB_PROGRESS(done) \
+    do { if (threadIdx.x == 0) *wb_prog = (done); } while (0)
+#else
+#define WB_PROGRESS(done) ((void)0)
+#endif
 
 /* ------------------------------------------- wgmma forms hopper.cuh lacks */
 
@@ -168,7 +194,11 @@ static __device__ __forceinline__ unsigned wb_pattern(unsigned i) {
     return (x & 0x8F8F8F8Fu) | 0x30303030u;
 }
 
+#if WB_SETMAXNREG
+extern "C" __global__ void __launch_bounds__(WB_THREADS, 1)
+#else
 extern "C" __global__ void __launch_bounds__(WB_THREADS)
+#endif
 ramp_wgmma_bench(float *out, long long *stats, int iters) {
     extern __shared__ __align__(1024) unsigned char wb_dyn[];
     const unsigned raw = hop_smem(wb_dyn);
@@ -178,9 +208,56 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
     for (int i = threadIdx.x; i < tile_bytes / 4; i += WB_THREADS)
         ((unsigned *)sm)[i] = wb_pattern((unsigned)i + 7919u * blockIdx.x);
     hop_fence_proxy_async(); /* generic stores, read by wgmma (async proxy) */
+#if RAMP_WB_TMA
+    unsigned char *ring = sm + tile_bytes;
+    unsigned long long *tbar =
+        (unsigned long long *)(ring + RAMP_WB_TMA_SLOTS * RAMP_WB_TMA_PIECE);
+    volatile int *wb_prog = (volatile int *)(tbar + RAMP_WB_TMA_SLOTS);
+    if (threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
+        for (int i = 0; i < RAMP_WB_TMA_SLOTS; i++) hop_mbar_init(hop_smem(&tbar[i]), 1);
+        hop_mbar_init_fence();
+        *wb_prog = 0;
+    }
+#endif
     __syncthreads();
 
     const int wg = hop_warpgroup();
+#if RAMP_WB_TMA
+    if (wg == RAMP_WB_W) { /* the TMA warpgroup: one lane copies, paced by the consumers */
+#if WB_SETMAXNREG
+        HOP_SETMAXNREG_DEC(40);
+#endif
+        HOP_BAR_SYNC(1, WB_THREADS); /* the consumers' start */
+        if (threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
+            const int per = RAMP_WB_TMA_BPI / RAMP_WB_TMA_PIECE;
+            long long k = 0; /* copies issued */
+            for (int ahead = 0;;) {
+                const int done = *wb_prog;
+                if (done >= iters) break;
+                if (ahead >= done + 2) continue;
+                for (int c = 0; c < per; c++, k++) {
+                    const int slot = (int)(k % RAMP_WB_TMA_SLOTS);
+                    const unsigned bar = hop_smem(&tbar[slot]);
+                    if (k >= RAMP_WB_TMA_SLOTS)
+                        hop_mbar_wait(bar, (unsigned)((k / RAMP_WB_TMA_SLOTS - 1) & 1));
+                    hop_mbar_arrive_expect_tx(bar, RAMP_WB_TMA_PIECE);
+                    hop_bulk_load(hop_smem(ring + slot * RAMP_WB_TMA_PIECE),
+                                  (unsigned long long)out + (k & 3) * RAMP_WB_TMA_PIECE,
+                                  RAMP_WB_TMA_PIECE, bar);
+                }
+                ahead++;
+            }
+            for (long long j = k > RAMP_WB_TMA_SLOTS ? k - RAMP_WB_TMA_SLOTS : 0; j < k; j++)
+                hop_mbar_wait(hop_smem(&tbar[j % RAMP_WB_TMA_SLOTS]),
+                              (unsigned)((j / RAMP_WB_TMA_SLOTS) & 1));
+        }
+        HOP_BAR_SYNC(1, WB_THREADS); /* the consumers' end */
+        return;
+    }
+#if WB_SETMAXNREG
+    HOP_SETMAXNREG_INC(232); /* the consumers' state lives from here on */
+#endif
+#endif
     const unsigned base = hop_smem(sm);
     const unsigned sb = base + RAMP_WB_W * RAMP_WB_ACCS * RAMP_WB_A_TILE;
     /* descriptors of the K steps: +32 bytes of K = +2 in the address field */
@@ -210,7 +287,11 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
 #pragma unroll
         for (int i = 0; i < WB_ACC; i++) acc[s][i] = 0.f;
 
+#if RAMP_WB_TMA
+    HOP_BAR_SYNC(1, WB_THREADS); /* with the TMA warpgroup */
+#else
     __syncthreads();
+#endif
     const long long t0 = clock64();
 #if RAMP_WB_PROMO
     /* per-row scales as a token's x scale times a block's weight scale:
@@ -232,6 +313,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
 #pragma unroll
             for (int i = 0; i < WB_ACC; i++) acc[s][i] += T[i] * ((i >> 1) & 1 ? f1 : f0);
         }
+        WB_PROGRESS(it + 1);
     }
 #else /* 2: T0 always holds set 0's group, T1 set 1's */
     float T0[WB_ACC], T1[WB_ACC];
@@ -269,6 +351,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
         }
         HOP_WGMMA_WAIT(0);
         WB_PROMOTE(2 * WB_PG - 1);
+        WB_PROGRESS(it + WB_PG);
     }
     for (; it < iters; it++) { /* the rest unpipelined: exactly `iters` iterations */
 #pragma unroll
@@ -277,6 +360,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
             HOP_WGMMA_WAIT(0);
             WB_PROMOTE(j);
         }
+        WB_PROGRESS(it + 1);
     }
 #undef WB_ISSUE
 #undef WB_PROMOTE
@@ -302,12 +386,17 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
 #pragma unroll
         for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);
 #endif
+        WB_PROGRESS(it + 1);
     }
 #endif
     HOP_WGMMA_WAIT(0);
 #pragma unroll
     for (int s = 0; s < RAMP_WB_ACCS; s++) HOP_ACC_FENCE(acc[s], WB_ACC);
+#if RAMP_WB_TMA
+    HOP_BAR_SYNC(1, WB_THREADS); /* with the TMA warpgroup */
+#else
     __syncthreads();
+#endif
     const long long t1 = clock64();
 
     float sum = 0.f;

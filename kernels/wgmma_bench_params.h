@@ -35,6 +35,17 @@ RAMP_WB_INLINE int ramp_wb_smem_bytes(int w, int accs, int n) {
     return RAMP_WB_ALIGN + ramp_wb_tile_bytes(w, accs, n);
 }
 
+/* RAMP_WB_TMA (the .t forms): a producer warp beside the warpgroups fills
+ * a ring of RAMP_WB_TMA_SLOTS x RAMP_WB_TMA_PIECE bytes after the tiles by
+ * TMA bulk copies, RAMP_WB_TMA_BPI bytes per consumer iteration (kernel
+ * v2's wide stage: 32 KB of weights and 16 KB of token rows per K block of
+ * gate and up), its mbarriers and the consumers' progress word after the
+ * ring. */
+#define RAMP_WB_TMA_PIECE 16384
+#define RAMP_WB_TMA_SLOTS 8
+#define RAMP_WB_TMA_BPI 49152
+#define RAMP_WB_TMA_SMEM (RAMP_WB_TMA_SLOTS * RAMP_WB_TMA_PIECE + 128)
+
 /* FLOPs of one wgmma m64nNk32: 2 x 64 x N x 32. */
 RAMP_WB_INLINE double ramp_wb_wgmma_flop(int n) {
     return 2.0 * 64.0 * (double)n * 32.0;

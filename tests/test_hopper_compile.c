@@ -306,22 +306,27 @@ static void read_floor_checks(void) {
 
 /* ------------------------------------------------------------ inflow probe */
 
+/* kernels/inflow.cuh compiled with a ring of `stages` pieces of `piece` bytes. */
+static ramp_status inflow_compile(int piece, int stages, ramp_jit_result **r) {
+    char d0[48], d1[48];
+    snprintf(d0, sizeof d0, "RAMP_INFLOW_PIECE=%d", piece);
+    snprintf(d1, sizeof d1, "RAMP_INFLOW_STAGES=%d", stages);
+    const char *defs[2] = {d0, d1};
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "inflow";
+    rq.source = "#include \"inflow.cuh\"\n";
+    rq.defines = defs;
+    rq.ndefines = 2;
+    return ramp_jit_compile(&rq, r);
+}
+
 static void inflow_checks(void) {
     static const int rings[3][2] = {{32768, 4}, {65536, 3}, {131072, 1}};
     static const char *const names[3] = {"ramp_inflow_bulk", "ramp_inflow_mc", "ramp_inflow_loads"};
     for (int v = 0; v < 3; v++) {
-        char d0[48], d1[48];
-        snprintf(d0, sizeof d0, "RAMP_INFLOW_PIECE=%d", rings[v][0]);
-        snprintf(d1, sizeof d1, "RAMP_INFLOW_STAGES=%d", rings[v][1]);
-        const char *defs[2] = {d0, d1};
-        ramp_jit_request rq;
-        memset(&rq, 0, sizeof rq);
-        rq.name = "inflow";
-        rq.source = "#include \"inflow.cuh\"\n";
-        rq.defines = defs;
-        rq.ndefines = 2;
         ramp_jit_result *r = NULL;
-        CHECK_OK(ramp_jit_compile(&rq, &r));
+        CHECK_OK(inflow_compile(rings[v][0], rings[v][1], &r));
         if (!r) continue;
         for (int i = 0; i < 3; i++) {
             const ramp_kernel_report *k = ramp_jit_kernel(r, names[i]);
@@ -337,15 +342,8 @@ static void inflow_checks(void) {
         ramp_jit_result_free(r);
     }
     /* a ring over 224 KB is refused by the kernel itself */
-    const char *bad[2] = {"RAMP_INFLOW_PIECE=65536", "RAMP_INFLOW_STAGES=4"};
-    ramp_jit_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.name = "inflow-bad";
-    rq.source = "#include \"inflow.cuh\"\n";
-    rq.defines = bad;
-    rq.ndefines = 2;
     ramp_jit_result *r = NULL;
-    CHECK(ramp_jit_compile(&rq, &r) == RAMP_ERR_COMPILE &&
+    CHECK(inflow_compile(65536, 4, &r) == RAMP_ERR_COMPILE &&
           strstr(ramp_last_error(), "the ring within 224 KB") != NULL);
     ramp_jit_result_free(r);
 }

@@ -22,6 +22,7 @@
  *            issued before this one is waited for (wait 1) and promoted
  *   ss.a2.t, ss.a2.pr.t, ss.a2.pp.t  the same with one more warpgroup writing 48
  *            KB into shared memory by TMA per iteration (v2's stage)
+ *   ss.a2.pr.i, ss.a2.pp.i  that warpgroup idle: the block's shape alone
  * N in {8, 16, 32, 64, 128, 256} (two-set forms up to 128), W in {1, 2}
  * warpgroups per block. Each is launched on a grid of one block per SM
  * and, when the measured resources let two blocks share an SM, of two.
@@ -74,7 +75,8 @@ static const char *USAGE =
     "options:\n"
     "  --csv PATH        write one row per launch shape (also: a lone CSV argument)\n"
     "  --forms LIST      comma list of ss.a1, ss.a2, ss.a1.p, ss.a2.p, rs.a1, rs.a1.p,\n"
-    "                    ss.a2.pr, ss.a2.pp, ss.a2.t, ss.a2.pr.t, ss.a2.pp.t\n"
+    "                    ss.a2.pr, ss.a2.pp, ss.a2.t, ss.a2.pr.t, ss.a2.pp.t,\n"
+    "                    ss.a2.pr.i, ss.a2.pp.i\n"
     "                    (default: all)\n"
     "  --n LIST          comma list of N from 8, 16, 32, 64, 128, 256 (default: all)\n"
     "  --w LIST          comma list of warpgroups per block, 1 and/or 2 (default: 1,2)\n"
@@ -93,7 +95,8 @@ static const char *USAGE =
     "then added with a scale (v2's rhythm); .pp = the same with two temporaries\n"
     "alternating, the next group issued before this one is promoted; .t = one\n"
     "more warpgroup writes 48 KB a block into shared memory by TMA per iteration\n"
-    "meanwhile (kernel v2's producer beside its consumers).\n";
+    "meanwhile (kernel v2's producer beside its consumers); .i = that\n"
+    "warpgroup idle (the block's shape without the writes).\n";
 
 /* A comma list of integers, each one of `allowed` (n_allowed of them), into
  * out (at most max, no duplicates); 0 if malformed. */

@@ -55,7 +55,9 @@
  *                 ahead): the shared-memory writes kernel v2's producer
  *                 adds to its consumers' wgmma reads. The copies read the
  *                 first 64 KB of `out` (L2-resident; their bytes are never
- *                 used). SS, two sets, PIPE 0.
+ *                 used). SS, two sets, PIPE 0. RAMP_WB_TMA_IDLE = 1: the
+ *                 same warpgroup and setmaxnreg, no copies (the block's
+ *                 shape without its writes).
  *
  * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters): block
  * = 128 x W threads, dynamic shared memory ramp_wb_smem_bytes(W, ACCS, N);
@@ -108,6 +110,9 @@
 #endif
 #ifndef RAMP_WB_TMA
 #define RAMP_WB_TMA 0
+#endif
+#ifndef RAMP_WB_TMA_IDLE
+#define RAMP_WB_TMA_IDLE 0
 #endif
 #if RAMP_WB_TMA && (RAMP_WB_RS || RAMP_WB_PIPE || RAMP_WB_ACCS != 2)
 #error "RAMP_WB_TMA 1: SS, two sets, PIPE 0"
@@ -228,7 +233,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
         HOP_SETMAXNREG_DEC(40);
 #endif
         HOP_BAR_SYNC(1, WB_THREADS); /* the consumers' start */
-        if (threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
+        if (!RAMP_WB_TMA_IDLE && threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
             const int per = RAMP_WB_TMA_BPI / RAMP_WB_TMA_PIECE;
             long long k = 0; /* copies issued */
             for (int ahead = 0;;) {

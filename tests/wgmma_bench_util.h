@@ -19,6 +19,8 @@
  *         .t        a further warpgroup writes 48 KB into shared memory by TMA per
  *                   iteration meanwhile (kernel v2's stage: its producer's
  *                   writes beside its consumers' wgmma reads)
+ *         .i        the same warpgroup (and setmaxnreg), idle: the block's
+ *                   shape without the writes
  *   N     the instruction's N: 8, 16, 32, 64 (v2's tiles), 128, 256
  *   W     warpgroups per block: 1 or 2 (v2 has two consumers)
  * A variant exists when its accumulators fit: sets x N / 2 <= 128 floats
@@ -40,14 +42,16 @@ typedef struct {
     const char *name;
     int rs, accs, pipe;
     int promo; /* 0: none, 1: .pr, 2: .pp (temporaries of N / 2 floats) */
-    int tma;   /* .t: a warp's TMA copies into shared memory beside (RAMP_WB_TMA) */
+    int tma;   /* 1 .t: a warpgroup's TMA copies into shared memory beside (RAMP_WB_TMA);
+                  2 .i: the same warpgroup idle (RAMP_WB_TMA_IDLE) */
 } wb_form;
 
 static const wb_form WB_FORMS[] = {
     {"ss.a1", 0, 1, 0, 0, 0},    {"ss.a2", 0, 2, 0, 0, 0},    {"ss.a1.p", 0, 1, 1, 0, 0},
     {"ss.a2.p", 0, 2, 1, 0, 0},  {"rs.a1", 1, 1, 0, 0, 0},    {"rs.a1.p", 1, 1, 1, 0, 0},
     {"ss.a2.pr", 0, 2, 0, 1, 0}, {"ss.a2.pp", 0, 2, 0, 2, 0}, {"ss.a2.t", 0, 2, 0, 0, 1},
-    {"ss.a2.pr.t", 0, 2, 0, 1, 1}, {"ss.a2.pp.t", 0, 2, 0, 2, 1},
+    {"ss.a2.pr.t", 0, 2, 0, 1, 1}, {"ss.a2.pp.t", 0, 2, 0, 2, 1}, {"ss.a2.pr.i", 0, 2, 0, 1, 2},
+    {"ss.a2.pp.i", 0, 2, 0, 2, 2},
 };
 #define WB_NFORMS ((int)(sizeof WB_FORMS / sizeof WB_FORMS[0]))
 
@@ -90,7 +94,7 @@ static inline void wb_variant_name(const wb_variant *v, char *buf, size_t size) 
 
 /* Compiles wgmma_bench.cuh for the variant (NVRTC, sm_90a, no GPU needed). */
 static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out) {
-    char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32], dq[32], dt[32];
+    char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32], dq[32], dt[32], di[32];
     wb_variant_name(v, name, sizeof name);
     snprintf(prog, sizeof prog, "wgmma-bench-%s", name);
     snprintf(dn, sizeof dn, "RAMP_WB_N=%d", v->n);
@@ -99,14 +103,15 @@ static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out)
     snprintf(dp, sizeof dp, "RAMP_WB_PIPE=%d", v->form->pipe);
     snprintf(dr, sizeof dr, "RAMP_WB_RS=%d", v->form->rs);
     snprintf(dq, sizeof dq, "RAMP_WB_PROMO=%d", v->form->promo);
-    snprintf(dt, sizeof dt, "RAMP_WB_TMA=%d", v->form->tma);
-    const char *defs[7] = {dn, dw, da, dp, dr, dq, dt};
+    snprintf(dt, sizeof dt, "RAMP_WB_TMA=%d", v->form->tma ? 1 : 0);
+    snprintf(di, sizeof di, "RAMP_WB_TMA_IDLE=%d", v->form->tma == 2);
+    const char *defs[8] = {dn, dw, da, dp, dr, dq, dt, di};
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
     rq.name = prog;
     rq.source = "#include \"wgmma_bench.cuh\"\n";
     rq.defines = defs;
-    rq.ndefines = v->form->tma ? 7 : v->form->promo ? 6 : 5; /* older forms keep their keys */
+    rq.ndefines = v->form->tma == 2 ? 8 : v->form->tma ? 7 : v->form->promo ? 6 : 5; /* older forms keep their keys */
     return ramp_jit_compile(&rq, out);
 }
 

@@ -54,8 +54,9 @@
  *                 (paced by its progress word, at most two iterations
  *                 ahead): the shared-memory writes kernel v2's producer
  *                 adds to its consumers' wgmma reads. The copies read the
- *                 first 64 KB of `out` (L2-resident; their bytes are never
- *                 used). SS, two sets, PIPE 0. RAMP_WB_TMA_IDLE = 1: the
+ *                 first 64 KB of `out` (L2-resident: a float per thread of
+ *                 at least 132 blocks of 256 threads, 135 KB; their bytes
+ *                 are never used). SS, two sets, PIPE 0. RAMP_WB_TMA_IDLE = 1: the
  *                 same warpgroup and setmaxnreg, no copies (the block's
  *                 shape without its writes).
  *
@@ -129,7 +130,7 @@
 #define WB_THREADS ((RAMP_WB_W + RAMP_WB_TMA) * RAMP_WB_WG_THREADS)
 #define WB_SETMAXNREG (RAMP_WB_TMA && RAMP_WB_W == 2)
 /* warpgroup 0's thread 0 after each iteration (or run of them): how far
- * the consumers are, for the TMA warp's pacing */
+ * the consumers are, for the TMA warpgroup's pacing */
 #if RAMP_WB_TMA
 #define WB_PROGRESS(done) \
     do { if (threadIdx.x == 0) *wb_prog = (done); } while (0)

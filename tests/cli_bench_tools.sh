@@ -6,7 +6,8 @@
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
-# bench/timeline_plot.py on shipped stamps, bench/ncu_source.py on shipped
+# bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
+# bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
@@ -188,6 +189,25 @@ col = lambda c: sum(e.get('fill') == c for e in solid)
 print(len(solid), col('#d62728'), sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#1f77b4'),
       sum(float(e.get('width')) > 50 for e in solid if e.get('fill') == '#2ca02c'))" \
   "$tmp/tl/timeline-ramp-64-uniform.svg"
+# bench/inflow_plot.py on s38-run1's call-7 bench_inflow CSV: refusals (another
+# tool's CSV, an unknown kind: no SVG left), then the plot: two panels (L2,
+# HBM) of one line per kind, six grids each, and the HBM's per-SM read share
+# as the dashed reference; --kinds keeps only the kinds named
+ip=$2/bench/inflow_plot.py
+IC=$2/bench/results/s38-run1/call7/inflow.csv
+expect 0 "usage: inflow_plot.py" -- python3 "$ip" --help
+expect 1 "not a bench_inflow CSV" -- python3 "$ip" "$2/bench/results/s26-run2/mixtral/timeline.csv" --out "$tmp/in.svg"
+expect 1 "kinds: nope not in" -- python3 "$ip" "$IC" --out "$tmp/in.svg" --kinds nope,loads
+[ -e "$tmp/in.svg" ] && fail "a refused inflow plot left its SVG"
+expect 0 "^HBM 1024 MiB: best at 132 blocks mc32k-s4 33.0 B/clk per SM" -- python3 "$ip" "$IC" --out "$tmp/in.svg"
+svgcount='import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+dashed = [t.text for t in r.iter(ns + "text") if t.text and t.text.startswith("dashed")]
+print(len(list(r.iter(ns + "polyline"))), len(list(r.iter(ns + "circle"))), dashed[0].split("(")[-1] if dashed else "-")'
+expect 0 "^20 116 17.9\)$" -- python3 -c "$svgcount" "$tmp/in.svg"
+expect 0 "^L2 8 MiB: best at 132 blocks loads 77.5" -- python3 "$ip" "$IC" --out "$tmp/in2.svg" --kinds bulk32k-s2,loads
+expect 0 "^4 24 17.9\)$" -- python3 -c "$svgcount" "$tmp/in2.svg"
 # bench/ncu_source.py on s27-run2's source counters (r64.w256.s4, Qwen3-30B
 # 2,048 uniform): refusals, then the no-instruction samples of the six-entry
 # kernel against the entry's own kernel, the footprint and its span, and

@@ -56,6 +56,9 @@
  * 512 MiB flush buffer (bench_read.h) instead of writing it, so that no
  * dirty lines drain to HBM while the kernel reads (session 13: the write
  * costs a 64 MiB read ~6 us); recorded in both files' command lines.
+ * RAMP_MV2_BENCH_FLUSH=none: no flush, the launches back to back (only for
+ * loads whose weights are far larger than the L2, to sample the GPU's
+ * power and clock beside a long run: with reps in the thousands).
  *
  * RAMP_MV2_BENCH_BF16=1: the same for BF16 layers (bf16 weights and hidden
  * states, no scales; v2's RAMP_MV2_BF16 programs, rows 2..64, against v1's
@@ -78,8 +81,12 @@
 
 #define MAXV MV2_MAXV
 static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
-/* RAMP_MV2_BENCH_FLUSH=read: L2 emptied by reading the flush buffer (bench_read.h) */
-static int g_flush_read;
+/* RAMP_MV2_BENCH_FLUSH=read: L2 emptied by reading the flush buffer (bench_read.h);
+ * none: launches back to back (for power and clock samples beside the run) */
+static int g_flush_read, g_flush_none;
+static const char *flush_tag(void) {
+    return g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : g_flush_none ? "RAMP_MV2_BENCH_FLUSH=none " : "";
+}
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3
 #define NLOADS 16 /* 8 Qwen3, 2 DeepSeek-V3, 6 Mixtral */
@@ -182,7 +189,14 @@ typedef struct {
     int reps;
     double *samp;
     ramp_graph *flush_graph; /* RAMP_MV2_BENCH_FLUSH=read */
+    double wall0, wall1;     /* Unix seconds around time_one's last timed launches */
 } timer;
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Uploads the selection of ld for rows; fills p. */
 static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ramp_moe_variant *v,
@@ -214,8 +228,10 @@ static ramp_status prepare(timer *T, load *ld, ramp_select_desc *desc, const ram
 static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k1,
                             const ramp_moe_params *p, double *med) {
     for (int r = 0; r < T->reps + 1; r++) {
+        if (r == 1) T->wall0 = wall_seconds();
         if (T->flush_graph) RAMP_TRY(ramp_graph_replay(T->flush_graph, T->st));
-        else RAMP_TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
+        else if (!g_flush_none)
+            RAMP_TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)r, T->flush_bytes / 4, T->st));
         RAMP_TRY(ramp_event_record(T->e0, T->st));
         RAMP_TRY(k2 ? ramp_moe_v2_launch(k2, p, T->st) : ramp_moe_kernel_launch(k1, p, T->st));
         RAMP_TRY(ramp_event_record(T->e1, T->st));
@@ -223,6 +239,7 @@ static ramp_status time_one(timer *T, ramp_moe_v2_kernel *k2, ramp_moe_kernel *k
         RAMP_TRY(ramp_event_elapsed_us(T->e0, T->e1, &us));
         if (r > 0) T->samp[r - 1] = us; /* first: warm-up */
     }
+    T->wall1 = wall_seconds();
     qsort(T->samp, (size_t)T->reps, sizeof(double), bench_cmp_double);
     *med = T->samp[T->reps / 2];
     return RAMP_OK;
@@ -287,18 +304,19 @@ static int write_variants(const char *outdir, const char *xname, const char *dat
         }
         if (pass == 0) {
             fprintf(f, "# command: %sRAMP_MV2_BENCH_VARIANTS=%s %s\n# date: %s\n# gpu: %s, %d SMs\n"
-                       "# copy_rate_tb_s: %.4f\n", g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : "", xenv,
+                       "# copy_rate_tb_s: %.4f\n", g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : flush_tag(), xenv,
                     cmd, stamp, info->limits.name, info->limits.sms, copy_rate / 1e12);
             fprintf(f, "model,pairs,shape,active_experts,variant,us,floor_us,ratio,tflops,check\n");
         } else {
             fprintf(f, "# Fused MoE kernel v2: variants (%s), %s layers\n\n", xname,
                     g_bf16 ? "BF16" : "FP8");
             fprintf(f, "- command: `%sRAMP_MV2_BENCH_VARIANTS=%s %s`\n- date: %s\n- GPU: %s, %d SMs\n",
-                    g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : "",
+                    g_bf16 ? "RAMP_MV2_BENCH_BF16=1 " : flush_tag(),
                     xenv, cmd, stamp, info->limits.name,
                     info->limits.sms);
             fprintf(f, "- measured copy rate: %.2f TB/s; timing as moe-v2-%s.md (L2 evicted%s, events, median)\n",
-                    copy_rate / 1e12, date, g_flush_read ? " by a 512 MiB read" : "");
+                    copy_rate / 1e12, date,
+                    g_flush_read ? " by a 512 MiB read" : g_flush_none ? ": NOT, launches back to back" : "");
             fprintf(f, "- variant: r.w.s = rows, width, stages; .pN L2 prefetch N stages ahead; .dN "
                        "timing diagnostic N (results wrong); .xN consumer ping-pong (0 off, 1 for "
                        "N 16..48, 2 for N <= 48); .t1 weights pre-tiled (one contiguous 16 KB "
@@ -415,11 +433,12 @@ int main(int argc, char **argv) {
     read_floor flush_reader;
     memset(&flush_reader, 0, sizeof flush_reader);
     if (fenv && *fenv) {
-        if (strcmp(fenv, "read") && strcmp(fenv, "write")) {
-            fprintf(stderr, "bench_moe_v2: RAMP_MV2_BENCH_FLUSH=%s: read or write\n", fenv);
+        if (strcmp(fenv, "read") && strcmp(fenv, "write") && strcmp(fenv, "none")) {
+            fprintf(stderr, "bench_moe_v2: RAMP_MV2_BENCH_FLUSH=%s: read, write or none\n", fenv);
             return 2;
         }
         g_flush_read = fenv[0] == 'r';
+        g_flush_none = fenv[0] == 'n';
     }
     if (g_flush_read) {
         TRY(ramp_gpu_fill32_async(T.gpu, T.flush, 3, T.flush_bytes / 4, T.st));
@@ -633,10 +652,13 @@ int main(int argc, char **argv) {
                 TRY(time_one(&T, K2, NULL, &p, &ld->tx[xi]));
                 if (mi == 0 && x->o.diag == 0)
                     TRY(check_ref(&T, ld, K2, &p, &W, d, threads, &ld->cx[xi]));
-                printf("%-24s %-12s %5d %-8s %8.1f us  %.2f x floor  grid %u  check %.3g\n",
+                /* wall: the timed launches' Unix seconds, to line up power
+                 * and clock samples taken beside the run */
+                printf("%-24s %-12s %5d %-8s %8.1f us  %.2f x floor  grid %u  check %.3g  "
+                       "wall %.3f %.3f\n",
                        x->text, ld->model, ld->pairs, ROUTING_NAME(ld),
                        ld->tx[xi], ld->tx[xi] / ld->floor_us, ramp_moe_v2_grid(K2, p.max_tiles),
-                       ld->cx[xi]);
+                       ld->cx[xi], T.wall0, T.wall1);
                 fflush(stdout);
             }
             ramp_moe_v2_free(K2);
@@ -769,7 +791,7 @@ int main(int argc, char **argv) {
     fprintf(f, "- measured copy rate: %.2f TB/s (1 GiB device-to-device, bytes read + written, median of 10)\n",
             copy_rate / 1e12);
     fprintf(f, "- timing: each launch alone after a 512 MiB %s (L2 evicted), events, median of %d\n",
-            g_flush_read ? "read" : "write", reps);
+            g_flush_read ? "read" : g_flush_none ? "nothing (NOT evicted)" : "write", reps);
     fprintf(f, "- floor: active experts x (w13 + w2%s) / copy rate; TFLOP/s: 2 x pairs x 3 x h x d / time\n",
             g_bf16 ? ", 2 bytes per weight" : " + block scales");
     fprintf(f, "- v2 configurations: rows {2..64} x widths dividing h, 4 stages, and the wide tile r128 of each width (most stages that fit), plain launch; v1 timed in the same ones (no wide tile)\n");

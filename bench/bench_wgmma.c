@@ -23,6 +23,10 @@
  *   ss.a2.t, ss.a2.pr.t, ss.a2.pp.t  the same with one more warpgroup writing 48
  *            KB into shared memory by TMA per iteration (v2's stage)
  *   ss.a2.pr.i, ss.a2.pp.i  that warpgroup idle: the block's shape alone
+ *   ss.a2.h, ss.a2.pr.h, ss.a2.pp.h  as .t with the weight pieces (2 N rows
+ *            x 128 B an iteration, N >= 64) streamed from a 2 GiB buffer,
+ *            i.e. from HBM: 256 FLOP a weight byte, v2's wide tile on full
+ *            row tiles; the tensor cores and HBM busy together
  * N in {8, 16, 32, 64, 128, 256} (two-set forms up to 128), W in {1, 2}
  * warpgroups per block. Each is launched on a grid of one block per SM
  * and, when the measured resources let two blocks share an SM, of two.
@@ -46,6 +50,10 @@
  *   pct_peak_clk    mac_per_clk_sm / 4096, the dense FP8 peak per SM per
  *                   cycle (1,979 TFLOP/s = 132 SMs x 1.83 GHz x 8192 FLOP)
  *   pct_spec        tflops / 1979
+ *   hbm_tb_s        (.h forms) bytes read from the 2 GiB buffer / median time
+ *   t_start, t_end  wall-clock seconds (CLOCK_REALTIME, Unix epoch) around
+ *                   the timed launches, to line up power and clock samples
+ *                   taken beside the run (nvidia-smi --query-gpu ... -lms)
  *
  * Usage: bench_wgmma [options] [CSV]   (see --help). Exit 0 on success, 1
  * when a compile or launch fails, 2 on a bad argument, 77 without a GPU
@@ -57,12 +65,14 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PEAK_MAC_PER_CLK 4096.0 /* dense FP8 MACs per SM per cycle, Hopper */
 #define SPEC_TFLOPS 1979.0      /* H100/H200 SXM dense FP8 */
 #define MAXV (WB_NFORMS * WB_NN * 2)
 #define MAXREPS 1000
+#define SRC_BYTES (2ull << 30) /* the .h forms' stream: 40x the L2 */
 
 static const char *USAGE =
     "usage: bench_wgmma [options] [CSV]\n"
@@ -76,7 +86,7 @@ static const char *USAGE =
     "  --csv PATH        write one row per launch shape (also: a lone CSV argument)\n"
     "  --forms LIST      comma list of ss.a1, ss.a2, ss.a1.p, ss.a2.p, rs.a1, rs.a1.p,\n"
     "                    ss.a2.pr, ss.a2.pp, ss.a2.t, ss.a2.pr.t, ss.a2.pp.t,\n"
-    "                    ss.a2.pr.i, ss.a2.pp.i\n"
+    "                    ss.a2.pr.i, ss.a2.pp.i, ss.a2.h, ss.a2.pr.h, ss.a2.pp.h\n"
     "                    (default: all)\n"
     "  --n LIST          comma list of N from 8, 16, 32, 64, 128, 256 (default: all)\n"
     "  --w LIST          comma list of warpgroups per block, 1 and/or 2 (default: 1,2)\n"
@@ -96,7 +106,10 @@ static const char *USAGE =
     "alternating, the next group issued before this one is promoted; .t = one\n"
     "more warpgroup writes 48 KB a block into shared memory by TMA per iteration\n"
     "meanwhile (kernel v2's producer beside its consumers); .i = that\n"
-    "warpgroup idle (the block's shape without the writes).\n";
+    "warpgroup idle (the block's shape without the writes); .h = as .t with the\n"
+    "weight bytes (2 x N rows x 128 B an iteration, N >= 64) read from a 2 GiB\n"
+    "buffer, i.e. from HBM, while the tensor cores run (256 FLOP a weight byte).\n"
+    "The CSV's t_start/t_end (Unix seconds) bracket each shape's timed launches.\n";
 
 /* A comma list of integers, each one of `allowed` (n_allowed of them), into
  * out (at most max, no duplicates); 0 if malformed. */
@@ -182,6 +195,8 @@ typedef struct {
     ramp_stream st;
     ramp_event *e0, *e1;
     ramp_devptr out, stats;
+    ramp_devptr src;              /* the .h forms' HBM stream (0: none) */
+    unsigned long long src_pieces; /* of RAMP_WB_TMA_PIECE bytes */
     double target_us;
     int reps;
     double samples[MAXREPS];
@@ -190,8 +205,9 @@ typedef struct {
 /* One launch between the events: its time in us. */
 static ramp_status launch_once(timer *T, const ramp_kernel *k, const wb_variant *v, int grid,
                                int iters, double *us) {
-    ramp_devptr out = T->out, stats = T->stats;
-    void *args[3] = {&out, &stats, &iters};
+    ramp_devptr out = T->out, stats = T->stats, src = T->src;
+    unsigned long long pieces = T->src_pieces;
+    void *args[5] = {&out, &stats, &iters, &src, &pieces};
     unsigned g3[3] = {(unsigned)grid, 1, 1}, b3[3] = {(unsigned)wb_threads(v), 1, 1};
     RAMP_TRY(ramp_event_record(T->e0, T->st));
     RAMP_TRY(ramp_kernel_launch(k, g3, b3, wb_smem(v), T->st, args));
@@ -204,7 +220,14 @@ typedef struct {
     double med, lo, hi;        /* us */
     double mean_cycles;        /* per block, timed loop */
     int sms_used, max_per_sm;  /* from the blocks' SM ids */
+    double t_start, t_end;     /* wall clock around the timed launches */
 } result;
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static ramp_status time_variant(timer *T, const ramp_kernel *k, const wb_variant *v, int grid,
                                 int sms, result *r) {
@@ -221,7 +244,9 @@ static ramp_status time_variant(timer *T, const ramp_kernel *k, const wb_variant
         iters = want < 1 ? 1 : (int)want;
     }
     for (int w = 0; w < 3; w++) RAMP_TRY(launch_once(T, k, v, grid, iters, &us));
+    r->t_start = wall_seconds();
     for (int i = 0; i < T->reps; i++) RAMP_TRY(launch_once(T, k, v, grid, iters, &T->samples[i]));
+    r->t_end = wall_seconds();
     qsort(T->samples, (size_t)T->reps, sizeof T->samples[0], bench_cmp_double);
     r->iters = iters;
     r->med = T->reps % 2 ? T->samples[T->reps / 2]
@@ -411,7 +436,7 @@ int main(int argc, char **argv) {
         fprintf(csv, "form,operands,accs,pipe,n,w,threads,regs,ptxas_regs,spill_bytes,"
                      "serialised,smem_bytes,max_blocks_per_sm,grid,blocks_per_sm,sms_used,"
                      "iters,wgmma_per_launch,flop_per_launch,median_us,min_us,max_us,tflops,"
-                     "clock_mhz,mac_per_clk_sm,pct_peak_clk,pct_spec\n");
+                     "clock_mhz,mac_per_clk_sm,pct_peak_clk,pct_spec,hbm_tb_s,t_start,t_end\n");
     }
 
     timer T;
@@ -425,9 +450,17 @@ int main(int argc, char **argv) {
     const int max_grid = 2 * sms;
     TRY(ramp_gpu_alloc(gpu, (size_t)max_grid * 256 * sizeof(float), &T.out));
     TRY(ramp_gpu_alloc(gpu, (size_t)max_grid * 2 * sizeof(long long), &T.stats));
+    int any_hbm = 0;
+    for (int i = 0; i < nv; i++) any_hbm |= vs[i].form->tma == 3;
+    if (any_hbm) { /* zeroed once: the copies' bytes are never used, but defined */
+        TRY(ramp_gpu_alloc(gpu, SRC_BYTES, &T.src));
+        TRY(ramp_gpu_fill32_async(gpu, T.src, 0, SRC_BYTES / 4, T.st));
+        TRY(ramp_stream_sync(gpu, T.st));
+        T.src_pieces = SRC_BYTES / RAMP_WB_TMA_PIECE;
+    }
 
-    printf("%-8s %3s %1s %4s %8s %4s %8s %9s %8s %5s %9s %6s\n", "form", "N", "W", "regs", "grid",
-           "SMs", "iters", "median_us", "TFLOP/s", "MHz", "MAC/clk", "%peak");
+    printf("%-8s %3s %1s %4s %8s %4s %8s %9s %8s %5s %9s %6s %6s\n", "form", "N", "W", "regs",
+           "grid", "SMs", "iters", "median_us", "TFLOP/s", "MHz", "MAC/clk", "%peak", "HBM");
     int rc = 0;
     for (int i = 0; i < nv; i++) {
         const wb_variant *v = &cjobs[i].v;
@@ -482,21 +515,28 @@ int main(int argc, char **argv) {
                                                      : 0.0;
             const double pct_clk = 100.0 * mac_clk / PEAK_MAC_PER_CLK;
             const double pct_spec = 100.0 * tflops / SPEC_TFLOPS;
-            printf("%-8s %3d %d %4d %4d(%d) %4d %8d %9.1f %8.1f %5.0f %9.0f %5.1f%%\n",
+            /* .h: bytes from the HBM stream, N / 64 pieces an iteration */
+            const double hbm_bytes = v->form->tma == 3 ? (double)grid * r.iters * (v->n / 64) *
+                                                             RAMP_WB_TMA_PIECE : 0.0;
+            const double hbm_tbs = hbm_bytes / (r.med * 1e-6) / 1e12;
+            char hbm_col[16] = "-";
+            if (hbm_bytes > 0) snprintf(hbm_col, sizeof hbm_col, "%.2f", hbm_tbs);
+            printf("%-8s %3d %d %4d %4d(%d) %4d %8d %9.1f %8.1f %5.0f %9.0f %5.1f%% %6s\n",
                    v->form->name, v->n, v->w, attr.registers, grid, per_sm, r.sms_used, r.iters,
-                   r.med, tflops, mhz, mac_clk, pct_clk);
+                   r.med, tflops, mhz, mac_clk, pct_clk, hbm_col);
             if (r.sms_used != sms || r.max_per_sm != per_sm)
                 printf("  note: %d blocks ran on %d SMs, up to %d on one (expected %d on each "
                        "of %d)\n", grid, r.sms_used, r.max_per_sm, per_sm, sms);
             if (csv)
                 fprintf(csv,
                         "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.3f,%.3f,"
-                        "%.3f,%.2f,%.1f,%.1f,%.2f,%.2f\n",
+                        "%.3f,%.2f,%.1f,%.1f,%.2f,%.2f,%.3f,%.3f,%.3f\n",
                         v->form->name, v->form->rs ? "rs" : "ss", v->form->accs, v->form->pipe,
                         v->n, v->w, wb_threads(v), attr.registers, rep->registers,
                         rep->spill_store_bytes + rep->spill_load_bytes, serialised, wb_smem(v),
                         res.blocks_per_sm, grid, per_sm, r.sms_used, r.iters, wgmmas, flop, r.med,
-                        r.lo, r.hi, tflops, mhz, mac_clk, pct_clk, pct_spec);
+                        r.lo, r.hi, tflops, mhz, mac_clk, pct_clk, pct_spec, hbm_tbs, r.t_start,
+                        r.t_end);
             if (csv) fflush(csv); /* a run cut short keeps its rows */
         }
         if (s != RAMP_OK) {
@@ -518,6 +558,7 @@ int main(int argc, char **argv) {
     ramp_event_free(T.e1);
     ramp_gpu_free(gpu, T.out);
     ramp_gpu_free(gpu, T.stats);
+    if (T.src) ramp_gpu_free(gpu, T.src);
     ramp_stream_destroy(gpu, T.st);
     ramp_gpu_close(gpu);
     return rc;

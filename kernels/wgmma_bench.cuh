@@ -59,8 +59,22 @@
  *                 are never used). SS, two sets, PIPE 0. RAMP_WB_TMA_IDLE = 1: the
  *                 same warpgroup and setmaxnreg, no copies (the block's
  *                 shape without its writes).
+ *                 RAMP_WB_TMA = 2 (the .h forms): the same, but of each
+ *                 iteration's pieces N / 64 (2 N rows x 128 B: the gate and
+ *                 up weights of v2's wide stage at this N) come from `src`,
+ *                 a buffer far larger than the L2 (src_pieces pieces of 16
+ *                 KB) streamed by all blocks together, piece k of block b
+ *                 at index (k x gridDim + b) mod src_pieces, so they come
+ *                 from HBM; the one further piece (the token rows) from
+ *                 `out` as above. N >= 64. Every weight byte then feeds
+ *                 2 x 128 FLOP (two warpgroups of 64 rows): the intensity of
+ *                 v2's wide tile on a full row tile, DeepSeek-V3's balanced
+ *                 4,096 pairs. The rate is what the tensor cores and HBM
+ *                 give together, under one power budget.
  *
- * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters): block
+ * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters, const
+ * unsigned char *src, unsigned long long src_pieces) (src only read by the
+ * .h forms; others may pass 0, 0): block
  * = 128 x W threads, dynamic shared memory ramp_wb_smem_bytes(W, ACCS, N);
  * out[block * threads + thread] = the sum of the thread's accumulators;
  * stats[2 x block] = clock64 cycles of the block's timed loop (thread 0,
@@ -116,7 +130,16 @@
 #define RAMP_WB_TMA_IDLE 0
 #endif
 #if RAMP_WB_TMA && (RAMP_WB_RS || RAMP_WB_PIPE || RAMP_WB_ACCS != 2)
-#error "RAMP_WB_TMA 1: SS, two sets, PIPE 0"
+#error "RAMP_WB_TMA 1, 2: SS, two sets, PIPE 0"
+#endif
+#if RAMP_WB_TMA < 0 || RAMP_WB_TMA > 2 || (RAMP_WB_TMA == 2 && (RAMP_WB_N < 64 || RAMP_WB_TMA_IDLE))
+#error "RAMP_WB_TMA 0, 1 or 2 (2: N >= 64, not idle)"
+#endif
+/* pieces of an iteration read from src (.h): 2 N rows x 128 B in 16 KB pieces */
+#if RAMP_WB_TMA == 2
+#define WB_HBM_PER (RAMP_WB_N / 64)
+#else
+#define WB_HBM_PER 0
 #endif
 #if RAMP_WB_ACCS * RAMP_WB_N / 2 > RAMP_WB_MAX_ACC_REGS
 #error "RAMP_WB_ACCS x RAMP_WB_N / 2 accumulators exceed RAMP_WB_MAX_ACC_REGS"
@@ -127,7 +150,7 @@
 /* RAMP_WB_TMA: the copies come from a warpgroup of their own (its warp 0,
  * lane 0), which with two consumer warpgroups gives its registers to them
  * by setmaxnreg as v2's producer does (168 at entry: 40 + 2 x 232) */
-#define WB_THREADS ((RAMP_WB_W + RAMP_WB_TMA) * RAMP_WB_WG_THREADS)
+#define WB_THREADS ((RAMP_WB_W + (RAMP_WB_TMA ? 1 : 0)) * RAMP_WB_WG_THREADS)
 #define WB_SETMAXNREG (RAMP_WB_TMA && RAMP_WB_W == 2)
 /* warpgroup 0's thread 0 after each iteration (or run of them): how far
  * the consumers are, for the TMA warpgroup's pacing */
@@ -205,7 +228,8 @@ extern "C" __global__ void __launch_bounds__(WB_THREADS, 1)
 #else
 extern "C" __global__ void __launch_bounds__(WB_THREADS)
 #endif
-ramp_wgmma_bench(float *out, long long *stats, int iters) {
+ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *src,
+                 unsigned long long src_pieces) {
     extern __shared__ __align__(1024) unsigned char wb_dyn[];
     const unsigned raw = hop_smem(wb_dyn);
     unsigned char *sm =
@@ -235,8 +259,11 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
 #endif
         HOP_BAR_SYNC(1, WB_THREADS); /* the consumers' start */
         if (!RAMP_WB_TMA_IDLE && threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
-            const int per = RAMP_WB_TMA_BPI / RAMP_WB_TMA_PIECE;
+            const int per = WB_HBM_PER ? WB_HBM_PER + 1 : RAMP_WB_TMA_BPI / RAMP_WB_TMA_PIECE;
             long long k = 0; /* copies issued */
+            /* the next src piece: block b's k-th at k x grid + b, wrapped by
+             * a subtraction (no 64-bit modulo in the issuing loop) */
+            unsigned long long hp = blockIdx.x % (src_pieces ? src_pieces : 1);
             for (int ahead = 0;;) {
                 const int done = *wb_prog;
                 if (done >= iters) break;
@@ -247,8 +274,14 @@ ramp_wgmma_bench(float *out, long long *stats, int iters) {
                     if (k >= RAMP_WB_TMA_SLOTS)
                         hop_mbar_wait(bar, (unsigned)((k / RAMP_WB_TMA_SLOTS - 1) & 1));
                     hop_mbar_arrive_expect_tx(bar, RAMP_WB_TMA_PIECE);
-                    hop_bulk_load(hop_smem(ring + slot * RAMP_WB_TMA_PIECE),
-                                  (unsigned long long)out + (k & 3) * RAMP_WB_TMA_PIECE,
+                    unsigned long long from =
+                        (unsigned long long)out + (k & 3) * RAMP_WB_TMA_PIECE;
+                    if (c < WB_HBM_PER) {
+                        from = (unsigned long long)src + hp * RAMP_WB_TMA_PIECE;
+                        hp += gridDim.x;
+                        while (hp >= src_pieces) hp -= src_pieces;
+                    }
+                    hop_bulk_load(hop_smem(ring + slot * RAMP_WB_TMA_PIECE), from,
                                   RAMP_WB_TMA_PIECE, bar);
                 }
                 ahead++;

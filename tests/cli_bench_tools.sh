@@ -8,7 +8,7 @@
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
 # bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
-# Nsight Compute source counters.
+# Nsight Compute source counters, bench/power_join.py on samples made here.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -223,6 +223,37 @@ expect 0 "0x0fa20..0x1b240  2829 instructions, samples  5330, no_inst  818" -- \
   python3 "$ns" "poly=$NC/ncu-q6-poly/source.csv.gz" --runs
 expect 0 "^alone,6651,20200243,57.75,60.46875,534," -- sh -c \
   "python3 '$ns' 'alone=$NC/ncu-q1-alone/source.csv.gz' --csv '$tmp/ns.csv' > /dev/null && cat '$tmp/ns.csv'"
+# bench/power_join.py on samples made here: refusals (no power column, a bad
+# timestamp with its line, no window), then the medians, largest, least and
+# the share of power-capped samples of each window, the edges' 50 ms left out
+pj=$2/bench/power_join.py
+expect 0 "usage: power_join.py" -- python3 "$pj" --help
+printf 'timestamp, clocks.sm [MHz]\n2026/12/04 20:00:00.000, 1980\n' > "$tmp/pj-bad.csv"
+expect 2 "pj-bad.csv:1: the header names no timestamp or power.draw column" -- \
+  python3 "$pj" "$tmp/pj-bad.csv" --window a 0 1
+{ echo 'timestamp, power.draw.instant [W], clocks.sm [MHz], clocks.mem [MHz], clocks_event_reasons.active'
+  echo '2026/12/04 20:00:00.000, 100.0, 345, 3201, 0x0000000000000001'
+  echo '2026/12/04 20:00:00.010, 690.0, 1200, 3201, 0x0000000000000004'  # edge: left out
+  echo '2026/12/04 20:00:00.100, 650.0, 1500, 3201, 0x0000000000000004'
+  echo '2026/12/04 20:00:00.200, 700.0, 1400, 3201, 0x0000000000000004'
+  echo '2026/12/04 20:00:00.300, 500.0, 1980, 3201, 0x0000000000000000'
+  echo '2026/12/04 20:00:01.000, 300.0, 1980, 3201, 0x0000000000000000'
+} > "$tmp/pj.csv"
+T0=$(python3 -c "import datetime as d; print(d.datetime(2026,12,4,20,0,0,tzinfo=d.timezone.utc).timestamp())")
+sed 's/00:00.100,/00:00.1x0,/' "$tmp/pj.csv" > "$tmp/pj-badtime.csv"
+expect 2 "pj-badtime.csv:4: timestamp '2026/12/04 20:00:00.1x0'" -- \
+  python3 "$pj" "$tmp/pj-badtime.csv" --window a 0 1
+expect 2 "no window given" -- python3 "$pj" "$tmp/pj.csv"
+printf 'form,n,w,grid,tflops,hbm_tb_s,t_start,t_end\nss.a2.pr.h,128,2,132,1000.4,3.91,%s,%s\n' \
+  "$T0" "$(python3 -c "print($T0 + 0.35)")" > "$tmp/pj-wgmma.csv"
+expect 0 '^\| ss.a2.pr.h N128 W2 \| 1000 TFLOP/s, 3.91 TB/s \| 3 \| 650 \| 700 \| 1500 \| 1400 \| 3201 \| power cap 67% \|$' -- \
+  python3 "$pj" "$tmp/pj.csv" --wgmma "$tmp/pj-wgmma.csv"
+printf 'd:r128.w128.s3 deepseek-v3 4096 balanced 446.0 us 1.30 x floor grid 132 check -1 wall %s %s\n' \
+  "$(python3 -c "print($T0 + 0.5)")" "$(python3 -c "print($T0 + 1.2)")" > "$tmp/pj-moe.txt"
+expect 0 '^\| d:r128.w128.s3 deepseek-v3 4096 balanced \| 446.0 us \| 1 \| 300 \| 300 \| 1980 \| 1980 \| 3201 \| none \|$' -- \
+  python3 "$pj" "$tmp/pj.csv" --moe "$tmp/pj-moe.txt" --out "$tmp/pj.md"
+[ -s "$tmp/pj.md" ] || fail "power_join.py --out wrote nothing"
+expect 1 "no sample inside 1 window\(s\): empty" -- python3 "$pj" "$tmp/pj.csv" --window empty 1 2
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

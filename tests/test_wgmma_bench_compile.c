@@ -70,6 +70,12 @@ static void table_checks(void) {
     CHECK(wb_variant_valid(a2, 128, 2));
     CHECK(!wb_variant_valid(a2, 256, 1));
     CHECK(!wb_variant_valid(WB_FORMS, 64, 3));
+    /* .h: a 16 KB weight piece is 64 gate rows and 64 up rows: N >= 64 */
+    const wb_form *h = wb_form_find("ss.a2.pr.h");
+    CHECK(h != NULL && h->tma == 3);
+    CHECK(wb_variant_valid(h, 64, 2) && wb_variant_valid(h, 128, 2));
+    CHECK(!wb_variant_valid(h, 32, 2));
+    CHECK(!wb_variant_valid(wb_form_find("ss.a2.pp.h"), 128, 2)); /* temporaries */
     wb_variant v = {a2, 64, 2};
     char name[64];
     wb_variant_name(&v, name, sizeof name);

@@ -21,12 +21,19 @@
  *                   writes beside its consumers' wgmma reads)
  *         .i        the same warpgroup (and setmaxnreg), idle: the block's
  *                   shape without the writes
+ *         .h        as .t, but the iteration's weight bytes (2 N rows x 128
+ *                   B, N >= 64) streamed from HBM, the 16 KB of token rows
+ *                   from L2: v2's wide stage with its weights from memory,
+ *                   2 x 128 FLOP a weight byte (DeepSeek-V3's balanced
+ *                   4,096 pairs); the rate the tensor cores and HBM give
+ *                   together
  *   N     the instruction's N: 8, 16, 32, 64 (v2's tiles), 128, 256
  *   W     warpgroups per block: 1 or 2 (v2 has two consumers)
  * A variant exists when its accumulators fit: sets x N / 2 <= 128 floats
  * per thread (a2 stops at N = 128), and with its temporaries (N / 2 for
  * .pr, N for .pp) <= 192 (v2's wide consumer: 128 + 64): .pr up to N =
- * 128, .pp up to N = 64.
+ * 128, .pp up to N = 64; the .h forms from N = 64 (a 16 KB piece of
+ * weights is 64 rows of gate and 64 of up).
  */
 #ifndef RAMP_WGMMA_BENCH_UTIL_H
 #define RAMP_WGMMA_BENCH_UTIL_H
@@ -43,7 +50,8 @@ typedef struct {
     int rs, accs, pipe;
     int promo; /* 0: none, 1: .pr, 2: .pp (temporaries of N / 2 floats) */
     int tma;   /* 1 .t: a warpgroup's TMA copies into shared memory beside (RAMP_WB_TMA);
-                  2 .i: the same warpgroup idle (RAMP_WB_TMA_IDLE) */
+                  2 .i: the same warpgroup idle (RAMP_WB_TMA_IDLE);
+                  3 .h: the copies' weight pieces from HBM (RAMP_WB_TMA 2) */
 } wb_form;
 
 static const wb_form WB_FORMS[] = {
@@ -51,7 +59,8 @@ static const wb_form WB_FORMS[] = {
     {"ss.a2.p", 0, 2, 1, 0, 0},  {"rs.a1", 1, 1, 0, 0, 0},    {"rs.a1.p", 1, 1, 1, 0, 0},
     {"ss.a2.pr", 0, 2, 0, 1, 0}, {"ss.a2.pp", 0, 2, 0, 2, 0}, {"ss.a2.t", 0, 2, 0, 0, 1},
     {"ss.a2.pr.t", 0, 2, 0, 1, 1}, {"ss.a2.pp.t", 0, 2, 0, 2, 1}, {"ss.a2.pr.i", 0, 2, 0, 1, 2},
-    {"ss.a2.pp.i", 0, 2, 0, 2, 2},
+    {"ss.a2.pp.i", 0, 2, 0, 2, 2}, {"ss.a2.h", 0, 2, 0, 0, 3},    {"ss.a2.pr.h", 0, 2, 0, 1, 3},
+    {"ss.a2.pp.h", 0, 2, 0, 2, 3},
 };
 #define WB_NFORMS ((int)(sizeof WB_FORMS / sizeof WB_FORMS[0]))
 
@@ -69,7 +78,7 @@ typedef struct {
 /* 1 if the variant's accumulators fit (see the top). */
 static inline int wb_variant_valid(const wb_form *f, int n, int w) {
     return f && (w == 1 || w == 2) && f->accs * n / 2 <= RAMP_WB_MAX_ACC_REGS &&
-           (f->accs + f->promo) * n / 2 <= RAMP_WB_MAX_ACC_REGS + 64;
+           (f->accs + f->promo) * n / 2 <= RAMP_WB_MAX_ACC_REGS + 64 && (f->tma != 3 || n >= 64);
 }
 
 static inline int wb_threads(const wb_variant *v) {
@@ -103,7 +112,7 @@ static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out)
     snprintf(dp, sizeof dp, "RAMP_WB_PIPE=%d", v->form->pipe);
     snprintf(dr, sizeof dr, "RAMP_WB_RS=%d", v->form->rs);
     snprintf(dq, sizeof dq, "RAMP_WB_PROMO=%d", v->form->promo);
-    snprintf(dt, sizeof dt, "RAMP_WB_TMA=%d", v->form->tma ? 1 : 0);
+    snprintf(dt, sizeof dt, "RAMP_WB_TMA=%d", v->form->tma == 3 ? 2 : v->form->tma ? 1 : 0);
     snprintf(di, sizeof di, "RAMP_WB_TMA_IDLE=%d", v->form->tma == 2);
     const char *defs[8] = {dn, dw, da, dp, dr, dq, dt, di};
     ramp_jit_request rq;

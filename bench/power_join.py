@@ -17,8 +17,10 @@ Windows come from
   --window NAME START END   a window by hand (Unix seconds)
 
 The samples' CSV must have a header row naming at least `timestamp` and
-one of `power.draw.instant [W]` / `power.draw [W]`; `clocks.sm [MHz]`,
-`clocks.mem [MHz]` and `clocks_event_reasons.active` are used when there.
+one of `power.draw.instant [W]` / `power.draw [W]`; the SM and memory clocks
+(`clocks.current.sm [MHz]`, `clocks.current.memory [MHz]`: what nvidia-smi
+writes for clocks.sm, clocks.mem) and `clocks_event_reasons.active` are used
+when there.
 Its timestamps ("2026/12/04 20:15:01.234") are read as UTC: run nvidia-smi
 with TZ=UTC. A window's first and last 50 ms are left out (the samples
 there may be of the launches around it).
@@ -32,6 +34,7 @@ import argparse
 import csv
 import os
 import datetime
+import gzip
 import statistics
 import sys
 
@@ -64,7 +67,7 @@ def number(text, where, what):
 
 def read_samples(path):
     try:
-        f = open(path, newline="")
+        f = gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}")
     with f:
@@ -84,8 +87,10 @@ def read_samples(path):
     if it is None or ip is None:
         raise InputError(f"{path}:1: the header names no timestamp or power.draw column "
                          f"(got: {', '.join(head)})")
-    isc = col("clocks.sm [MHz]", "clocks.sm")
-    imc = col("clocks.mem [MHz]", "clocks.mem")
+    # nvidia-smi's header names clocks.sm / clocks.mem by their long names
+    isc = col("clocks.current.sm [MHz]", "clocks.current.sm", "clocks.sm [MHz]", "clocks.sm")
+    imc = col("clocks.current.memory [MHz]", "clocks.current.memory", "clocks.mem [MHz]",
+              "clocks.mem")
     ir = col("clocks_event_reasons.active", "clocks_throttle_reasons.active")
     out = []
     for ln, r in enumerate(rows[1:], start=2):
@@ -182,7 +187,7 @@ def main(argv):
     ap = argparse.ArgumentParser(
         description="The GPU's power and clocks (nvidia-smi samples) during the timed "
                     "windows of bench_wgmma / bench_moe_v2 runs, as a Markdown table.")
-    ap.add_argument("samples", help="nvidia-smi --query-gpu CSV with a header (TZ=UTC)")
+    ap.add_argument("samples", help="nvidia-smi --query-gpu CSV with a header (TZ=UTC; .gz read too)")
     ap.add_argument("--wgmma", action="append", default=[], metavar="CSV",
                     help="bench_wgmma CSV: a window per row (t_start, t_end)")
     ap.add_argument("--moe", action="append", default=[], metavar="TXT",

@@ -69,8 +69,9 @@
  *                 `out` as above. N >= 64. Every weight byte then feeds
  *                 2 x 128 FLOP (two warpgroups of 64 rows): the intensity of
  *                 v2's wide tile on a full row tile, DeepSeek-V3's balanced
- *                 4,096 pairs. The rate is what the tensor cores and HBM
- *                 give together, under one power budget.
+ *                 4,096 pairs. The consumers wait for each iteration's
+ *                 pieces (WB_GATE), so the rate is what the tensor cores and
+ *                 HBM give together, under one power budget.
  *
  * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters, const
  * unsigned char *src, unsigned long long src_pieces) (src only read by the
@@ -138,8 +139,10 @@
 /* pieces of an iteration read from src (.h): 2 N rows x 128 B in 16 KB pieces */
 #if RAMP_WB_TMA == 2
 #define WB_HBM_PER (RAMP_WB_N / 64)
+#define WB_SLOTS RAMP_WB_TMA_SLOTS_H
 #else
 #define WB_HBM_PER 0
+#define WB_SLOTS RAMP_WB_TMA_SLOTS
 #endif
 #if RAMP_WB_ACCS * RAMP_WB_N / 2 > RAMP_WB_MAX_ACC_REGS
 #error "RAMP_WB_ACCS x RAMP_WB_N / 2 accumulators exceed RAMP_WB_MAX_ACC_REGS"
@@ -152,13 +155,36 @@
  * by setmaxnreg as v2's producer does (168 at entry: 40 + 2 x 232) */
 #define WB_THREADS ((RAMP_WB_W + (RAMP_WB_TMA ? 1 : 0)) * RAMP_WB_WG_THREADS)
 #define WB_SETMAXNREG (RAMP_WB_TMA && RAMP_WB_W == 2)
-/* warpgroup 0's thread 0 after each iteration (or run of them): how far
- * the consumers are, for the TMA warpgroup's pacing */
+/* each warpgroup's thread 0 after each iteration (or run of them): how far
+ * it is, for the TMA warpgroup's pacing (by the slowest) */
 #if RAMP_WB_TMA
 #define WB_PROGRESS(done) \
-    do { if (threadIdx.x == 0) *wb_prog = (done); } while (0)
+    do { if ((threadIdx.x & (RAMP_WB_WG_THREADS - 1)) == 0) wb_prog[wg] = (done); } while (0)
 #else
 #define WB_PROGRESS(done) ((void)0)
+#endif
+/* .h: the consumers wait for each iteration's pieces to land before its
+ * wgmmas (they never read them: the gate only makes the math wait for the
+ * stream, as v2's consumers wait for their stage), so neither runs ahead of
+ * the other. The producer stays at most WB_AHEAD iterations ahead of the
+ * slowest warpgroup's posted progress, as many as the ring of WB_SLOTS
+ * (10) pieces holds: 3 at N = 128 (two iterations, 64 KB of weights, in
+ * flight beside the one computed, as v2's three-stage ring), 5 at N = 64.
+ * A slot is then never re-armed twice while a consumer waits on it, so the
+ * parity wait is exact. (Call 2 of s39-run1 ran them with 8 slots and 2
+ * iterations ahead: one in flight, too shallow for HBM.) */
+#if RAMP_WB_TMA == 2
+#define WB_AHEAD (WB_SLOTS / (WB_HBM_PER + 1))
+#define WB_GATE(it0, n_it)                                                                    \
+    do {                                                                                      \
+        for (long long q_ = (long long)(it0) * (WB_HBM_PER + 1);                              \
+             q_ < (long long)((it0) + (n_it)) * (WB_HBM_PER + 1); q_++)                       \
+            hop_mbar_wait(hop_smem(&tbar[q_ % WB_SLOTS]),                            \
+                          (unsigned)((q_ / WB_SLOTS) & 1));                          \
+    } while (0)
+#else
+#define WB_AHEAD 2
+#define WB_GATE(it0, n_it) ((void)0)
 #endif
 
 /* ------------------------------------------- wgmma forms hopper.cuh lacks */
@@ -241,12 +267,12 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
 #if RAMP_WB_TMA
     unsigned char *ring = sm + tile_bytes;
     unsigned long long *tbar =
-        (unsigned long long *)(ring + RAMP_WB_TMA_SLOTS * RAMP_WB_TMA_PIECE);
-    volatile int *wb_prog = (volatile int *)(tbar + RAMP_WB_TMA_SLOTS);
+        (unsigned long long *)(ring + WB_SLOTS * RAMP_WB_TMA_PIECE);
+    volatile int *wb_prog = (volatile int *)(tbar + WB_SLOTS); /* one per warpgroup */
     if (threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
-        for (int i = 0; i < RAMP_WB_TMA_SLOTS; i++) hop_mbar_init(hop_smem(&tbar[i]), 1);
+        for (int i = 0; i < WB_SLOTS; i++) hop_mbar_init(hop_smem(&tbar[i]), 1);
         hop_mbar_init_fence();
-        *wb_prog = 0;
+        for (int i = 0; i < RAMP_WB_W; i++) wb_prog[i] = 0;
     }
 #endif
     __syncthreads();
@@ -265,14 +291,15 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
              * a subtraction (no 64-bit modulo in the issuing loop) */
             unsigned long long hp = blockIdx.x % (src_pieces ? src_pieces : 1);
             for (int ahead = 0;;) {
-                const int done = *wb_prog;
+                int done = wb_prog[0];
+                for (int i = 1; i < RAMP_WB_W; i++) done = min(done, wb_prog[i]);
                 if (done >= iters) break;
-                if (ahead >= done + 2) continue;
+                if (ahead >= done + WB_AHEAD) continue;
                 for (int c = 0; c < per; c++, k++) {
-                    const int slot = (int)(k % RAMP_WB_TMA_SLOTS);
+                    const int slot = (int)(k % WB_SLOTS);
                     const unsigned bar = hop_smem(&tbar[slot]);
-                    if (k >= RAMP_WB_TMA_SLOTS)
-                        hop_mbar_wait(bar, (unsigned)((k / RAMP_WB_TMA_SLOTS - 1) & 1));
+                    if (k >= WB_SLOTS)
+                        hop_mbar_wait(bar, (unsigned)((k / WB_SLOTS - 1) & 1));
                     hop_mbar_arrive_expect_tx(bar, RAMP_WB_TMA_PIECE);
                     unsigned long long from =
                         (unsigned long long)out + (k & 3) * RAMP_WB_TMA_PIECE;
@@ -286,9 +313,9 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
                 }
                 ahead++;
             }
-            for (long long j = k > RAMP_WB_TMA_SLOTS ? k - RAMP_WB_TMA_SLOTS : 0; j < k; j++)
-                hop_mbar_wait(hop_smem(&tbar[j % RAMP_WB_TMA_SLOTS]),
-                              (unsigned)((j / RAMP_WB_TMA_SLOTS) & 1));
+            for (long long j = k > WB_SLOTS ? k - WB_SLOTS : 0; j < k; j++)
+                hop_mbar_wait(hop_smem(&tbar[j % WB_SLOTS]),
+                              (unsigned)((j / WB_SLOTS) & 1));
         }
         HOP_BAR_SYNC(1, WB_THREADS); /* the consumers' end */
         return;
@@ -341,6 +368,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
 #pragma unroll
     for (int i = 0; i < WB_ACC; i++) T[i] = 0.f;
     for (int it = 0; it < iters; it++) {
+        WB_GATE(it, 1);
 #pragma unroll
         for (int s = 0; s < RAMP_WB_ACCS; s++) {
             hop_wgmma_fence();
@@ -362,7 +390,11 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
      * group's end: ptxas cannot follow a group in flight around a loop's
      * back edge and would serialise every wgmma (C7514), as in v2's narrow
      * ping-pong (moe_v2.cuh, V2_PIPE_UP) */
+#if RAMP_WB_TMA == 2
+#define WB_PG 2 /* .h: the run's pieces are waited for at its start; 2 of 5 ahead */
+#else
 #define WB_PG 4
+#endif
 #define WB_ISSUE(j)                                                                           \
     do {                                                                                      \
         float *t_ = (j) & 1 ? T1 : T0;                                                        \
@@ -381,6 +413,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
     } while (0)
     int it = 0;
     for (; it + WB_PG <= iters; it += WB_PG) {
+        WB_GATE(it, WB_PG);
         WB_ISSUE(0);
 #pragma unroll
         for (int j = 1; j < 2 * WB_PG; j++) {
@@ -393,6 +426,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
         WB_PROGRESS(it + WB_PG);
     }
     for (; it < iters; it++) { /* the rest unpipelined: exactly `iters` iterations */
+        WB_GATE(it, 1);
 #pragma unroll
         for (int j = 0; j < 2; j++) {
             WB_ISSUE(j);
@@ -407,6 +441,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
 #endif
 #else
     for (int it = 0; it < iters; it++) {
+        WB_GATE(it, 1);
         hop_wgmma_fence();
 #pragma unroll
         for (int s = 0; s < RAMP_WB_ACCS; s++)

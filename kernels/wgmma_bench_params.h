@@ -45,6 +45,11 @@ RAMP_WB_INLINE int ramp_wb_smem_bytes(int w, int accs, int n) {
 #define RAMP_WB_TMA_SLOTS 8
 #define RAMP_WB_TMA_BPI 49152
 #define RAMP_WB_TMA_SMEM (RAMP_WB_TMA_SLOTS * RAMP_WB_TMA_PIECE + 128)
+/* the .h forms (weights from HBM): a deeper ring, so that two iterations'
+ * 64 KB of weights are in flight beside the one computed (v2's three-stage
+ * ring); 10 x 16 KB + the tiles fit the 227 KB of a block at N = 128 */
+#define RAMP_WB_TMA_SLOTS_H 10
+#define RAMP_WB_TMA_SMEM_H (RAMP_WB_TMA_SLOTS_H * RAMP_WB_TMA_PIECE + 128)
 
 /* FLOPs of one wgmma m64nNk32: 2 x 64 x N x 32. */
 RAMP_WB_INLINE double ramp_wb_wgmma_flop(int n) {

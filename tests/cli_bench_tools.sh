@@ -231,7 +231,7 @@ expect 0 "usage: power_join.py" -- python3 "$pj" --help
 printf 'timestamp, clocks.sm [MHz]\n2026/12/04 20:00:00.000, 1980\n' > "$tmp/pj-bad.csv"
 expect 2 "pj-bad.csv:1: the header names no timestamp or power.draw column" -- \
   python3 "$pj" "$tmp/pj-bad.csv" --window a 0 1
-{ echo 'timestamp, power.draw.instant [W], clocks.sm [MHz], clocks.mem [MHz], clocks_event_reasons.active'
+{ echo 'timestamp, power.draw.instant [W], clocks.current.sm [MHz], clocks.current.memory [MHz], clocks_event_reasons.active'
   echo '2026/12/04 20:00:00.000, 100.0, 345, 3201, 0x0000000000000001'
   echo '2026/12/04 20:00:00.010, 690.0, 1200, 3201, 0x0000000000000004'  # edge: left out
   echo '2026/12/04 20:00:00.100, 650.0, 1500, 3201, 0x0000000000000004'

@@ -86,7 +86,8 @@ static inline int wb_threads(const wb_variant *v) {
 }
 
 static inline int wb_smem(const wb_variant *v) {
-    return ramp_wb_smem_bytes(v->w, v->form->accs, v->n) + (v->form->tma ? RAMP_WB_TMA_SMEM : 0);
+    return ramp_wb_smem_bytes(v->w, v->form->accs, v->n) +
+           (v->form->tma == 3 ? RAMP_WB_TMA_SMEM_H : v->form->tma ? RAMP_WB_TMA_SMEM : 0);
 }
 
 /* The form named `name`, or NULL. */

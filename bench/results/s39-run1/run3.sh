@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# s39-run1 call 3: the .h forms with a ring of 10 pieces (2 iterations, 64 KB of weights, in flight beside the one computed, as v2's three-stage ring; call 2 had one) -- call 1's .h forms did not make the math wait for the
+# s39-run1 call 3: the .h forms with a ring of 10 pieces: two iterations (64 KB
+# of weights at N = 128) in flight beside the one computed, as v2's three-stage
+# ring (call 2's 8-piece ring, 2 iterations ahead, had one: too shallow).
 # Predicted: ss.a2.h N128 up from call 2's 966 TFLOP/s (3.77 TB/s) to
 # 1,050-1,150 sustained, ss.a2.pr.h from 870 to 950-1,050; the N = 64 forms
 # (5 iterations ahead now) up most; power at the 700 W cap throughout.

@@ -26,7 +26,9 @@ with TZ=UTC. A window's first and last 50 ms are left out (the samples
 there may be of the launches around it).
 
 Usage: power_join.py SAMPLES.csv (--wgmma CSV | --moe TXT | --window N S E)...
-        [--out FILE.md]
+        [--out FILE.md] [--svg FILE.svg [--limit W]]
+--svg draws the samples' power and SM clock over time, the windows shaded
+and numbered, their names listed below (standard library only).
 Exit 0, 2 on a bad argument or an unreadable input (the message says which
 file and line), 1 when a window holds no sample.
 """
@@ -37,6 +39,7 @@ import datetime
 import gzip
 import statistics
 import sys
+from xml.sax.saxutils import escape
 
 REASONS = ((0x4, "power cap"), (0x8, "HW slowdown"), (0x20, "SW thermal"),
            (0x40, "HW thermal"), (0x80, "power brake"))
@@ -183,6 +186,66 @@ def summarise(samples, name, t0, t1, rate):
             f"{', '.join(why) or 'none'} |")
 
 
+def svg(path, samples, wins, limit):
+    """Power and SM clock over time, two panels sharing the time axis, each
+    window shaded and numbered (its name in the list below the panels)."""
+    t0 = samples[0]["t"]
+    t1 = max(s["t"] for s in samples)
+    W, H, L, T, PH, GAP = 960, 0, 60, 30, 170, 40
+    lines = [f"{i + 1}. {name} ({rate})" for i, (name, _, _, rate) in enumerate(wins)]
+    H = T + 2 * PH + GAP + 40 + 14 * len(lines) + 10
+    span = (t1 - t0) or 1.0
+
+    def px(t):
+        return L + (t - t0) / span * (W - L - 20)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="10">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="16" text-anchor="middle" font-size="13">GPU power and SM clock '
+           f'(nvidia-smi samples); shaded: timed windows</text>']
+    panels = ((T, "w", "power (W)", max([s["w"] or 0 for s in samples] + [limit or 0]) * 1.05),
+              (T + PH + GAP, "sm", "SM clock (MHz)", max([s["sm"] or 0 for s in samples] + [1]) * 1.05))
+    for y0, key, title, ymax in panels:
+        def py(v):
+            return y0 + PH - v / ymax * PH
+        for i, (name, a, b, _) in enumerate(wins):
+            xa, xb = px(max(a, t0)), px(min(b, t1))
+            if xb <= xa:
+                continue
+            fill = "#dbe9f6" if i % 2 == 0 else "#fde5cc"
+            out.append(f'<rect x="{xa:.1f}" y="{y0}" width="{xb - xa:.1f}" height="{PH}" fill="{fill}"/>')
+            out.append(f'<text x="{(xa + xb) / 2:.1f}" y="{y0 + 10}" text-anchor="middle" '
+                       f'font-size="8">{i + 1}</text>')
+        step = next(st for st in (50, 100, 200, 250, 500, 1000) if ymax / st <= 8)
+        for k in range(0, int(ymax / step) + 1):
+            Y = py(k * step)
+            out.append(f'<line x1="{L}" y1="{Y:.1f}" x2="{W - 20}" y2="{Y:.1f}" stroke="#eee"/>')
+            out.append(f'<text x="{L - 4}" y="{Y + 3:.1f}" text-anchor="end">{k * step}</text>')
+        if key == "w" and limit:
+            Y = py(limit)
+            out.append(f'<line x1="{L}" y1="{Y:.1f}" x2="{W - 20}" y2="{Y:.1f}" stroke="#d62728" '
+                       f'stroke-dasharray="4,3"/>')
+            out.append(f'<text x="{W - 22}" y="{Y - 3:.1f}" text-anchor="end" fill="#d62728">'
+                       f'power limit {limit:.0f} W</text>')
+        pts = " ".join(f"{px(s['t']):.1f},{py(s[key]):.1f}" for s in samples if s[key] is not None)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="0.8"/>')
+        out.append(f'<rect x="{L}" y="{y0}" width="{W - 20 - L}" height="{PH}" fill="none" stroke="#999"/>')
+        out.append(f'<text x="14" y="{y0 + PH / 2}" transform="rotate(-90 14 {y0 + PH / 2})" '
+                   f'text-anchor="middle">{escape(title)}</text>')
+    yb = T + 2 * PH + GAP
+    for k in range(0, int(span) + 1, max(1, int(span / 10))):
+        X = px(t0 + k)
+        out.append(f'<text x="{X:.1f}" y="{yb + 12}" text-anchor="middle">{k} s</text>')
+    for i, text in enumerate(lines):
+        out.append(f'<text x="{L}" y="{yb + 34 + 14 * i}">{escape(text)}</text>')
+    out.append("</svg>")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(tmp, path)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(
         description="The GPU's power and clocks (nvidia-smi samples) during the timed "
@@ -195,6 +258,10 @@ def main(argv):
     ap.add_argument("--window", action="append", nargs=3, default=[],
                     metavar=("NAME", "START", "END"), help="a window in Unix seconds")
     ap.add_argument("--out", metavar="FILE.md", help="write the table here too")
+    ap.add_argument("--svg", metavar="FILE.svg",
+                    help="draw power and SM clock over time, the windows shaded and numbered")
+    ap.add_argument("--limit", type=float, metavar="W",
+                    help="the power limit to draw (nvidia-smi's enforced.power.limit)")
     a = ap.parse_args(argv)
     try:
         samples = read_samples(a.samples)
@@ -229,6 +296,8 @@ def main(argv):
         with open(tmp, "w") as f:
             f.write(text)
         os.replace(tmp, a.out)
+    if a.svg:
+        svg(a.svg, samples, wins, a.limit)
     if empty:
         print(f"power_join.py: no sample inside {len(empty)} window(s): {', '.join(empty)}",
               file=sys.stderr)

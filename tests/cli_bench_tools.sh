@@ -254,6 +254,18 @@ expect 0 '^\| d:r128.w128.s3 deepseek-v3 4096 balanced \| 446.0 us \| 1 \| 300 \
   python3 "$pj" "$tmp/pj.csv" --moe "$tmp/pj-moe.txt" --out "$tmp/pj.md"
 [ -s "$tmp/pj.md" ] || fail "power_join.py --out wrote nothing"
 expect 1 "no sample inside 1 window\(s\): empty" -- python3 "$pj" "$tmp/pj.csv" --window empty 1 2
+# --svg: two panels (power, SM clock) of one polyline each, both windows shaded
+# in each, the limit drawn, the windows listed by number
+expect 0 "ss.a2.pr.h N128 W2" -- python3 "$pj" "$tmp/pj.csv" --wgmma "$tmp/pj-wgmma.csv" \
+  --moe "$tmp/pj-moe.txt" --svg "$tmp/pj.svg" --limit 700
+pjsvg='import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+shaded = [e for e in r.iter(ns + "rect") if e.get("fill") in ("#dbe9f6", "#fde5cc")]
+texts = [t.text or "" for t in r.iter(ns + "text")]
+print(len(list(r.iter(ns + "polyline"))), len(shaded), sum("power limit 700 W" in t for t in texts),
+      sum(t.startswith(("1. ss.a2.pr.h", "2. d:r128")) for t in texts))'
+expect 0 "^2 4 1 2$" -- python3 -c "$pjsvg" "$tmp/pj.svg"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

@@ -226,7 +226,7 @@ def svg(path, samples, wins, limit):
             Y = py(limit)
             out.append(f'<line x1="{L}" y1="{Y:.1f}" x2="{W - 20}" y2="{Y:.1f}" stroke="#d62728" '
                        f'stroke-dasharray="4,3"/>')
-            out.append(f'<text x="{W - 22}" y="{Y - 3:.1f}" text-anchor="end" fill="#d62728">'
+            out.append(f'<text x="{W - 22}" y="{Y + 12:.1f}" text-anchor="end" fill="#d62728">'
                        f'power limit {limit:.0f} W</text>')
         pts = " ".join(f"{px(s['t']):.1f},{py(s[key]):.1f}" for s in samples if s[key] is not None)
         out.append(f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="0.8"/>')

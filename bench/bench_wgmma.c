@@ -95,6 +95,9 @@ static const char *USAGE =
     "  --reps R          timed launches per shape, median reported (1..1000, default 20)\n"
     "  --target-ms T     time of one launch the iterations are sized for\n"
     "                    (0.1..100, default 2)\n"
+    "  --warmup-s S      run the first shape untimed for about S seconds first\n"
+    "                    (0..10, default 0): the GPU's power climbs to its cap\n"
+    "                    over ~1 s, which the first timed shape would hold\n"
     "  -h, --help        this text\n"
     "\n"
     "forms: ss = both operands in shared memory (v2's), rs = A from registers;\n"
@@ -287,7 +290,7 @@ int main(int argc, char **argv) {
     const wb_form *forms[WB_NFORMS];
     int nforms = 0, ns[WB_NN], nn = 0, ws[2] = {1, 2}, nw = 2, grids[2] = {1, 2}, ngrids = 2;
     int reps = 20;
-    double target_ms = 2.0;
+    double target_ms = 2.0, warmup_s = 0.0;
     for (int i = 0; i < WB_NFORMS; i++) forms[nforms++] = &WB_FORMS[i];
     for (int i = 0; i < WB_NN; i++) ns[nn++] = WB_NS[i];
 
@@ -307,7 +310,7 @@ int main(int argc, char **argv) {
             continue;
         }
         static const char *const known[] = {"--csv", "--forms", "--n", "--w",
-                                            "--grids", "--reps", "--target-ms"};
+                                            "--grids", "--reps", "--target-ms", "--warmup-s"};
         int is_known = 0;
         for (size_t o = 0; o < sizeof known / sizeof known[0]; o++)
             is_known |= !strcmp(a, known[o]);
@@ -368,6 +371,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             target_ms = t;
+        } else if (!strcmp(a, "--warmup-s")) {
+            double t = strtod(v, &end);
+            if (end == v || *end || !(t >= 0 && t <= 10)) {
+                fprintf(stderr, "bench_wgmma: --warmup-s %s: expected seconds 0..10\n%s", v, USAGE);
+                return 2;
+            }
+            warmup_s = t;
         } else {
             fprintf(stderr, "bench_wgmma: unknown option %s\n%s", a, USAGE);
             return 2;
@@ -501,6 +511,15 @@ int main(int argc, char **argv) {
             const int grid = per_sm * sms;
             result r;
             memset(&r, 0, sizeof r);
+            if (warmup_s > 0 && i == 0 && gi == 0) { /* untimed: as many launches as fill S */
+                const int keep = T.reps;
+                T.reps = (int)(warmup_s * 1000.0 / target_ms);
+                if (T.reps < 1) T.reps = 1;
+                if (T.reps > MAXREPS) T.reps = MAXREPS;
+                s = time_variant(&T, k, v, grid, sms, &r);
+                T.reps = keep;
+                if (s != RAMP_OK) break;
+            }
             s = time_variant(&T, k, v, grid, sms, &r);
             if (s != RAMP_OK) break;
             const double wgmmas = (double)grid * v->w * r.iters * RAMP_WB_KSTEPS * v->form->accs;

@@ -22,8 +22,11 @@ one of `power.draw.instant [W]` / `power.draw [W]`; the SM and memory clocks
 writes for clocks.sm, clocks.mem) and `clocks_event_reasons.active` are used
 when there.
 Its timestamps ("2026/12/04 20:15:01.234") are read as UTC: run nvidia-smi
-with TZ=UTC. A window's first and last 50 ms are left out (the samples
-there may be of the launches around it).
+with TZ=UTC. A window's last 50 ms are left out (the samples there may be of
+what follows it), and its first --settle seconds (default 0.05): after an
+idle gap nvidia-smi's power reading climbs over ~1 s while the clock and its
+event reasons answer at once (s39-run1 call 5), so give windows that follow
+a gap --settle 0.5 and make them last longer than that.
 
 Usage: power_join.py SAMPLES.csv (--wgmma CSV | --moe TXT | --window N S E)...
         [--out FILE.md] [--svg FILE.svg [--limit W]]
@@ -164,8 +167,8 @@ def moe_windows(path):
     return out
 
 
-def summarise(samples, name, t0, t1, rate):
-    inside = [s for s in samples if t0 + EDGE_S <= s["t"] <= t1 - EDGE_S]
+def summarise(samples, name, t0, t1, rate, settle):
+    inside = [s for s in samples if t0 + settle <= s["t"] <= t1 - EDGE_S]
     if not inside:
         return None
     w = [s["w"] for s in inside if s["w"] is not None]
@@ -257,6 +260,8 @@ def main(argv):
                     help="bench_moe_v2 variant-mode output: a window per 'wall S E' line")
     ap.add_argument("--window", action="append", nargs=3, default=[],
                     metavar=("NAME", "START", "END"), help="a window in Unix seconds")
+    ap.add_argument("--settle", type=float, default=EDGE_S, metavar="S",
+                    help="leave out each window's first S seconds (default 0.05)")
     ap.add_argument("--out", metavar="FILE.md", help="write the table here too")
     ap.add_argument("--svg", metavar="FILE.svg",
                     help="draw power and SM clock over time, the windows shaded and numbered")
@@ -278,12 +283,15 @@ def main(argv):
     if not wins:
         print("power_join.py: no window given (--wgmma, --moe or --window)", file=sys.stderr)
         return 2
+    if not 0 <= a.settle < 60:
+        print(f"power_join.py: --settle {a.settle}: seconds, 0 to 60", file=sys.stderr)
+        return 2
     lines = ["| run | rate | samples | power W (median) | power W (max) | SM MHz (median) | "
              "SM MHz (min) | mem MHz | clock held by |",
              "|---|---|---|---|---|---|---|---|---|"]
     empty = []
     for name, t0, t1, rate in wins:
-        row = summarise(samples, name, t0, t1, rate)
+        row = summarise(samples, name, t0, t1, rate, a.settle)
         if row is None:
             empty.append(name)
             lines.append(f"| {name} | {rate} | 0 | - | - | - | - | - | - |")

@@ -26,6 +26,8 @@ expect 2 "bench_inflow: reps .0.: expected a whole number >= 1" -- "$bin/bench_i
 expect 2 "bench_inflow: 3 argument\(s\), expected 0 to 2" -- "$bin/bench_inflow" a 3 c
 expect 2 "bench_inflow: reps 65: at most 64" -- "$bin/bench_inflow" x.csv 65
 expect 2 "bench_inflow: RAMP_INFLOW_MIB 65: at most 64" -- env RAMP_INFLOW_MIB=65 "$bin/bench_inflow"
+expect 2 "bench_wgmma: --warmup-s 11: expected seconds 0..10" -- "$bin/bench_wgmma" --warmup-s 11
+expect 2 "bench_wgmma: --forms ss.a2.x: unknown or repeated form 'ss.a2.x'" -- "$bin/bench_wgmma" --forms ss.a2.x
 expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
 expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2
 expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3
@@ -254,6 +256,10 @@ expect 0 '^\| d:r128.w128.s3 deepseek-v3 4096 balanced \| 446.0 us \| 1 \| 300 \
   python3 "$pj" "$tmp/pj.csv" --moe "$tmp/pj-moe.txt" --out "$tmp/pj.md"
 [ -s "$tmp/pj.md" ] || fail "power_join.py --out wrote nothing"
 expect 1 "no sample inside 1 window\(s\): empty" -- python3 "$pj" "$tmp/pj.csv" --window empty 1 2
+# --settle leaves out the window's first 0.15 s (the 100 ms sample)
+expect 0 '^\| ss.a2.pr.h N128 W2 \| 1000 TFLOP/s, 3.91 TB/s \| 2 \| 600 \| 700 \| 1690 \| 1400 \| 3201 \| power cap 50% \|$' -- \
+  python3 "$pj" "$tmp/pj.csv" --wgmma "$tmp/pj-wgmma.csv" --settle 0.15
+expect 2 "--settle -1.0: seconds, 0 to 60" -- python3 "$pj" "$tmp/pj.csv" --window a 0 1 --settle -1
 # --svg: two panels (power, SM clock) of one polyline each, both windows shaded
 # in each, the limit drawn, the windows listed by number
 expect 0 "ss.a2.pr.h N128 W2" -- python3 "$pj" "$tmp/pj.csv" --wgmma "$tmp/pj-wgmma.csv" \

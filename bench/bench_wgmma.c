@@ -70,7 +70,7 @@
 
 #define PEAK_MAC_PER_CLK 4096.0 /* dense FP8 MACs per SM per cycle, Hopper */
 #define SPEC_TFLOPS 1979.0      /* H100/H200 SXM dense FP8 */
-#define MAXV (WB_NFORMS * WB_NN * 2)
+#define MAXV 512 /* variants: forms x N x W, the .h ones once per --hbm-pieces value */
 #define MAXREPS 1000
 #define SRC_BYTES (2ull << 30) /* the .h forms' stream: 40x the L2 */
 
@@ -95,6 +95,10 @@ static const char *USAGE =
     "  --reps R          timed launches per shape, median reported (1..1000, default 20)\n"
     "  --target-ms T     time of one launch the iterations are sized for\n"
     "                    (0.1..100, default 2)\n"
+    "  --hbm-pieces LIST (.h forms) comma list of 16 KB weight pieces an iteration\n"
+    "                    streams from HBM, 1..4 (default: N / 64, i.e. 256 FLOP a\n"
+    "                    byte with two warpgroups): the same math at other\n"
+    "                    intensities; each .h shape runs once per value\n"
     "  --warmup-s S      run the first shape untimed for about S seconds first\n"
     "                    (0..10, default 0): the GPU's power climbs to its cap\n"
     "                    over ~1 s, which the first timed shape would hold\n"
@@ -291,6 +295,7 @@ int main(int argc, char **argv) {
     int nforms = 0, ns[WB_NN], nn = 0, ws[2] = {1, 2}, nw = 2, grids[2] = {1, 2}, ngrids = 2;
     int reps = 20;
     double target_ms = 2.0, warmup_s = 0.0;
+    int hpieces[4] = {0}, nhp = 0; /* --hbm-pieces (none: each .h form's own) */
     for (int i = 0; i < WB_NFORMS; i++) forms[nforms++] = &WB_FORMS[i];
     for (int i = 0; i < WB_NN; i++) ns[nn++] = WB_NS[i];
 
@@ -310,7 +315,8 @@ int main(int argc, char **argv) {
             continue;
         }
         static const char *const known[] = {"--csv", "--forms", "--n", "--w",
-                                            "--grids", "--reps", "--target-ms", "--warmup-s"};
+                                            "--grids", "--reps", "--target-ms", "--warmup-s",
+                                            "--hbm-pieces"};
         int is_known = 0;
         for (size_t o = 0; o < sizeof known / sizeof known[0]; o++)
             is_known |= !strcmp(a, known[o]);
@@ -371,6 +377,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             target_ms = t;
+        } else if (!strcmp(a, "--hbm-pieces")) {
+            static const int pvals[4] = {1, 2, 3, 4};
+            if (!parse_int_list(v, pvals, 4, hpieces, 4, &nhp)) {
+                fprintf(stderr, "bench_wgmma: --hbm-pieces %s: expected a comma list of distinct "
+                                "1..4\n%s", v, USAGE);
+                return 2;
+            }
         } else if (!strcmp(a, "--warmup-s")) {
             double t = strtod(v, &end);
             if (end == v || *end || !(t >= 0 && t <= 10)) {
@@ -383,8 +396,15 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    wb_variant vs[MAXV];
-    const int nv = wb_variants(forms, nforms, ns, nn, ws, nw, vs, MAXV);
+    wb_variant base[MAXV], vs[MAXV];
+    const int nb = wb_variants(forms, nforms, ns, nn, ws, nw, base, MAXV);
+    int nv = 0; /* the .h shapes once per --hbm-pieces value */
+    for (int i = 0; i < nb; i++)
+        for (int h = 0; h < (base[i].form->tma == 3 && nhp ? nhp : 1) && nv < MAXV; h++) {
+            vs[nv] = base[i];
+            if (base[i].form->tma == 3 && nhp) vs[nv].hbm = hpieces[h];
+            nv++;
+        }
     if (nv == 0) {
         fprintf(stderr, "bench_wgmma: the forms and N given leave no variant (two-set forms "
                         "stop at N = 128)\n");
@@ -446,7 +466,8 @@ int main(int argc, char **argv) {
         fprintf(csv, "form,operands,accs,pipe,n,w,threads,regs,ptxas_regs,spill_bytes,"
                      "serialised,smem_bytes,max_blocks_per_sm,grid,blocks_per_sm,sms_used,"
                      "iters,wgmma_per_launch,flop_per_launch,median_us,min_us,max_us,tflops,"
-                     "clock_mhz,mac_per_clk_sm,pct_peak_clk,pct_spec,hbm_tb_s,t_start,t_end\n");
+                     "clock_mhz,mac_per_clk_sm,pct_peak_clk,pct_spec,hbm_tb_s,t_start,t_end,"
+                     "hbm_pieces,flop_per_hbm_byte\n");
     }
 
     timer T;
@@ -469,8 +490,9 @@ int main(int argc, char **argv) {
         T.src_pieces = SRC_BYTES / RAMP_WB_TMA_PIECE;
     }
 
-    printf("%-8s %3s %1s %4s %8s %4s %8s %9s %8s %5s %9s %6s %6s\n", "form", "N", "W", "regs",
-           "grid", "SMs", "iters", "median_us", "TFLOP/s", "MHz", "MAC/clk", "%peak", "HBM");
+    printf("%-8s %3s %1s %4s %8s %4s %8s %9s %8s %5s %9s %6s %s\n", "form", "N", "W", "regs",
+           "grid", "SMs", "iters", "median_us", "TFLOP/s", "MHz", "MAC/clk", "%peak",
+           "HBM TB/s@FLOP/B");
     int rc = 0;
     for (int i = 0; i < nv; i++) {
         const wb_variant *v = &cjobs[i].v;
@@ -535,11 +557,12 @@ int main(int argc, char **argv) {
             const double pct_clk = 100.0 * mac_clk / PEAK_MAC_PER_CLK;
             const double pct_spec = 100.0 * tflops / SPEC_TFLOPS;
             /* .h: bytes from the HBM stream, N / 64 pieces an iteration */
-            const double hbm_bytes = v->form->tma == 3 ? (double)grid * r.iters * (v->n / 64) *
-                                                             RAMP_WB_TMA_PIECE : 0.0;
+            const double hbm_bytes =
+                (double)grid * r.iters * wb_hbm_pieces(v) * RAMP_WB_TMA_PIECE;
             const double hbm_tbs = hbm_bytes / (r.med * 1e-6) / 1e12;
             char hbm_col[16] = "-";
-            if (hbm_bytes > 0) snprintf(hbm_col, sizeof hbm_col, "%.2f", hbm_tbs);
+            if (hbm_bytes > 0)
+                snprintf(hbm_col, sizeof hbm_col, "%.2f@%.0f", hbm_tbs, wb_flop_per_hbm_byte(v));
             printf("%-8s %3d %d %4d %4d(%d) %4d %8d %9.1f %8.1f %5.0f %9.0f %5.1f%% %6s\n",
                    v->form->name, v->n, v->w, attr.registers, grid, per_sm, r.sms_used, r.iters,
                    r.med, tflops, mhz, mac_clk, pct_clk, hbm_col);
@@ -549,13 +572,13 @@ int main(int argc, char **argv) {
             if (csv)
                 fprintf(csv,
                         "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.6g,%.3f,%.3f,"
-                        "%.3f,%.2f,%.1f,%.1f,%.2f,%.2f,%.3f,%.3f,%.3f\n",
+                        "%.3f,%.2f,%.1f,%.1f,%.2f,%.2f,%.3f,%.3f,%.3f,%d,%.1f\n",
                         v->form->name, v->form->rs ? "rs" : "ss", v->form->accs, v->form->pipe,
                         v->n, v->w, wb_threads(v), attr.registers, rep->registers,
                         rep->spill_store_bytes + rep->spill_load_bytes, serialised, wb_smem(v),
                         res.blocks_per_sm, grid, per_sm, r.sms_used, r.iters, wgmmas, flop, r.med,
                         r.lo, r.hi, tflops, mhz, mac_clk, pct_clk, pct_spec, hbm_tbs, r.t_start,
-                        r.t_end);
+                        r.t_end, wb_hbm_pieces(v), wb_flop_per_hbm_byte(v));
             if (csv) fflush(csv); /* a run cut short keeps its rows */
         }
         if (s != RAMP_OK) {

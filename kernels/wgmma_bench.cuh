@@ -66,7 +66,9 @@
  *                 KB) streamed by all blocks together, piece k of block b
  *                 at index (k x gridDim + b) mod src_pieces, so they come
  *                 from HBM; the one further piece (the token rows) from
- *                 `out` as above. N >= 64. Every weight byte then feeds
+ *                 `out` as above. N >= 64. RAMP_WB_HBM_PIECES = P (1..4)
+ *                 streams P pieces an iteration instead (the same math over
+ *                 more or fewer weight bytes: other intensities). Every weight byte then feeds
  *                 2 x 128 FLOP (two warpgroups of 64 rows): the intensity of
  *                 v2's wide tile on a full row tile, DeepSeek-V3's balanced
  *                 4,096 pairs. The consumers wait for each iteration's
@@ -138,7 +140,14 @@
 #endif
 /* pieces of an iteration read from src (.h): 2 N rows x 128 B in 16 KB pieces */
 #if RAMP_WB_TMA == 2
+#ifdef RAMP_WB_HBM_PIECES /* another intensity: 2 x W x 64 x N x 128 FLOP over P x 16 KB */
+#if RAMP_WB_HBM_PIECES < 1 || RAMP_WB_HBM_PIECES > 4
+#error "RAMP_WB_HBM_PIECES must be in 1..4 (two iterations ahead in the ring of 10)"
+#endif
+#define WB_HBM_PER RAMP_WB_HBM_PIECES
+#else
 #define WB_HBM_PER (RAMP_WB_N / 64)
+#endif
 #define WB_SLOTS RAMP_WB_TMA_SLOTS_H
 #else
 #define WB_HBM_PER 0

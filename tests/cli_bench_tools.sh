@@ -27,6 +27,8 @@ expect 2 "bench_inflow: 3 argument\(s\), expected 0 to 2" -- "$bin/bench_inflow"
 expect 2 "bench_inflow: reps 65: at most 64" -- "$bin/bench_inflow" x.csv 65
 expect 2 "bench_inflow: RAMP_INFLOW_MIB 65: at most 64" -- env RAMP_INFLOW_MIB=65 "$bin/bench_inflow"
 expect 2 "bench_wgmma: --warmup-s 11: expected seconds 0..10" -- "$bin/bench_wgmma" --warmup-s 11
+expect 2 "bench_wgmma: --hbm-pieces 5: expected a comma list of distinct 1..4" -- "$bin/bench_wgmma" --hbm-pieces 5
+expect 2 "bench_wgmma: --hbm-pieces 2,2: expected a comma list of distinct 1..4" -- "$bin/bench_wgmma" --hbm-pieces 2,2
 expect 2 "bench_wgmma: --forms ss.a2.x: unknown or repeated form 'ss.a2.x'" -- "$bin/bench_wgmma" --forms ss.a2.x
 expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
 expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2

@@ -31,7 +31,7 @@ typedef struct {
     char err[2048];
 } job;
 
-#define MAXJOBS (WB_NFORMS * WB_NN * 2)
+#define MAXJOBS (WB_NFORMS * WB_NN * 2 + 2) /* + two .h intensities */
 static job jobs[MAXJOBS];
 static int njobs;
 
@@ -76,13 +76,25 @@ static void table_checks(void) {
     CHECK(wb_variant_valid(h, 64, 2) && wb_variant_valid(h, 128, 2));
     CHECK(!wb_variant_valid(h, 32, 2));
     CHECK(!wb_variant_valid(wb_form_find("ss.a2.pp.h"), 128, 2)); /* temporaries */
-    wb_variant v = {a2, 64, 2};
+    wb_variant v = {a2, 64, 2, 0};
     char name[64];
     wb_variant_name(&v, name, sizeof name);
     CHECK(strcmp(name, "ss.a2-n64-w2") == 0);
     /* two A tiles per warpgroup (8 KB each) and the 64-row B tile, after
      * the 1 KB alignment slack */
     CHECK_EQ_INT(wb_smem(&v), 1024 + 2 * 2 * 8192 + 64 * 128);
+    /* intensities: two warpgroups' gate and up at N 128 are 8 x 524,288
+     * FLOP an iteration, over 2 pieces (the form's own) or 4 of 16 KB */
+    wb_variant hv = {h, 128, 2, 0};
+    CHECK(wb_hbm_pieces(&hv) == 2 && wb_flop_per_hbm_byte(&hv) == 256.0);
+    hv.hbm = 4;
+    CHECK(wb_hbm_pieces(&hv) == 4 && wb_flop_per_hbm_byte(&hv) == 128.0);
+    wb_variant_name(&hv, name, sizeof name);
+    CHECK(strcmp(name, "ss.a2.pr.h-n128-w2-h4") == 0);
+    hv.hbm = 2; /* the form's own: the plain name */
+    wb_variant_name(&hv, name, sizeof name);
+    CHECK(strcmp(name, "ss.a2.pr.h-n128-w2") == 0);
+    CHECK(wb_hbm_pieces(&v) == 0 && wb_flop_per_hbm_byte(&v) == 0.0); /* not .h */
 }
 
 int main(void) {
@@ -118,6 +130,11 @@ int main(void) {
         return 1;
     }
     for (int i = 0; i < njobs; i++) jobs[i].v = vs[i];
+    if (!sel || !*sel) { /* RAMP_WB_HBM_PIECES compiled too: the two ends of the ring */
+        static const int pieces[2] = {1, 4};
+        for (int p = 0; p < 2; p++)
+            jobs[njobs++].v = (wb_variant){wb_form_find("ss.a2.pr.h"), 128, 2, pieces[p]};
+    }
 
     const int threads = compile_pool_threads("RAMP_WGMMA_BENCH_COMPILE_THREADS", 2, 64);
     double secs = compile_pool_run(njobs, threads, compile_one, jobs);

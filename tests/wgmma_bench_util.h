@@ -73,7 +73,22 @@ static const int WB_NS[] = {8, 16, 32, 64, 128, 256};
 typedef struct {
     const wb_form *form;
     int n, w;
+    int hbm; /* .h: 16 KB pieces an iteration from HBM, 1..4 (0: the form's own, N / 64) */
 } wb_variant;
+
+/* .h: the pieces an iteration streams from HBM. */
+static inline int wb_hbm_pieces(const wb_variant *v) {
+    return v->form->tma != 3 ? 0 : v->hbm > 0 ? v->hbm : v->n / 64;
+}
+
+/* .h: FLOP of the iteration's wgmmas per weight byte streamed (256 at the
+ * form's own pieces with two warpgroups). */
+static inline double wb_flop_per_hbm_byte(const wb_variant *v) {
+    const int p = wb_hbm_pieces(v);
+    return p ? v->w * v->form->accs * RAMP_WB_KSTEPS * ramp_wb_wgmma_flop(v->n) /
+                   ((double)p * RAMP_WB_TMA_PIECE)
+             : 0.0;
+}
 
 /* 1 if the variant's accumulators fit (see the top). */
 static inline int wb_variant_valid(const wb_form *f, int n, int w) {
@@ -97,14 +112,19 @@ static inline const wb_form *wb_form_find(const char *name) {
     return NULL;
 }
 
-/* "ss.a2.p-n64-w2": the program name (JIT cache, cubin files). */
+/* "ss.a2.p-n64-w2" (.h at other than N / 64 pieces: "-h3" after): the
+ * program name (JIT cache, cubin files). */
 static inline void wb_variant_name(const wb_variant *v, char *buf, size_t size) {
-    snprintf(buf, size, "%s-n%d-w%d", v->form->name, v->n, v->w);
+    if (v->form->tma == 3 && v->hbm > 0 && v->hbm != v->n / 64)
+        snprintf(buf, size, "%s-n%d-w%d-h%d", v->form->name, v->n, v->w, v->hbm);
+    else
+        snprintf(buf, size, "%s-n%d-w%d", v->form->name, v->n, v->w);
 }
 
 /* Compiles wgmma_bench.cuh for the variant (NVRTC, sm_90a, no GPU needed). */
 static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out) {
     char name[64], prog[80], dn[32], dw[32], da[32], dp[32], dr[32], dq[32], dt[32], di[32];
+    char dh[40];
     wb_variant_name(v, name, sizeof name);
     snprintf(prog, sizeof prog, "wgmma-bench-%s", name);
     snprintf(dn, sizeof dn, "RAMP_WB_N=%d", v->n);
@@ -115,13 +135,18 @@ static inline ramp_status wb_compile(const wb_variant *v, ramp_jit_result **out)
     snprintf(dq, sizeof dq, "RAMP_WB_PROMO=%d", v->form->promo);
     snprintf(dt, sizeof dt, "RAMP_WB_TMA=%d", v->form->tma == 3 ? 2 : v->form->tma ? 1 : 0);
     snprintf(di, sizeof di, "RAMP_WB_TMA_IDLE=%d", v->form->tma == 2);
-    const char *defs[8] = {dn, dw, da, dp, dr, dq, dt, di};
+    snprintf(dh, sizeof dh, "RAMP_WB_HBM_PIECES=%d", v->hbm);
+    const char *defs[9] = {dn, dw, da, dp, dr, dq, dt, di, dh};
     ramp_jit_request rq;
     memset(&rq, 0, sizeof rq);
     rq.name = prog;
     rq.source = "#include \"wgmma_bench.cuh\"\n";
     rq.defines = defs;
     rq.ndefines = v->form->tma == 2 ? 8 : v->form->tma ? 7 : v->form->promo ? 6 : 5; /* older forms keep their keys */
+    if (v->form->tma == 3 && v->hbm > 0 && v->hbm != v->n / 64) { /* .h at another intensity */
+        defs[7] = dh;
+        rq.ndefines = 8;
+    }
     return ramp_jit_compile(&rq, out);
 }
 
@@ -146,6 +171,7 @@ static inline int wb_variants(const wb_form *const *forms, int nf, const int *ns
                     out[k].form = forms[f];
                     out[k].n = ns[i];
                     out[k].w = ws[j];
+                    out[k].hbm = 0;
                     k++;
                 }
     return k;

@@ -141,7 +141,10 @@ def wgmma_windows(path):
             rate = f"{float(r['tflops']):.0f} TFLOP/s"
             if float(hbm) > 0:
                 rate += f", {float(hbm):.2f} TB/s"
-            out.append((f"{r['form']} N{r['n']} W{r['w']}", number(r["t_start"], where, "t_start"),
+            name = f"{r['form']} N{r['n']} W{r['w']}"
+            if float(r.get("flop_per_hbm_byte") or 0) > 0:  # .h: its intensity
+                name += f" {float(r['flop_per_hbm_byte']):.0f} FLOP/B"
+            out.append((name, number(r["t_start"], where, "t_start"),
                         number(r["t_end"], where, "t_end"), rate))
     return out
 

@@ -63,15 +63,15 @@
  *                 iteration's pieces N / 64 (2 N rows x 128 B: the gate and
  *                 up weights of v2's wide stage at this N) come from `src`,
  *                 a buffer far larger than the L2 (src_pieces pieces of 16
- *                 KB) streamed by all blocks together, piece k of block b
- *                 at index (k x gridDim + b) mod src_pieces, so they come
- *                 from HBM; the one further piece (the token rows) from
- *                 `out` as above. N >= 64. RAMP_WB_HBM_PIECES = P (1..4)
- *                 streams P pieces an iteration instead (the same math over
- *                 more or fewer weight bytes: other intensities). Every weight byte then feeds
+ *                 KB), each block round and round its own contiguous
+ *                 share (src_pieces / gridDim pieces), so they come from
+ *                 HBM; the one further piece (the token rows) from
+ *                 `out` as above. N >= 64. Every weight byte then feeds
  *                 2 x 128 FLOP (two warpgroups of 64 rows): the intensity of
  *                 v2's wide tile on a full row tile, DeepSeek-V3's balanced
- *                 4,096 pairs. The consumers wait for each iteration's
+ *                 4,096 pairs. RAMP_WB_HBM_PIECES = P (1..4) streams P
+ *                 pieces an iteration instead (the same math over more or
+ *                 fewer weight bytes: other intensities). The consumers wait for each iteration's
  *                 pieces (WB_GATE), so the rate is what the tensor cores and
  *                 HBM give together, under one power budget.
  *
@@ -296,9 +296,15 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
         if (!RAMP_WB_TMA_IDLE && threadIdx.x == RAMP_WB_W * RAMP_WB_WG_THREADS) {
             const int per = WB_HBM_PER ? WB_HBM_PER + 1 : RAMP_WB_TMA_BPI / RAMP_WB_TMA_PIECE;
             long long k = 0; /* copies issued */
-            /* the next src piece: block b's k-th at k x grid + b, wrapped by
-             * a subtraction (no 64-bit modulo in the issuing loop) */
-            unsigned long long hp = blockIdx.x % (src_pieces ? src_pieces : 1);
+            /* each block streams its own contiguous share of src, round and
+             * round (15.5 MB at 132 blocks, far more than its share of L2).
+             * Not pieces interleaved over the blocks: there block b's k-th
+             * piece, k x grid + b mod src_pieces, is block b + 4's (k -
+             * 993)-th, and blocks that drift that far apart lock onto each
+             * other's L2 fills (s39-run1 call 8: 5.56 TB/s "from HBM") */
+            const unsigned long long share = src_pieces / gridDim.x;
+            const unsigned long long h0 = blockIdx.x * share, h1 = h0 + share;
+            unsigned long long hp = h0;
             for (int ahead = 0;;) {
                 int done = wb_prog[0];
                 for (int i = 1; i < RAMP_WB_W; i++) done = min(done, wb_prog[i]);
@@ -314,8 +320,7 @@ ramp_wgmma_bench(float *out, long long *stats, int iters, const unsigned char *s
                         (unsigned long long)out + (k & 3) * RAMP_WB_TMA_PIECE;
                     if (c < WB_HBM_PER) {
                         from = (unsigned long long)src + hp * RAMP_WB_TMA_PIECE;
-                        hp += gridDim.x;
-                        while (hp >= src_pieces) hp -= src_pieces;
+                        if (++hp == h1) hp = h0;
                     }
                     hop_bulk_load(hop_smem(ring + slot * RAMP_WB_TMA_PIECE), from,
                                   RAMP_WB_TMA_PIECE, bar);

@@ -8,7 +8,8 @@
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
 # bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
-# Nsight Compute source counters, bench/power_join.py on samples made here.
+# Nsight Compute source counters, bench/power_join.py on samples made here,
+# bench/power_roofline.py on a shipped bench_wgmma CSV.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -274,6 +275,27 @@ texts = [t.text or "" for t in r.iter(ns + "text")]
 print(len(list(r.iter(ns + "polyline"))), len(shaded), sum("power limit 700 W" in t for t in texts),
       sum(t.startswith(("1. ss.a2.pr.h", "2. d:r128")) for t in texts))'
 expect 0 "^2 4 1 2$" -- python3 -c "$pjsvg" "$tmp/pj.svg"
+# bench/power_roofline.py on s39-run1's call-9 bench_wgmma CSV: refusals (a
+# bad point, another tool's CSV), the measured ceilings at 256 FLOP a byte,
+# a target measured at its intensity and one interpolated, and the SVG: one
+# line per .h group, a point per measured intensity, a diamond per target
+pr=$2/bench/power_roofline.py
+PC=$2/bench/results/s39-run1/call9/power-wgmma.csv
+expect 0 "usage: power_roofline.py" -- python3 "$pr" --help
+expect 2 "--point x:256: expected NAME:FLOP_PER_BYTE:TFLOPS" -- python3 "$pr" "$PC" --point x:256
+expect 2 "--point x:0:5: both numbers must be > 0" -- python3 "$pr" "$PC" --point x:0:5
+expect 2 "inflow.csv:1: not a bench_wgmma CSV" -- python3 "$pr" "$2/bench/results/s38-run1/call7/inflow.csv"
+expect 0 "^\| 256 \| 924 TFLOP/s, 3.61 TB/s \| 950 TFLOP/s, 3.71 TB/s \| 768 TFLOP/s, 3.00 TB/s \| 884 TFLOP/s, 3.45 TB/s \|$" -- \
+  python3 "$pr" "$PC"
+expect 0 "^d: needs 1000 TFLOP/s at 256 FLOP/B; .*ss.a2.pr.h W2: at 884 -> beyond \(113%\)$" -- \
+  python3 "$pr" "$PC" --point d:256:1000
+expect 0 "^m: needs 799 TFLOP/s at 226 FLOP/B; .*ss.a2.h W2: ~ 880 -> within \(91%\); .*ss.a2.pr.h W2: ~ 820 -> within \(97%\)$" -- \
+  python3 "$pr" "$PC" --point m:226:799 --svg "$tmp/roof.svg"
+roofsvg='import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+print(len(list(r.iter(ns + "polyline"))), len(list(r.iter(ns + "circle"))), len(list(r.iter(ns + "path"))))'
+expect 0 "^5 16 1$" -- python3 -c "$roofsvg" "$tmp/roof.svg"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

@@ -85,7 +85,9 @@ static int g_bf16; /* RAMP_MV2_BENCH_BF16: BF16 layers */
  * none: launches back to back (for power and clock samples beside the run) */
 static int g_flush_read, g_flush_none;
 static const char *flush_tag(void) {
-    return g_flush_read ? "RAMP_MV2_BENCH_FLUSH=read " : g_flush_none ? "RAMP_MV2_BENCH_FLUSH=none " : "";
+    return g_flush_read   ? "RAMP_MV2_BENCH_FLUSH=read "
+           : g_flush_none ? "RAMP_MV2_BENCH_FLUSH=none "
+                          : "";
 }
 #define MAXX 32 /* variants of variant mode */
 #define NMODELS 3

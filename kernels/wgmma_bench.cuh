@@ -71,9 +71,10 @@
  *                 v2's wide tile on a full row tile, DeepSeek-V3's balanced
  *                 4,096 pairs. RAMP_WB_HBM_PIECES = P (1..4) streams P
  *                 pieces an iteration instead (the same math over more or
- *                 fewer weight bytes: other intensities). The consumers wait for each iteration's
- *                 pieces (WB_GATE), so the rate is what the tensor cores and
- *                 HBM give together, under one power budget.
+ *                 fewer weight bytes: other intensities). The consumers
+ *                 wait for each iteration's pieces (WB_GATE), so the rate
+ *                 is what the tensor cores and HBM give together, under
+ *                 one power budget.
  *
  * Kernel ramp_wgmma_bench(float *out, long long *stats, int iters, const
  * unsigned char *src, unsigned long long src_pieces) (src only read by the
@@ -177,8 +178,9 @@
  * stream, as v2's consumers wait for their stage), so neither runs ahead of
  * the other. The producer stays at most WB_AHEAD iterations ahead of the
  * slowest warpgroup's posted progress, as many as the ring of WB_SLOTS
- * (10) pieces holds: 3 at N = 128 (two iterations, 64 KB of weights, in
- * flight beside the one computed, as v2's three-stage ring), 5 at N = 64.
+ * (10) pieces holds: at the forms' own pieces 3 at N = 128 (two
+ * iterations, 64 KB of weights, in flight beside the one computed, as v2's
+ * three-stage ring), 5 at N = 64; with RAMP_WB_HBM_PIECES 3 or 4, 2.
  * A slot is then never re-armed twice while a consumer waits on it, so the
  * parity wait is exact. (Call 2 of s39-run1 ran them with 8 slots and 2
  * iterations ahead: one in flight, too shallow for HBM.) */
@@ -188,8 +190,7 @@
     do {                                                                                      \
         for (long long q_ = (long long)(it0) * (WB_HBM_PER + 1);                              \
              q_ < (long long)((it0) + (n_it)) * (WB_HBM_PER + 1); q_++)                       \
-            hop_mbar_wait(hop_smem(&tbar[q_ % WB_SLOTS]),                            \
-                          (unsigned)((q_ / WB_SLOTS) & 1));                          \
+            hop_mbar_wait(hop_smem(&tbar[q_ % WB_SLOTS]), (unsigned)((q_ / WB_SLOTS) & 1));   \
     } while (0)
 #else
 #define WB_AHEAD 2

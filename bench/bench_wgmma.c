@@ -24,9 +24,12 @@
  *            KB into shared memory by TMA per iteration (v2's stage)
  *   ss.a2.pr.i, ss.a2.pp.i  that warpgroup idle: the block's shape alone
  *   ss.a2.h, ss.a2.pr.h, ss.a2.pp.h  as .t with the weight pieces (2 N rows
- *            x 128 B an iteration, N >= 64) streamed from a 2 GiB buffer,
- *            i.e. from HBM: 256 FLOP a weight byte, v2's wide tile on full
- *            row tiles; the tensor cores and HBM busy together
+ *            x 128 B an iteration, N >= 64) streamed from a 2 GiB buffer
+ *            (each block its own share), i.e. from HBM: 256 FLOP a weight
+ *            byte, v2's wide tile on full row tiles; the tensor cores and
+ *            HBM busy together, the consumers waiting for each stage.
+ *            --hbm-pieces 1..4 streams that many 16 KB pieces an iteration
+ *            instead: the same math at other intensities
  * N in {8, 16, 32, 64, 128, 256} (two-set forms up to 128), W in {1, 2}
  * warpgroups per block. Each is launched on a grid of one block per SM
  * and, when the measured resources let two blocks share an SM, of two.
@@ -53,7 +56,12 @@
  *   hbm_tb_s        (.h forms) bytes read from the 2 GiB buffer / median time
  *   t_start, t_end  wall-clock seconds (CLOCK_REALTIME, Unix epoch) around
  *                   the timed launches, to line up power and clock samples
- *                   taken beside the run (nvidia-smi --query-gpu ... -lms)
+ *                   taken beside the run (nvidia-smi --query-gpu ... -lms;
+ *                   bench/power_join.py)
+ *   hbm_pieces, flop_per_hbm_byte  (.h) the pieces an iteration and the
+ *                   intensity they make (bench/power_roofline.py)
+ * --warmup-s S runs the first shape untimed for S seconds first (the power
+ * takes ~1 s to reach its cap).
  *
  * Usage: bench_wgmma [options] [CSV]   (see --help). Exit 0 on success, 1
  * when a compile or launch fails, 2 on a bad argument, 77 without a GPU
@@ -556,7 +564,7 @@ int main(int argc, char **argv) {
                                                      : 0.0;
             const double pct_clk = 100.0 * mac_clk / PEAK_MAC_PER_CLK;
             const double pct_spec = 100.0 * tflops / SPEC_TFLOPS;
-            /* .h: bytes from the HBM stream, N / 64 pieces an iteration */
+            /* .h: bytes from the HBM stream (wb_hbm_pieces an iteration) */
             const double hbm_bytes =
                 (double)grid * r.iters * wb_hbm_pieces(v) * RAMP_WB_TMA_PIECE;
             const double hbm_tbs = hbm_bytes / (r.med * 1e-6) / 1e12;

@@ -259,6 +259,10 @@ expect 0 '^\| d:r128.w128.s3 deepseek-v3 4096 balanced \| 446.0 us \| 1 \| 300 \
   python3 "$pj" "$tmp/pj.csv" --moe "$tmp/pj-moe.txt" --out "$tmp/pj.md"
 [ -s "$tmp/pj.md" ] || fail "power_join.py --out wrote nothing"
 expect 1 "no sample inside 1 window\(s\): empty" -- python3 "$pj" "$tmp/pj.csv" --window empty 1 2
+# the samples gzipped (as shipped in bench/results): the same row
+gzip -c "$tmp/pj.csv" > "$tmp/pj.csv.gz"
+expect 0 '^\| ss.a2.pr.h N128 W2 \| 1000 TFLOP/s, 3.91 TB/s \| 3 \| 650 \| 700 \| 1500 \| 1400 \| 3201 \| power cap 67% \|$' -- \
+  python3 "$pj" "$tmp/pj.csv.gz" --wgmma "$tmp/pj-wgmma.csv"
 # --settle leaves out the window's first 0.15 s (the 100 ms sample)
 expect 0 '^\| ss.a2.pr.h N128 W2 \| 1000 TFLOP/s, 3.91 TB/s \| 2 \| 600 \| 700 \| 1690 \| 1400 \| 3201 \| power cap 50% \|$' -- \
   python3 "$pj" "$tmp/pj.csv" --wgmma "$tmp/pj-wgmma.csv" --settle 0.15

@@ -9,12 +9,12 @@
 # bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters, bench/power_join.py on samples made here,
-# bench/power_roofline.py on a shipped bench_wgmma CSV.
+# bench/power_roofline.py on a shipped bench_wgmma CSV; bench_stack's refusals.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
 
-for b in bench_layer bench_wgmma bench_moe bench_moe_v2 bench_select bench_inflow; do
+for b in bench_layer bench_wgmma bench_moe bench_moe_v2 bench_select bench_inflow bench_stack; do
   [ -x "$bin/$b" ] || { fail "$bin/$b is missing"; continue; }
   expect 0 "^usage: $b" -- "$bin/$b" --help
   expect 2 "$b: unknown option --frobnicate" -- "$bin/$b" --frobnicate
@@ -31,6 +31,14 @@ expect 2 "bench_wgmma: --warmup-s 11: expected seconds 0..10" -- "$bin/bench_wgm
 expect 2 "bench_wgmma: --hbm-pieces 5: expected a comma list of distinct 1..4" -- "$bin/bench_wgmma" --hbm-pieces 5
 expect 2 "bench_wgmma: --hbm-pieces 2,2: expected a comma list of distinct 1..4" -- "$bin/bench_wgmma" --hbm-pieces 2,2
 expect 2 "bench_wgmma: --forms ss.a2.x: unknown or repeated form 'ss.a2.x'" -- "$bin/bench_wgmma" --forms ss.a2.x
+expect 2 "bench_stack: --layers 0: an integer in 1..256" -- "$bin/bench_stack" --layers 0
+expect 2 "bench_stack: --sets 1: an integer in 2..64" -- "$bin/bench_stack" --sets 1
+expect 2 "bench_stack: --units 2: an integer in 0..1" -- "$bin/bench_stack" --units 2
+expect 2 "bench_stack: --seed -3: a non-negative integer" -- "$bin/bench_stack" --seed -3
+expect 2 "bench_stack: --tokens 64,x: up to 32 counts" -- "$bin/bench_stack" --tokens 64,x --plan p --out-dir o
+expect 2 "bench_stack: --plan and --out-dir are required" -- "$bin/bench_stack" --plan p
+expect 2 "bench_stack: --reps needs a value" -- "$bin/bench_stack" --reps
+expect 1 "bench_stack: reading /nonexistent/plan.json" -- "$bin/bench_stack" --plan /nonexistent/plan.json --out-dir /tmp
 expect 2 "bench_layer: --red4 1 needs --kernel v2" -- "$bin/bench_layer" --red4 1 --plan p
 expect 2 "bench_layer: --red4 2: 0 or 1" -- "$bin/bench_layer" --red4 2 --kernel v2
 expect 2 "bench_layer: --kernel v3: v1 or v2" -- "$bin/bench_layer" --kernel v3

@@ -29,7 +29,12 @@ columns, that time
 and the layer over it, and a line for the memory-bound loads: how far the
 measured floor itself is from the copy-rate floor (what no kernel design
 removes: launches, ramp-up, the selection before the weights can be read)
-and the layer over it.
+and the layer over it; with the read rows alone (impl read, read-bulk: no
+selection before them), the same for the read alone. --read-sweep fits
+bench_layer's read-sweep.csv (the bulk read of 64 MiB and more, one graph
+replay each) as a fixed cost plus a rate and says how many memory-bound loads
+hold less active weight than that line needs to meet 1.2x the copy floor:
+loads that no layer timed as one graph replay can meet.
 """
 import argparse
 import csv
@@ -113,6 +118,37 @@ def svg_plot(path, title, pts, kind):
     os.replace(tmp, path)
 
 
+def read_sweep_line(path, copy_tb_s):
+    """Least-squares line through bench_layer's read sweep (kernel "bulk", the
+    read-bulk rows' kernel, sizes >= 64 MiB): one graph replay that reads B bytes
+    takes fixed + B / rate. Meeting 1.2x the copy floor needs fixed + B / rate <=
+    1.2 B / copy, so B >= fixed / (1.2 / copy - 1 / rate)."""
+    pts, empty = [], None
+    for r in rows(path):
+        if r["kernel"] != "bulk":
+            continue
+        mib, us = float(r["mib"]), float(r["us_median"])
+        if mib == 0:
+            empty = us
+        elif mib >= 64:
+            pts.append((mib * (1 << 20), us))
+    if len(pts) < 2:
+        sys.exit(f"{path}: fewer than two bulk rows of >= 64 MiB")
+    n = len(pts)
+    mx, my = sum(p[0] for p in pts) / n, sum(p[1] for p in pts) / n
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    fixed = my - slope * mx                     # us
+    rate = 1e6 / slope / 1e12                   # TB/s (slope: us a byte)
+    gap = 1.2 / (copy_tb_s * 1e12) - 1.0 / (rate * 1e12)  # s per byte
+    min_bytes = fixed * 1e-6 / gap if gap > 0 else float("inf")
+    text = (f"read sweep ({os.path.basename(path)}, bulk copies, {n} sizes of 64 MiB and up): one "
+            f"graph replay reading B bytes takes {fixed:.1f} us + B at {rate:.2f} TB/s"
+            + (f" (the empty kernel's replay: {empty:.1f} us)" if empty is not None else "")
+            + f"; at the copy rate's {copy_tb_s:.2f} TB/s that meets 1.2x the copy floor only from "
+            f"{min_bytes / 1e6:.0f} MB read")
+    return {"fixed": fixed, "rate": rate, "min_bytes": min_bytes, "text": text}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -125,6 +161,10 @@ def main():
     ap.add_argument("--layer-impl", default="ramp",
                     help="the bench_layer rows that are the layer (default ramp; e.g. "
                          "ramp-units: weights in stage units, bench_layer --units 1)")
+    ap.add_argument("--read-sweep", metavar="CSV",
+                    help="bench_layer's read-sweep.csv from the same run: fit its bulk rows "
+                         "(>= 64 MiB) as a fixed cost plus a rate, and say below which active "
+                         "weight one graph replay cannot meet 1.2x the copy floor even reading")
     ap.add_argument("--memory-bound", type=int, default=512,
                     help="pairs up to which a load counts as memory-bound (default 512)")
     a = ap.parse_args()
@@ -158,16 +198,22 @@ def main():
 
     print(f"ceilings in this run: copy {ceil['copy']:.2f} TB/s, dense FP8 "
           f"{ceil['dense-fp8']:.0f} TFLOP/s, dense BF16 {ceil['dense-bf16']:.0f} TFLOP/s\n")
+    sweep = read_sweep_line(a.read_sweep, ceil["copy"]) if a.read_sweep else None
+    if sweep:
+        print(sweep["text"] + "\n")
     for path in a.layer_csv:
         with open(path) as f:
             bf16 = " bf16=1 " in f.readline()
         allrows = rows(path)
         layer = [r for r in allrows if r["impl"] == a.layer_impl]
         readf = {}      # the faster of the two read kernels (plain loads, bulk copies)
+        read_alone = {}  # the same kernels without the selection before them
         for r in allrows:
+            key, us = (int(r["tokens"]), r["routing"]), r["us_median"]
             if r["impl"] in ("select+read", "select+read-bulk"):
-                key, us = (int(r["tokens"]), r["routing"]), float(r["us_median"])
-                readf[key] = min(us, readf.get(key, us))
+                readf[key] = min(float(us), readf.get(key, float(us)))
+            if r["impl"] in ("read", "read-bulk"):
+                read_alone[key] = min(float(us), read_alone.get(key, float(us)))
         if not layer:
             sys.exit(f"{path}: no {a.layer_impl} rows")
         model = layer[0]["model"]
@@ -186,6 +232,8 @@ def main():
         barred = []     # memory-bound loads whose FLOPs alone take more than 1.2x the floor
         roof_tf = (0, 0.0)  # (pairs, the rate the roofline allows) of the load with the most pairs
         rmem, lmem = [], []  # memory-bound: measured floor over copy floor, layer over it
+        amem = []       # memory-bound: the read alone over the copy floor
+        small = []      # memory-bound loads with less active weight than the sweep line allows
         best_tf = 0.0
         for r in sorted(layer, key=lambda r: (int(r["tokens"]), r["routing"] != "uniform")):
             t, rt, pairs, act = int(r["tokens"]), r["routing"], int(r["local_pairs"]), int(r["active"])
@@ -213,6 +261,10 @@ def main():
                 if rf:
                     rmem.append(rf / floor)
                     lmem.append(us / rf)
+                if (t, rt) in read_alone:
+                    amem.append(read_alone[(t, rt)] / floor)
+                if sweep and act * expert_bytes(h, d, bf16) < sweep["min_bytes"]:
+                    small.append(pairs)
             if pt:
                 n += 1
                 slower += pt < us
@@ -237,6 +289,14 @@ def main():
                   f"weights): {min(rmem):.2f}-{max(rmem):.2f}x the copy-rate floor (over 1.2x on "
                   f"{sum(m > 1.2 for m in rmem)} of {len(rmem)}); the layer {min(lmem):.2f}-"
                   f"{max(lmem):.2f}x the measured floor")
+        if amem:
+            print(f"- a kernel that only reads the active weights, alone in its graph (no "
+                  f"selection, no math): {min(amem):.2f}-{max(amem):.2f}x the copy-rate floor "
+                  f"(over 1.2x on {sum(m > 1.2 for m in amem)} of {len(amem)})")
+        if sweep and mem:
+            print(f"- below the read sweep's line (less than {sweep['min_bytes'] / 1e6:.0f} MB of "
+                  f"active weights, where even one graph that only reads them takes more than "
+                  f"1.2x the copy floor): {len(small)} of the {len(mem)} memory-bound loads")
         print(f"- over the roofline (the larger of the floor and the FLOPs at the dense rate): "
               f"{min(roofs):.2f}-{max(roofs):.2f}x")
         print(f"- highest rate: {best_tf:.0f} TFLOP/s ({100 * best_tf / dense:.0f}% of the dense {kind} "

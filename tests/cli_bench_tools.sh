@@ -142,6 +142,36 @@ for want in "\| 64 \| uniform \| 57 \| 27 \| 307.0 \| 280.1 \| 1.10x \|.* \| 300
   expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
     --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
 done
+# the read alone (read / read-bulk rows, no selection before it): 290.0 / 280.1 = 1.04x
+echo "DeepSeek-V3,EP8,64,uniform,57,27,read,-1,r8.w128.s4,290.000,289.000,291.000" >> "$tmp/read.csv"
+expect 0 "only reads the active weights, alone in its graph .*: 1.04-1.04x the copy-rate floor \(over 1.2x on 0 of 1\)" \
+  -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
+# --read-sweep: bulk rows on the line 5 us + B at 5 TB/s (the plain loads' rows and the
+# sizes under 64 MiB are not fitted); 1.2x the 4.246 TB/s copy floor needs
+# 5 us / (1.2 / 4.246 - 1 / 5) us a MB = 60.8 MB; every DeepSeek-V3 load holds more
+sweep() { # FIXED_US: bulk rows on FIXED_US + B at 5 TB/s, and rows the fit must skip
+  echo "kernel,mib,us_median,us_p10,us_p90,tb_s"
+  echo "bulk,0,2.800,2.7,2.9,0"
+  echo "bulk,16,30.000,1,1,0"
+  echo "loads,128,99.000,1,1,0"
+  for m in 64 128 256; do python3 -c "print(f'bulk,$m,{$1 + $m * 1048576 * 2e-7:.4f},1,1,0')"; done
+}
+sweep 5 > "$tmp/sweep.csv"
+for want in "one graph replay reading B bytes takes 5.0 us \+ B at 5.00 TB/s \(the empty kernel's replay: 2.8 us\)" \
+            "meets 1.2x the copy floor only from 61 MB read" "less than 61 MB .*: 0 of the 9 memory-bound loads"; do
+  expect 0 "$want" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" --read-sweep "$tmp/sweep.csv" \
+    --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
+done
+# a fixed cost of 500 us puts the line at 6.1 GB: every load below it
+sweep 500 > "$tmp/sweep5.csv"
+expect 0 "5.00 TB/s.* only from 6[0-9]{3} MB read" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --read-sweep "$tmp/sweep5.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
+expect 0 "less than 6[0-9]{3} MB .*: 9 of the 9 memory-bound loads" -- python3 "$tg" --ceilings "$TD/ceilings.csv" \
+  --peer "$TD/peer.csv" --read-sweep "$tmp/sweep5.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
+grep -v '^bulk,\(128\|256\)' "$tmp/sweep.csv" > "$tmp/sweep1.csv"
+expect 1 "fewer than two bulk rows of >= 64 MiB" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+  --read-sweep "$tmp/sweep1.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
 # the roofline's own verdict: Mixtral's 224- and 459-pair loads need 2 x pairs x 3 x 6144 x
 # 16384 FLOP, 87.9 and 180.0 us at 1,540 TFLOP/s, past 1.2x its 71.1 us floor (85.3); DeepSeek-V3's
 # 3,995 pairs (351.9 GFLOP) over its 332.2 us floor allow at most 1,060 TFLOP/s

@@ -34,7 +34,9 @@ selection before them), the same for the read alone. --read-sweep fits
 bench_layer's read-sweep.csv (the bulk read of 64 MiB and more, one graph
 replay each) as a fixed cost plus a rate and says how many memory-bound loads
 hold less active weight than that line needs to meet 1.2x the copy floor:
-loads that no layer timed as one graph replay can meet.
+loads that no layer timed as one graph replay can meet. --stack reads
+bench_stack's CSVs instead: the layer, the floor and the read as what one
+more of each adds to a stack of them in one graph (a forward pass).
 """
 import argparse
 import csv
@@ -158,9 +160,14 @@ def main():
     ap.add_argument("--loads", action="append", required=True,
                     help="bench_layer --loads-json files (model shapes)")
     ap.add_argument("--svg", metavar="DIR", help="also write one plot per table into DIR")
-    ap.add_argument("--layer-impl", default="ramp",
-                    help="the bench_layer rows that are the layer (default ramp; e.g. "
+    ap.add_argument("--layer-impl", default=None,
+                    help="the rows that are the layer (default ramp, with --stack ramp-stack; e.g. "
                          "ramp-units: weights in stage units, bench_layer --units 1)")
+    ap.add_argument("--stack", action="store_true",
+                    help="the CSVs are bench_stack's: the layer is its ramp-stack rows (what one "
+                         "more layer adds to a stack of layers in one graph) unless --layer-impl "
+                         "says otherwise, and the measured floor and the read alone are the same "
+                         "stacks' (select+read-bulk-stack, read-bulk-stack)")
     ap.add_argument("--read-sweep", metavar="CSV",
                     help="bench_layer's read-sweep.csv from the same run: fit its bulk rows "
                          "(>= 64 MiB) as a fixed cost plus a rate, and say below which active "
@@ -168,6 +175,10 @@ def main():
     ap.add_argument("--memory-bound", type=int, default=512,
                     help="pairs up to which a load counts as memory-bound (default 512)")
     a = ap.parse_args()
+    if a.layer_impl is None:
+        a.layer_impl = "ramp-stack" if a.stack else "ramp"
+    floor_impls = ("select+read-bulk-stack",) if a.stack else ("select+read", "select+read-bulk")
+    read_impls = ("read-bulk-stack",) if a.stack else ("read", "read-bulk")
 
     ceil = {}
     for r in rows(a.ceilings):
@@ -203,16 +214,20 @@ def main():
         print(sweep["text"] + "\n")
     for path in a.layer_csv:
         with open(path) as f:
-            bf16 = " bf16=1 " in f.readline()
+            head = f.readline()
+        bf16 = " bf16=1 " in head
+        if a.stack != head.startswith("# bench_stack "):
+            sys.exit(f"{path}: " + ("not a bench_stack CSV (--stack)" if a.stack else
+                                    "a bench_stack CSV: pass --stack"))
         allrows = rows(path)
         layer = [r for r in allrows if r["impl"] == a.layer_impl]
         readf = {}      # the faster of the two read kernels (plain loads, bulk copies)
         read_alone = {}  # the same kernels without the selection before them
         for r in allrows:
             key, us = (int(r["tokens"]), r["routing"]), r["us_median"]
-            if r["impl"] in ("select+read", "select+read-bulk"):
+            if r["impl"] in floor_impls:
                 readf[key] = min(float(us), readf.get(key, float(us)))
-            if r["impl"] in ("read", "read-bulk"):
+            if r["impl"] in read_impls:
                 read_alone[key] = min(float(us), read_alone.get(key, float(us)))
         if not layer:
             sys.exit(f"{path}: no {a.layer_impl} rows")
@@ -290,7 +305,8 @@ def main():
                   f"{sum(m > 1.2 for m in rmem)} of {len(rmem)}); the layer {min(lmem):.2f}-"
                   f"{max(lmem):.2f}x the measured floor")
         if amem:
-            print(f"- a kernel that only reads the active weights, alone in its graph (no "
+            where = "each in a stack of such reads" if a.stack else "alone in its graph"
+            print(f"- a kernel that only reads the active weights, {where} (no "
                   f"selection, no math): {min(amem):.2f}-{max(amem):.2f}x the copy-rate floor "
                   f"(over 1.2x on {sum(m > 1.2 for m in amem)} of {len(amem)})")
         if sweep and mem:

@@ -172,6 +172,25 @@ expect 0 "less than 6[0-9]{3} MB .*: 9 of the 9 memory-bound loads" -- python3 "
 grep -v '^bulk,\(128\|256\)' "$tmp/sweep.csv" > "$tmp/sweep1.csv"
 expect 1 "fewer than two bulk rows of >= 64 MiB" -- python3 "$tg" --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
   --read-sweep "$tmp/sweep1.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
+# --stack: bench_stack's rows (what one more layer adds to a stack in one graph); 290.0 /
+# 280.1 = 1.04x, the stacked floor 281.0 (1.00x) and read 270.0 (0.96x); each kind of CSV
+# refused without (with) the flag
+{ echo "# bench_stack plan=p layers=8,16 sets=8 reps=20 units=0 seed=1 copy_tb_s=4.246 gpu=\"x\""
+  echo "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90"
+  echo "DeepSeek-V3,EP8,64,uniform,57,27,ramp,0,r8.w128.s4,307.000,306.000,308.000"
+  echo "DeepSeek-V3,EP8,64,uniform,57,27,ramp-stack,0,r8.w128.s4,290.000,289.000,291.000"
+  echo "DeepSeek-V3,EP8,64,uniform,57,27,select+read-bulk,-1,r8.w128.s4,300.000,299.000,301.000"
+  echo "DeepSeek-V3,EP8,64,uniform,57,27,select+read-bulk-stack,-1,r8.w128.s4,281.000,280.000,282.000"
+  echo "DeepSeek-V3,EP8,64,uniform,57,27,read-bulk-stack,-1,r8.w128.s4,270.000,269.000,271.000"; } > "$tmp/stack.csv"
+for want in "\| 64 \| uniform \| 57 \| 27 \| 290.0 \| 280.1 \| 1.04x \|.* \| 281.0 \| 1.03x \| 1.00x \|" \
+            "each in a stack of such reads .*: 0.96-0.96x the copy-rate floor"; do
+  expect 0 "$want" -- python3 "$tg" --stack --ceilings "$TD/ceilings.csv" --peer "$TD/peer.csv" \
+    --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/stack.csv"
+done
+expect 1 "stack.csv: a bench_stack CSV: pass --stack" -- python3 "$tg" --ceilings "$TD/ceilings.csv" \
+  --peer "$TD/peer.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/stack.csv"
+expect 1 "read.csv: not a bench_stack CSV \(--stack\)" -- python3 "$tg" --stack --ceilings "$TD/ceilings.csv" \
+  --peer "$TD/peer.csv" --loads "$TD/layer-loads-deepseek-v3-ep8-v2.json" "$tmp/read.csv"
 # the roofline's own verdict: Mixtral's 224- and 459-pair loads need 2 x pairs x 3 x 6144 x
 # 16384 FLOP, 87.9 and 180.0 us at 1,540 TFLOP/s, past 1.2x its 71.1 us floor (85.3); DeepSeek-V3's
 # 3,995 pairs (351.9 GFLOP) over its 332.2 us floor allow at most 1,060 TFLOP/s

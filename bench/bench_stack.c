@@ -21,7 +21,11 @@
  *                selection kernel, then a kernel reading the load's active
  *                weights and scales by TMA bulk copies, by PDL) and for the
  *                read alone
- *   ramp-1 / select+read-bulk-1   one layer's (one floor's) graph after L2 is
+ *   ramp-stack-selpdl (--select-pdl 1)   ramp-stack for layers whose
+ *                selection kernel is a programmatic dependent of the kernel
+ *                before it (ramp_layer_desc.select_pdl): its launch overlaps
+ *                the previous layer's last blocks
+ *   ramp / ramp-units, select+read-bulk   one layer's (one floor's) graph after L2 is
  *                emptied by a 512 MiB read: bench_layer --flush read's ramp
  *                (ramp-units with --units 1) and select+read-bulk rows,
  *                measured in the same process
@@ -61,6 +65,7 @@
 static const char *USAGE =
     "usage: bench_stack --plan PLAN.json --out-dir DIR [--tokens 64,128,256,512]\n"
     "                   [--layers N] [--sets S] [--reps R] [--seed S] [--units 0|1]\n"
+    "                   [--select-pdl 0|1]\n"
     "\n"
     "Times RaMP's FP8 layer (kernel v2) as a forward pass runs it: N and 2N\n"
     "layers back to back in one CUDA graph, each on its own copy of the local\n"
@@ -76,6 +81,10 @@ static const char *USAGE =
     "  --reps R     timed replays of each graph (default 20, after 3 warm-ups)\n"
     "  --units 1    weights in stage units (ramp_layer_desc.weight_units), as\n"
     "               bench_layer --units 1; the plan should be fit on a units dataset\n"
+    "  --select-pdl 1  also the stacks of layers whose selection kernel is a\n"
+    "               programmatic dependent of the kernel before it\n"
+    "               (ramp_layer_desc.select_pdl; rows ramp-stack-selpdl, checked as\n"
+    "               the plain stacks)\n"
     "Writes DIR/stack-<model>-<layout>.csv and .md.\n";
 
 typedef struct {
@@ -175,6 +184,28 @@ static void run_once(timer *T, ramp_graph *g, ramp_devptr out, float *host, size
         DIE("running a graph once");
 }
 
+/* Runs the N-layer stack g once and checks that it added N times what one
+ * layer adds (o1, from run_once on the one-layer graph): 1e-3 of the largest
+ * value (the reductions' order differs), nothing where no pair is local.
+ * Returns 1 if it does; says where it does not. */
+static int stack_adds_up(timer *T, ramp_graph *g, int layers, ramp_devptr out, const float *o1,
+                         float *oN, size_t n, int pairs, int tokens, const char *routing,
+                         const char *what) {
+    run_once(T, g, out, oN, n);
+    double big = 0, err = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double want = (double)layers * o1[i];
+        if (fabs(want) > big) big = fabs(want);
+        const double e = fabs((double)oN[i] - want);
+        if (!(e <= err)) err = e; /* NaN propagates */
+    }
+    const int ok = pairs == 0 ? big == 0 && err == 0 : big > 0 && err <= 1e-3 * big;
+    if (!ok)
+        fprintf(stderr, "bench_stack: %d tokens %s: %d layers'%s output differs from %d x one "
+                        "layer's by %g (largest %g)\n", tokens, routing, layers, what, layers, err, big);
+    return ok;
+}
+
 static int parse_int(const char *opt, const char *v, int lo, int hi) {
     char *end = NULL;
     long x = strtol(v, &end, 10);
@@ -187,7 +218,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi) {
 
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *outdir = NULL, *tokens_arg = "64,128,256,512";
-    int layers = 8, sets = 8, reps = 20, units = 0;
+    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -196,7 +227,8 @@ int main(int argc, char **argv) {
             return 0;
         }
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
-                                            "--sets",  "--reps",    "--units",  "--seed"};
+                                            "--sets",  "--reps",    "--units",  "--seed",
+                                            "--select-pdl"};
         int is_known = 0;
         for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
         if (!is_known) {
@@ -214,6 +246,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--sets")) sets = parse_int(a, v, 2, 64);
         else if (!strcmp(a, "--reps")) reps = parse_int(a, v, 1, 100000);
         else if (!strcmp(a, "--units")) units = parse_int(a, v, 0, 1);
+        else if (!strcmp(a, "--select-pdl")) select_pdl = parse_int(a, v, 0, 1);
         else { /* --seed */
             char *end = NULL;
             seed = strtoull(v, &end, 10);
@@ -299,9 +332,9 @@ int main(int argc, char **argv) {
     fflush(stdout);
     ramp_devptr *w13 = calloc((size_t)sets, sizeof *w13), *w2 = calloc((size_t)sets, sizeof *w2);
     ramp_devptr *w13s = calloc((size_t)sets, sizeof *w13s), *w2s = calloc((size_t)sets, sizeof *w2s);
-    ramp_layer **L = calloc((size_t)sets, sizeof *L);
+    ramp_layer **L = calloc((size_t)sets, sizeof *L), **Lp = calloc((size_t)sets, sizeof *Lp);
     read_floor *rf = calloc((size_t)sets, sizeof *rf);
-    if (!w13 || !w2 || !w13s || !w2s || !L || !rf) DIE("out of memory");
+    if (!w13 || !w2 || !w13s || !w2s || !L || !Lp || !rf) DIE("out of memory");
     ramp_layer_desc ld;
     memset(&ld, 0, sizeof ld);
     ld.w13_shape[0] = EL; ld.w13_shape[1] = 2 * h; ld.w13_shape[2] = d;
@@ -323,6 +356,10 @@ int main(int argc, char **argv) {
             DIE("uploading weight set %d", s);
         ld.w13 = w13[s]; ld.w2 = w2[s]; ld.w13_scale = w13s[s]; ld.w2_scale = w2s[s];
         if (ramp_layer_create(T.gpu, &plan, &ld, &L[s]) != RAMP_OK) DIE("the layer on set %d", s);
+        ld.select_pdl = 1; /* the same weights, the selection a programmatic dependent */
+        if (select_pdl && ramp_layer_create(T.gpu, &plan, &ld, &Lp[s]) != RAMP_OK)
+            DIE("the select_pdl layer on set %d", s);
+        ld.select_pdl = 0;
         if (read_floor_init(&rf[s], T.gpu, 4 * (size_t)EL * (e13 / READ_PIECE + 4)) != RAMP_OK)
             DIE("the read floor");
     }
@@ -376,8 +413,10 @@ int main(int argc, char **argv) {
             plan_path);
     fprintf(md, "| tokens | routing | pairs | active | floor (us) | chosen | one layer, read flush (us) | "
                 "over floor | in a stack (us) | over floor | stack avg (us) | select+read, one (us) | "
-                "select+read in a stack (us) | over floor | read in a stack (us) | over floor |\n");
-    fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "select+read in a stack (us) | over floor | read in a stack (us) | over floor |%s\n",
+            select_pdl ? " select_pdl in a stack (us) |" : "");
+    fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+            select_pdl ? "---|" : "");
     int check_failed = 0, met = 0, loads = 0;
     double worst = 0, best = 1e30;
     printf("\n%-6s %-8s %6s %6s %9s  %-22s %9s %9s %9s %9s %9s\n", "tokens", "routing", "pairs",
@@ -422,20 +461,20 @@ int main(int argc, char **argv) {
             ramp_graph *g2N = capture_layers(&T, L, sets, 2 * layers, &io);
             /* the stack does N layers' work: N times one layer's output */
             run_once(&T, g1, out, o1, (size_t)Mt * d);
-            run_once(&T, gN, out, oN, (size_t)Mt * d);
-            double big = 0, err = 0;
-            for (size_t i = 0; i < (size_t)Mt * d; i++) {
-                const double want = (double)layers * o1[i];
-                if (fabs(want) > big) big = fabs(want);
-                const double e = fabs((double)oN[i] - want);
-                if (!(e <= err)) err = e; /* NaN propagates */
+            int ok = stack_adds_up(&T, gN, layers, out, o1, oN, (size_t)Mt * d, pairs, Mt, rname, "");
+            stat3 stack_p = {0, 0, 0}; /* --select-pdl: the same stacks, the selection a dependent */
+            if (select_pdl) {
+                ramp_graph *pN = capture_layers(&T, Lp, sets, layers, &io);
+                ramp_graph *p2N = capture_layers(&T, Lp, sets, 2 * layers, &io);
+                ok &= stack_adds_up(&T, pN, layers, out, o1, oN, (size_t)Mt * d, pairs, Mt, rname,
+                                    " (select_pdl)");
+                stat3 pa, pb;
+                time_stacks(&T, pN, p2N, &pa, &pb);
+                stack_p = per_layer(pa, pb, layers);
+                ramp_graph_free(pN);
+                ramp_graph_free(p2N);
             }
-            const int ok = pairs == 0 ? big == 0 && err == 0 : big > 0 && err <= 1e-3 * big;
-            if (!ok) {
-                fprintf(stderr, "bench_stack: %d tokens %s: %d layers' output differs from %d x one "
-                                "layer's by %g (largest %g)\n", Mt, rname, layers, layers, err, big);
-                check_failed = 1;
-            }
+            check_failed |= !ok;
             stat3 one = time_flushed(&T, g1), sN, s2N;
             time_stacks(&T, gN, g2N, &sN, &s2N);
             const stat3 stack = per_layer(sN, s2N, layers);
@@ -459,10 +498,11 @@ int main(int argc, char **argv) {
                 const char *impl;
                 int entry;
                 stat3 s;
-            } rows[6] = {{layer_row, chosen, one},        {"ramp-stack", chosen, stack},
+            } rows[7] = {{layer_row, chosen, one},        {"ramp-stack", chosen, stack},
                          {"ramp-stack-avg", chosen, avg}, {"select+read-bulk", -1, sread1},
-                         {"select+read-bulk-stack", -1, sread}, {"read-bulk-stack", -1, read}};
-            for (int i = 0; i < 6; i++)
+                         {"select+read-bulk-stack", -1, sread}, {"read-bulk-stack", -1, read},
+                         {"ramp-stack-selpdl", chosen, stack_p}};
+            for (int i = 0; i < 6 + select_pdl; i++)
                 fprintf(csv, "%s,%s,%d,%s,%d,%d,%s,%d,%s,%.3f,%.3f,%.3f\n", plan.model, plan.layout, Mt,
                         rname, pairs, active, rows[i].impl, rows[i].entry, cn, rows[i].s.med,
                         rows[i].s.p10, rows[i].s.p90);
@@ -474,13 +514,18 @@ int main(int argc, char **argv) {
                 snprintf(rsr, sizeof rsr, "%.2fx", sread.med / floor_us);
                 snprintf(rrd, sizeof rrd, "%.2fx", read.med / floor_us);
             }
+            char pcol[32] = "";
+            if (select_pdl) snprintf(pcol, sizeof pcol, " %.1f |", stack_p.med);
             fprintf(md, "| %d | %s | %d | %d | %.1f | `%s` | %.1f | %s | %.1f | %s | %.1f | %.1f | "
-                        "%.1f | %s | %.1f | %s |\n",
+                        "%.1f | %s | %.1f | %s |%s\n",
                     Mt, rname, pairs, active, floor_us, cn, one.med, r1s, stack.med, rss, avg.med,
-                    sread1.med, sread.med, rsr, read.med, rrd);
+                    sread1.med, sread.med, rsr, read.med, rrd, pcol);
             printf("%-6d %-8s %6d %6d %9.1f  %-22s %9.1f %9.1f %9s %9.1f %9.1f%s\n", Mt, rname, pairs,
                    active, floor_us, cn, one.med, stack.med, rss, sread.med, read.med,
                    ok ? "" : "  CHECK FAILED");
+            if (select_pdl)
+                printf("       select_pdl: %.2f us a layer in a stack (%+.2f us)\n", stack_p.med,
+                       stack_p.med - stack.med);
             fflush(stdout);
             if (active > 0 && pairs <= 512) {
                 loads++;
@@ -519,6 +564,7 @@ int main(int argc, char **argv) {
 
     for (int s = 0; s < sets; s++) {
         ramp_layer_free(L[s]);
+        ramp_layer_free(Lp[s]);
         read_floor_free(&rf[s], T.gpu);
         ramp_gpu_free(T.gpu, w13[s]);
         ramp_gpu_free(T.gpu, w2[s]);
@@ -527,7 +573,7 @@ int main(int argc, char **argv) {
     }
     ramp_selector_free(sel);
     ramp_select_result_free(twin);
-    free(o1); free(oN); free(w13); free(w2); free(w13s); free(w2s); free(L); free(rf);
+    free(o1); free(oN); free(w13); free(w2); free(w13s); free(w2s); free(L); free(Lp); free(rf);
     free(T.a); free(T.b);
     return check_failed;
 }

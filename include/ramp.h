@@ -1766,6 +1766,13 @@ typedef struct {
                              entries i with bit i set (a layer's size
                              class, ramp_layer_desc.one_menu, holds
                              only those); no bit at or past nentries */
+    int pdl_wait;         /* 1: every launch is a programmatic dependent
+                             of the kernel before it on the stream and
+                             waits for it before touching global memory
+                             (griddepcontrol.wait), so its launch overlaps
+                             that kernel's end (session 40; measured by
+                             bench_stack --select-pdl). 0 (the default):
+                             an ordinary launch, after it ends. */
 } ramp_select_desc;
 
 /* Checks every field: RAMP_ERR_INVALID_ARGUMENT naming the field and value
@@ -2009,6 +2016,14 @@ typedef struct {
                                timings). Not with w2_red4 or
                                l2_prefetch_mb. 0 (the default): row-major,
                                as engines hold weights. */
+    int select_pdl;         /* 1: the selection kernel is launched as a
+                               programmatic dependent of the kernel before
+                               it (ramp_select_desc.pdl_wait): in a forward
+                               pass captured as one graph, its launch
+                               overlaps the router's or the previous
+                               layer's last blocks. 0 (the default): after
+                               that kernel ends. Session 40, an experiment
+                               until bench_stack has measured it. */
     int select_one_shape;   /* for A/B measurements (session 33): 1 = the
                                selection kernel runs in the one launch
                                shape sized for max_tokens, as before; 0

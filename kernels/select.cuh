@@ -62,6 +62,12 @@
  * group-and-pad kernel for entry 0's tile size that RaMP replaces (the
  * benchmark baseline). RAMP_SELECT_PROFILE=1 runs the whole body twice and
  * records clock64 at each step's end (select_params.h says where).
+ * RAMP_SELECT_PDL_WAIT=1 (ramp_select_desc.pdl_wait): the kernel is launched
+ * as a programmatic dependent of the kernel before it on the stream (the
+ * router's, or the previous layer's) and waits for that grid
+ * (griddepcontrol.wait) before it reads or writes global memory, so that
+ * its launch and block start overlap that kernel's last blocks instead of
+ * following its end.
  * RAMP_SELECT_SWITCH=1 also writes the choice to p.cond, a graph switch
  * node's handle (the layer's poly_split 5), which then runs only the
  * chosen entry's kernels. The driver resolves cudaGraphSetConditional when
@@ -82,6 +88,9 @@
 #endif
 #ifndef RAMP_SELECT_SWITCH
 #define RAMP_SELECT_SWITCH 0
+#endif
+#ifndef RAMP_SELECT_PDL_WAIT
+#define RAMP_SELECT_PDL_WAIT 0
 #endif
 #if RAMP_SELECT_SWITCH
 /* the device runtime's declaration (cuda_device_runtime_api.h) */
@@ -278,6 +287,12 @@ ramp_select(const ramp_sel_params p) {
      * waits for this whole grid to finish and its writes to be visible,
      * before it reads anything. Triggering first only hides its launch. */
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#if RAMP_SELECT_PDL_WAIT
+    /* the previous kernel wrote the ids, or still reads this selector's
+     * outputs: nothing global is touched before it is done (the timeline
+     * stamp above writes only its own diagnostic slot) */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int E = p.experts, EL = p.local_experts, first = p.first_expert;
     int *hist = (int *)(smem + p.off_hist);

@@ -152,6 +152,8 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
                d->poly_top_wait, d->kernel);
     RAMP_CHECK(d->select_one_shape == 0 || d->select_one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: select_one_shape = %d, expected 0 or 1", d->select_one_shape);
+    RAMP_CHECK(d->select_pdl == 0 || d->select_pdl == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "layer: select_pdl = %d, expected 0 or 1", d->select_pdl);
     RAMP_CHECK(d->one_menu == 0 || d->one_menu == 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: one_menu = %d, expected 0 (size classes where exact) or 1 (one kernel "
                "for every batch)", d->one_menu);
@@ -212,6 +214,7 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     sd.first_expert = d->first_expert;
     sd.nentries = plan->count;
     sd.one_shape = d->select_one_shape;
+    sd.pdl_wait = d->select_pdl;
     for (int i = 0; i < plan->count; i++)
         RAMP_TRY(ramp_select_entry_from_plan(plan, i, &sd.entries[i]));
     RAMP_TRY(ramp_select_desc_check(&sd));

@@ -91,6 +91,8 @@ ramp_status ramp_select_desc_check(const ramp_select_desc *d) {
                "group_only = %d, expected 0 or 1", d->group_only);
     RAMP_CHECK(d->one_shape == 0 || d->one_shape == 1, RAMP_ERR_INVALID_ARGUMENT,
                "one_shape = %d, expected 0 or 1", d->one_shape);
+    RAMP_CHECK(d->pdl_wait == 0 || d->pdl_wait == 1, RAMP_ERR_INVALID_ARGUMENT,
+               "pdl_wait = %d, expected 0 or 1", d->pdl_wait);
     RAMP_CHECK((d->entry_mask >> d->nentries) == 0,
                RAMP_ERR_INVALID_ARGUMENT,
                "entry_mask = 0x%x names an entry past the menu's %d", d->entry_mask,

@@ -52,6 +52,9 @@ ramp_status ramp_select_compile(int group_only, int warps, ramp_jit_result **out
  * a graph switch node's handle). */
 ramp_status ramp_select_compile_switch(int group_only, int warps, int ctas, int profile,
                                        int cond_switch, ramp_jit_result **out);
+/* ... and with pdl_wait 0/1 (RAMP_SELECT_PDL_WAIT: ramp_select_desc.pdl_wait). */
+ramp_status ramp_select_compile_opts(int group_only, int warps, int ctas, int profile,
+                                     int cond_switch, int pdl_wait, ramp_jit_result **out);
 
 /* A selector whose kernel can set a graph switch node to its choice
  * (ramp_switch, internal.h): ramp_selector_launch_switch with the node's

@@ -127,6 +127,11 @@ ramp_status ramp_select_compile_variant(int group_only, int warps, int ctas,
 
 ramp_status ramp_select_compile_switch(int group_only, int warps, int ctas, int profile,
                                        int cond_switch, ramp_jit_result **out) {
+    return ramp_select_compile_opts(group_only, warps, ctas, profile, cond_switch, 0, out);
+}
+
+ramp_status ramp_select_compile_opts(int group_only, int warps, int ctas, int profile,
+                                     int cond_switch, int pdl_wait, ramp_jit_result **out) {
     RAMP_CHECK(warps == 8 || warps == 16 || warps == 32, RAMP_ERR_INVALID_ARGUMENT,
                "selection kernel warps = %d, expected 8, 16 or 32", warps);
     RAMP_CHECK(ctas == 1 || ctas == 2 || ctas == 4 || ctas == 8 || ctas == 16,
@@ -135,12 +140,13 @@ ramp_status ramp_select_compile_switch(int group_only, int warps, int ctas, int 
     char warps_def[32], ctas_def[32];
     snprintf(warps_def, sizeof warps_def, "RAMP_SEL_WARPS=%d", warps);
     snprintf(ctas_def, sizeof ctas_def, "RAMP_SEL_CTAS=%d", ctas);
-    const char *defs[5] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
+    const char *defs[6] = {group_only ? "RAMP_SELECT_GROUP_ONLY=1"
                                       : "RAMP_SELECT_GROUP_ONLY=0",
                            warps_def, ctas_def};
     int n = 3;
     if (profile) defs[n++] = "RAMP_SELECT_PROFILE=1";
     if (cond_switch) defs[n++] = "RAMP_SELECT_SWITCH=1";
+    if (pdl_wait) defs[n++] = "RAMP_SELECT_PDL_WAIT=1"; /* absent otherwise: the cache key stays */
     ramp_jit_request req = {
         .name = group_only ? "select-group" : cond_switch ? "select-switch" : "select",
         .source = "#include \"select.cuh\"\n",
@@ -195,8 +201,8 @@ static ramp_status shape_load(ramp_selector *s, sel_shape *sh, int profile,
                sh->layout.total, d->experts, d->local_experts, info->limits.name,
                info->limits.smem_per_block);
     ramp_jit_result *jit = NULL;
-    RAMP_TRY(ramp_select_compile_switch(d->group_only, sh->warps, sh->ctas, profile,
-                                        s->cond_switch, &jit));
+    RAMP_TRY(ramp_select_compile_opts(d->group_only, sh->warps, sh->ctas, profile,
+                                      s->cond_switch, d->pdl_wait, &jit));
     const ramp_kernel_report *rep = ramp_jit_kernel(jit, "ramp_select");
     if (!rep) {
         ramp_set_error(RAMP_ERR_INTERNAL, __FILE__, __LINE__,
@@ -403,7 +409,9 @@ ramp_status ramp_selector_launch_masked(ramp_selector *s, ramp_devptr topk_ids, 
     void *args[] = {&p};
     const unsigned grid[3] = {(unsigned)sh->ctas, 1, 1};
     const unsigned block[3] = {(unsigned)sh->warps * 32, 1, 1};
-    return ramp_kernel_launch(sh->kernel, grid, block, l->total, stream, args);
+    /* pdl_wait: the kernel's cluster shape is compiled in (__cluster_dims__) */
+    return ramp_kernel_launch_ex(sh->kernel, grid, block, l->total, stream, args,
+                                 s->desc.pdl_wait, 1);
 }
 
 ramp_status ramp_selector_device(const ramp_selector *s, ramp_select_device *out) {

@@ -35,6 +35,7 @@ expect 2 "bench_stack: --layers 0: an integer in 1..256" -- "$bin/bench_stack" -
 expect 2 "bench_stack: --sets 1: an integer in 2..64" -- "$bin/bench_stack" --sets 1
 expect 2 "bench_stack: --units 2: an integer in 0..1" -- "$bin/bench_stack" --units 2
 expect 2 "bench_stack: --seed -3: a non-negative integer" -- "$bin/bench_stack" --seed -3
+expect 2 "bench_stack: --select-pdl 3: an integer in 0..1" -- "$bin/bench_stack" --select-pdl 3
 expect 2 "bench_stack: --tokens 64,x: up to 32 counts" -- "$bin/bench_stack" --tokens 64,x --plan p --out-dir o
 expect 2 "bench_stack: --plan and --out-dir are required" -- "$bin/bench_stack" --plan p
 expect 2 "bench_stack: --reps needs a value" -- "$bin/bench_stack" --reps

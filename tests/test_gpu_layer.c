@@ -22,6 +22,10 @@
  * 3. Bad input: a plan that does not match the weights, the precision, the
  *    expert count or the layer's size fails at creation; a NULL stream or
  *    too many tokens fails before any launch.
+ * 2b. The layer run twice in one captured graph on two routings adding into
+ *    one output, its selection a programmatic dependent of the kernel
+ *    before it (ramp_layer_desc.select_pdl): the second selection must not
+ *    overwrite the grouped slots while the first run's kernel reads them.
  * 4. (kernel v2) Size classes (ramp_layer_desc.one_menu 0) on a GPU
  *    holding one expert, FP8 and (without RED4) BF16: direct runs and
  *    graphs captured for a batch size through the smallest class covering
@@ -679,6 +683,99 @@ static void test_layer_graph(ctx *C, int routings, int pairs) {
     free_weights(C, &W);
 }
 
+/* Two runs of one layer in one captured graph, on two batches of the same
+ * size adding into one output, the selection launched as a programmatic
+ * dependent (ramp_layer_desc.select_pdl 1): the second run's selection may
+ * start while the first run's MoE kernel still reads the grouped slots the
+ * selection writes, and must wait before it writes them (a stack of layers,
+ * bench_stack, runs this way). Output: base + ref(A) + ref(B) within the
+ * sum of their bounds, every element; guard rows untouched. */
+static void test_layer_twice(ctx *C, int routings, int pairs) {
+    const int max_tokens = 384;
+    ramp_gpu_info gi;
+    CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
+    ramp_plan plan = make_plan(gi.limits.sms, pairs);
+    dev_weights W;
+    dev_batch BA, BB;
+    ramp_layer *L = NULL;
+    ramp_graph *G = NULL;
+    const size_t n = (size_t)max_tokens * HIDDEN;
+    float *ra = malloc(n * 4), *ba = malloc(n * 4), *rb = malloc(n * 4), *bb = malloc(n * 4);
+    ramp_status s = ra && ba && rb && bb ? upload_weights(C, 0, &W) : RAMP_ERR_OUT_OF_MEMORY;
+    if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &BA);
+    if (s == RAMP_OK) s = batch_alloc(C, max_tokens, &BB);
+    ramp_layer_desc ld = layer_desc(&W, max_tokens);
+    ld.select_pdl = 1;
+    if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
+    ramp_layer_io ia, ib;
+    memset(&ia, 0, sizeof ia);
+    ia.x = BA.x; ia.x_scale = BA.xs; ia.topk_ids = BA.ids; ia.topk_weights = BA.tw;
+    ia.out = BA.out; ia.tokens_dev = BA.ntok;
+    ib = ia;
+    ib.x = BB.x; ib.x_scale = BB.xs; ib.topk_ids = BB.ids; ib.topk_weights = BB.tw;
+    ib.tokens_dev = BB.ntok; /* the same output: the two runs add into it */
+    if (s == RAMP_OK) s = ramp_graph_capture_begin(C->gpu, C->st);
+    if (s == RAMP_OK) {
+        ramp_status r = ramp_layer_run(L, &ia, C->st);
+        if (r == RAMP_OK) r = ramp_layer_run(L, &ib, C->st);
+        s = ramp_graph_capture_end(C->gpu, C->st, &G);
+        if (r != RAMP_OK) s = r;
+    }
+    CHECK_OK(s);
+    int viol = 0, done = 0;
+    double worst = 0;
+    for (int it = 0; s == RAMP_OK && it < routings; it++) {
+        int tokens = 1 + (int)ramp_rng_below(&C->rng, (uint32_t)max_tokens);
+        moe_batch a, b;
+        const int sa = (int)ramp_rng_below(&C->rng, MOE_SHAPES);
+        const int sb = (int)ramp_rng_below(&C->rng, MOE_SHAPES);
+        if (sa == MOE_SINGLE_TOKEN || sb == MOE_SINGLE_TOKEN) tokens = 1; /* same size both */
+        if (moe_batch_make(&C->rng, sa, tokens, TOPK, E_ALL, E_LOC, HIDDEN, &a)) {
+            s = RAMP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        if (moe_batch_make(&C->rng, sb, tokens, TOPK, E_ALL, E_LOC, HIDDEN, &b)) {
+            moe_batch_free(&a);
+            s = RAMP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        ramp_moe_layer RL = moe_layer_of(&W.w);
+        ramp_moe_batch xa = moe_batch_fp8(&a), xb = moe_batch_fp8(&b);
+        s = reference(&RL, &xa, C->threads, ra, ba);
+        if (s == RAMP_OK) s = reference(&RL, &xb, C->threads, rb, bb);
+        for (size_t i = 0; s == RAMP_OK && i < (size_t)tokens * HIDDEN; i++) {
+            ra[i] += rb[i];
+            ba[i] += bb[i];
+        }
+        if (s == RAMP_OK) s = batch_upload(C, &b, &BB, 1.0);
+        if (s == RAMP_OK) s = batch_upload(C, &a, &BA, ref_rms(ra, tokens)); /* BA.out: the base */
+        if (s == RAMP_OK) s = ramp_graph_replay(G, C->st);
+        if (s == RAMP_OK) s = ramp_stream_sync(C->gpu, C->st);
+        if (s == RAMP_OK) {
+            char label[96];
+            snprintf(label, sizeof label, "layer twice in one graph, replay %d (%s + %s, %d tokens)",
+                     it, moe_shape_name(sa), moe_shape_name(sb), tokens);
+            viol += check_output(C, &BA, tokens, ra, ba, label, &worst);
+            done++;
+        }
+        moe_batch_free(&a);
+        moe_batch_free(&b);
+    }
+    CHECK_OK(s);
+    CHECK_EQ_INT(done, routings);
+    CHECK_EQ_INT(viol, 0);
+    printf("layer%s run twice in one captured graph, the selection a programmatic dependent "
+           "(select_pdl): %d replays on two fresh routings each, %d output violations, worst "
+           "error/bound %.3f\n", g_kernel == RAMP_KERNEL_V2 ? " (kernel v2)" : "", done, viol,
+           worst);
+    ramp_graph_free(G);
+    ramp_layer_free(L);
+    free(ra); free(ba); free(rb); free(bb);
+    batch_free(C, &BA);
+    batch_free(C, &BB);
+    free_weights(C, &W);
+}
+
 /* ------------------------------------------------ 4. size classes */
 
 /* Size classes (kernel v2, one_menu 0) on a GPU holding one expert (expert 0 of the
@@ -958,6 +1055,10 @@ static void test_bad_input(ctx *C) {
     d.select_one_shape = -1;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "select_one_shape") != NULL);
+    d = layer_desc(&W, 64);
+    d.select_pdl = 2;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "select_pdl = 2") != NULL);
     /* deterministic output: kernel v2's, and a menu of two-phase entries
      * only (MENU_V2's entry 0 runs fused: refused, named) */
     d = layer_desc(&W, 64);
@@ -1216,6 +1317,8 @@ int main(void) {
     test_layer_graph(&C, routings, 0);
     /* a five-term plan: the selection kernel's fifth FMA against the twin */
     test_layer_graph(&C, routings >= 4 ? routings / 4 : 1, 1);
+    if (g_split != 5) /* (a switch node per run: not what a stack of layers captures) */
+        test_layer_twice(&C, routings >= 10 ? routings / 10 : 1, 0);
     if (g_kernel == RAMP_KERNEL_V2 && g_split != 5) { /* (split 5 makes no size classes) */
         /* the kinds RAMP_LAYER_KINDS names (fp8x16 has no layer of its own
          * here), BF16 where every menu entry runs BF16 and W2 is row-major */

@@ -10,8 +10,9 @@
  * downloaded whole, so the comparison also proves nothing is written past
  * the end. Then: the device-side token count (clamping flagged), capture
  * into a CUDA graph and replays on new routings, the driver's view of the
- * kernel's resources against the ptxas report, and the errors a bad call
- * gets before any launch.
+ * kernel's resources against the ptxas report, the errors a bad call
+ * gets before any launch, and a selector with pdl_wait launched as a
+ * programmatic dependent of a kernel that writes the ids late.
  *
  * The random part runs the kernel with 32, 16 and 8 warps a block and
  * with the cluster size forced to 1, 2, 4 and 8 blocks beside the
@@ -348,6 +349,76 @@ done:
     ramp_selector_free(s);
 }
 
+/* ramp_select_desc.pdl_wait: the selection launched as a programmatic
+ * dependent of a kernel that lets it start at once (launch_dependents at
+ * its top) and writes the ids only after spinning for ~50 us. The ids
+ * buffer holds -1 (no expert) until then: a selection that read it before
+ * its griddepcontrol.wait would count no pair and differ from the twin. */
+static void pdl_after_writer(ctx *c, ramp_rng *rng) {
+    static const char *src =
+        "extern \"C\" __global__ void ramp_test_late_ids(const int *src, int *dst, int n,\n"
+        "                                                 long long spin) {\n"
+        "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+        "  const long long t0 = clock64();\n"
+        "  while (clock64() - t0 < spin) { }\n"
+        "  for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];\n"
+        "}\n";
+    ramp_jit_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.name = "test-late-ids";
+    rq.source = src;
+    ramp_jit_result *jit = NULL;
+    ramp_module *mod = NULL;
+    ramp_kernel *k = NULL;
+    CHECK_OK(ramp_jit_compile(&rq, &jit));
+    if (jit) CHECK_OK(ramp_module_load(c->gpu, jit->cubin, jit->cubin_size, &mod));
+    if (mod) CHECK_OK(ramp_module_kernel(mod, "ramp_test_late_ids", 0, &k));
+    ramp_select_desc d = {.experts = 64, .topk = 4, .max_tokens = 300,
+                          .local_experts = 16, .first_expert = 16, .nentries = 6, .pdl_wait = 1};
+    static const int rows[] = {4, 8, 12, 16, 24, 32};
+    for (int e = 0; e < 6; e++)
+        d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 2, .slots = 264,
+                                           .theta = {2.0f, 5.0f, 0.01f * (e + 1), 0.2f}};
+    ramp_selector *s = NULL;
+    ramp_select_result *gr = NULL, *cr = NULL;
+    ramp_devptr src_ids = 0;
+    int32_t *ids = malloc(300 * 4 * 4);
+    CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
+    CHECK_OK(ramp_select_result_create(&d, &gr));
+    CHECK_OK(ramp_select_result_create(&d, &cr));
+    CHECK_OK(ramp_gpu_alloc(c->gpu, 300 * 4 * 4, &src_ids));
+    ensure_ids(c, 300 * 4);
+    int runs = 0;
+    for (int rep = 0; rep < 8 && k && s && gr && cr && ids && check_failures == 0; rep++, runs++) {
+        int tokens = 1 + (int)ramp_rng_below(rng, 300);
+        gen_routing(rng, &d, tokens, rep % 2 ? GEN_SKEWED : GEN_UNIFORM, ids);
+        int n = tokens * d.topk;
+        long long spin = 100000; /* clocks: ~50 us at the H200's clocks */
+        CHECK_OK(ramp_gpu_upload(c->gpu, src_ids, ids, (size_t)n * 4));
+        CHECK_OK(ramp_gpu_fill32_async(c->gpu, c->ids, 0xffffffffu, (size_t)n, c->stream));
+        fill_poison(c, s, &d);
+        void *args[4] = {&src_ids, &c->ids, &n, &spin};
+        const unsigned grid[3] = {1, 1, 1}, block[3] = {256, 1, 1};
+        CHECK_OK(ramp_kernel_launch(k, grid, block, 0, c->stream, args));
+        CHECK_OK(ramp_selector_launch(s, c->ids, tokens, 0, c->stream));
+        sel_poison(gr);
+        download_all(c, s, &d, gr);
+        sel_poison(cr);
+        CHECK_OK(ramp_select_cpu(&d, tokens, ids, cr));
+        if (same_as_twin(&d, gr, cr, "pdl_wait after a late writer"))
+            sel_check(&d, tokens, ids, gr, "pdl_wait after a late writer");
+    }
+    printf("pdl_wait: %d selections launched as dependents of a late id writer, bit-identical\n",
+           runs);
+    free(ids);
+    CHECK_OK(ramp_gpu_free(c->gpu, src_ids));
+    ramp_select_result_free(gr);
+    ramp_select_result_free(cr);
+    ramp_selector_free(s);
+    ramp_module_free(mod);
+    ramp_jit_result_free(jit);
+}
+
 /* A menu of 16 on blocks of 8, 16 and 32 warps: warps take several
  * entries when the menu is wider than the block (entry 15 wins here). */
 static void wide_menu(ctx *c, ramp_rng *rng) {
@@ -482,6 +553,7 @@ int main(void) {
     bad_selectors(&c);
     if (check_failures == 0) wide_menu(&c, &rng);
     if (check_failures == 0) device_count_and_graph(&c, &rng, iters >= 20 ? 40 : 4);
+    if (check_failures == 0) pdl_after_writer(&c, &rng);
     if (check_failures == 0) random_routings(&c, &rng, iters);
     if (check_failures == 0 && iters >= 20) issue_sizes(&c, &rng);
 

@@ -256,6 +256,30 @@ static void selection_kernel_report(void) {
         CHECK_EQ_INT(r->ptxas_warnings, 0);
         ramp_jit_result_free(r);
     }
+    /* the programmatic-dependent build (ramp_select_desc.pdl_wait): its own
+     * code (a wait at the top), its own cache key, and no spills */
+    for (int c = 1; c <= 8; c += 7) {
+        ramp_jit_result *r0 = NULL, *r1 = NULL;
+        CHECK_OK(ramp_select_compile_opts(0, 32, c, 0, 0, 0, &r0));
+        CHECK_OK(ramp_select_compile_opts(0, 32, c, 0, 0, 1, &r1));
+        if (r0 && r1) {
+            CHECK(r0->key != r1->key);
+            CHECK(r0->cubin_size != r1->cubin_size ||
+                  memcmp(r0->cubin, r1->cubin, r0->cubin_size) != 0);
+            const ramp_kernel_report *k = ramp_jit_kernel(r1, "ramp_select");
+            CHECK(k != NULL);
+            if (k) {
+                printf("ramp_select (pdl_wait, 32 warps, %d block%s): %d registers, %d/%d B spills\n",
+                       c, c > 1 ? "s" : "", k->registers, k->spill_store_bytes, k->spill_load_bytes);
+                CHECK_EQ_INT(k->spill_store_bytes, 0);
+                CHECK_EQ_INT(k->spill_load_bytes, 0);
+                CHECK_EQ_INT(k->stack_bytes, 0);
+            }
+            CHECK_EQ_INT(r1->ptxas_warnings, 0);
+        }
+        ramp_jit_result_free(r0);
+        ramp_jit_result_free(r1);
+    }
     ramp_jit_result *r = NULL;
     CHECK_ERR(ramp_select_compile(0, 12, &r), RAMP_ERR_INVALID_ARGUMENT);
     CHECK_ERR(ramp_select_compile_variant(0, 32, 3, 0, &r), RAMP_ERR_INVALID_ARGUMENT);

@@ -248,6 +248,11 @@ static void bad_descriptors(void) {
     CHECK(strstr(ramp_last_error(), "one_shape") != NULL);
     b = d; b.one_shape = 1;
     CHECK_OK(ramp_select_desc_check(&b));
+    b = d; b.pdl_wait = -1;
+    CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "pdl_wait") != NULL);
+    b = d; b.pdl_wait = 1;
+    CHECK_OK(ramp_select_desc_check(&b));
     b = d; b.entry_mask = 2; /* entry 1 of a menu of one */
     CHECK_ERR(ramp_select_desc_check(&b), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "entry_mask") != NULL);

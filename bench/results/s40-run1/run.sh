@@ -2,6 +2,16 @@
 # s40-run1 (for the next session with a GPU: none was lent in session 40).
 #   bash bench/results/s40-run1/run.sh 1   # build; the select_pdl tests; stacks of Qwen3-30B, OLMoE
 #   bash bench/results/s40-run1/run.sh 2   # the ceilings; stacks of DeepSeek-V3, Mixtral-8x22B
+#   bash bench/results/s40-run1/run.sh 3   # Qwen3-30B EP8's v2 dataset on today's whole space
+# Part 3: the shipped qwen3-30b-ep8-v2 dataset (2026-11-30) times 60 of the
+# 97 configurations v2's space now holds: no split-K (.k2) and no wide tiles.
+# On OLMoE EP8, whose dataset has them, .k2 is the best at 2-7 pairs (15.4-18.1
+# us against 18.0-19.9 for the best plain tile), and session 21 found a wide
+# .ph2.tx tile 20% faster at 4,096 tokens. Predicted: the re-measured
+# dataset's best 10-15% lower at Qwen3's smallest loads (<= 16 pairs) and at
+# 2,048-4,096 tokens, the same elsewhere. 720 loads x 97 = 69,840 cells
+# (the old 43,200 took 50 s), same traces and seeds, so the loads are the
+# shipped file's.
 # The layer as a forward pass runs it (bench/bench_stack.c, gpu-check step
 # stack). bench_layer's single-graph time holds the graph launch and its
 # events (3-4 us with no kernel running, session 26) and the flush's
@@ -46,6 +56,9 @@ if [ "$part" = 1 ]; then
   echo "test_gpu_layer exit $?"; grep -E "twice|^test_gpu_layer" $W/test_gpu_layer.txt
   models="qwen3-30b-ep8-v2|0|64,128,256,512 olmoe-ep8-v2|0|64,128,256,512"
   STACK_MODELS=$models STACK_TIMEOUT=120 timeout 250 tools/gpu-check stack > $W/gpu-check.txt 2>&1
+elif [ "$part" = 3 ]; then
+  DATASETS="qwen3-30b:EP8:18:v2" DATASETS_SECONDS=420 timeout 570 tools/gpu-check env deps build datasets \
+    > $W/gpu-check.txt 2>&1
 else
   models="deepseek-v3-ep8-v2-units|1|64,128,256,512 mixtral-8x22b-ep8-v2-units|1|64,128,256,512,1024,2048"
   STACK_MODELS=$models STACK_TIMEOUT=200 timeout 560 tools/gpu-check env deps build ceilings stack \

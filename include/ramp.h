@@ -2016,14 +2016,6 @@ typedef struct {
                                timings). Not with w2_red4 or
                                l2_prefetch_mb. 0 (the default): row-major,
                                as engines hold weights. */
-    int select_pdl;         /* 1: the selection kernel is launched as a
-                               programmatic dependent of the kernel before
-                               it (ramp_select_desc.pdl_wait): in a forward
-                               pass captured as one graph, its launch
-                               overlaps the router's or the previous
-                               layer's last blocks. 0 (the default): after
-                               that kernel ends. Session 40, an experiment
-                               until bench_stack has measured it. */
     int select_one_shape;   /* for A/B measurements (session 33): 1 = the
                                selection kernel runs in the one launch
                                shape sized for max_tokens, as before; 0
@@ -2057,6 +2049,14 @@ typedef struct {
                                (ramp_layer_info.size_classes 0), nor with
                                poly_split 5. Up to entries - 1 more
                                kernels compiled at creation. */
+    int select_pdl;         /* 1: the selection kernel is launched as a
+                               programmatic dependent of the kernel before
+                               it (ramp_select_desc.pdl_wait): in a forward
+                               pass captured as one graph, its launch
+                               overlaps the router's or the previous
+                               layer's last blocks. 0 (the default): after
+                               that kernel ends. Session 40, an experiment
+                               until bench_stack has measured it. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

@@ -260,13 +260,20 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
 
 /* Token count read on the device, clamping, and a captured graph replayed
  * on new routings. */
-static void device_count_and_graph(ctx *c, ramp_rng *rng, int nreplays) {
+/* E = 64, k = 4, 16 local experts from 16, up to 300 tokens, a menu of six
+ * tile sizes whose costs rank them by the load. */
+static ramp_select_desc six_entry_desc(void) {
     ramp_select_desc d = {.experts = 64, .topk = 4, .max_tokens = 300,
                           .local_experts = 16, .first_expert = 16, .nentries = 6};
     static const int rows[] = {4, 8, 12, 16, 24, 32};
     for (int e = 0; e < 6; e++)
         d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 2, .slots = 264,
                                            .theta = {2.0f, 5.0f, 0.01f * (e + 1), 0.2f}};
+    return d;
+}
+
+static void device_count_and_graph(ctx *c, ramp_rng *rng, int nreplays) {
+    ramp_select_desc d = six_entry_desc();
     ramp_selector *s = NULL;
     ramp_select_result *gr = NULL, *cr = NULL;
     CHECK_OK(ramp_selector_create(c->gpu, &d, &s));
@@ -373,12 +380,8 @@ static void pdl_after_writer(ctx *c, ramp_rng *rng) {
     CHECK_OK(ramp_jit_compile(&rq, &jit));
     if (jit) CHECK_OK(ramp_module_load(c->gpu, jit->cubin, jit->cubin_size, &mod));
     if (mod) CHECK_OK(ramp_module_kernel(mod, "ramp_test_late_ids", 0, &k));
-    ramp_select_desc d = {.experts = 64, .topk = 4, .max_tokens = 300,
-                          .local_experts = 16, .first_expert = 16, .nentries = 6, .pdl_wait = 1};
-    static const int rows[] = {4, 8, 12, 16, 24, 32};
-    for (int e = 0; e < 6; e++)
-        d.entries[e] = (ramp_select_entry){.rows = rows[e], .slices = 2, .slots = 264,
-                                           .theta = {2.0f, 5.0f, 0.01f * (e + 1), 0.2f}};
+    ramp_select_desc d = six_entry_desc();
+    d.pdl_wait = 1;
     ramp_selector *s = NULL;
     ramp_select_result *gr = NULL, *cr = NULL;
     ramp_devptr src_ids = 0;

@@ -258,8 +258,6 @@ static void issue_sizes(ctx *c, ramp_rng *rng) {
     ramp_selector_free(s);
 }
 
-/* Token count read on the device, clamping, and a captured graph replayed
- * on new routings. */
 /* E = 64, k = 4, 16 local experts from 16, up to 300 tokens, a menu of six
  * tile sizes whose costs rank them by the load. */
 static ramp_select_desc six_entry_desc(void) {
@@ -272,6 +270,8 @@ static ramp_select_desc six_entry_desc(void) {
     return d;
 }
 
+/* Token count read on the device, clamping, and a captured graph replayed
+ * on new routings. */
 static void device_count_and_graph(ctx *c, ramp_rng *rng, int nreplays) {
     ramp_select_desc d = six_entry_desc();
     ramp_selector *s = NULL;

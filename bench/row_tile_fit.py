@@ -11,6 +11,11 @@ others reading from L2 at --l2-rate TB/s.
 
     bench/row_tile_fit.py data/timing/mixtral-8x22b-ep8-v2.safetensors r128.w128.s4.ph2.dk2 \\
         --min-pairs 128 --loads 256,512,1024
+    bench/row_tile_fit.py data/timing/olmoe-ep8-v2.safetensors --best
+
+--best: by pair band, the loads' best time against the row tiles their best
+configuration runs (session 40: once every expert is active, Qwen3-30B's and
+OLMoE's time grows ~0.6-0.9 us a row tile).
 
 Needs numpy only (the reader is docs/formats.md's, from bench/v1_vs_v2.py).
 """
@@ -28,15 +33,39 @@ _v = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_v)
 
 
+def best_table(configs, loads, times, pairs):
+    """Per pair band: the loads' best times, the row tiles their best
+    configuration runs and their active experts (medians)."""
+    t = np.where(times > 0, times, np.inf)   # 0: not measured
+    best = t.min(axis=1)
+    rows = np.array([int(re.match(r"r(\d+)\.", c).group(1)) for c in configs])[t.argmin(axis=1)]
+    tiles = np.ceil(loads / rows[:, None]).sum(axis=1)
+    active = (loads > 0).sum(axis=1)
+    print("| pairs | loads | best (median, us) | its row tiles (median) | active experts (median) |")
+    print("|---|---|---|---|---|")
+    for lo, hi in ((1, 16), (17, 64), (65, 128), (129, 256), (257, 512), (513, 2048), (2049, 1 << 30)):
+        m = (pairs >= lo) & (pairs <= hi) & np.isfinite(best)
+        if m.any():
+            band = f"{lo}-{hi}" if hi < (1 << 30) else f">= {lo}"
+            print(f"| {band} | {int(m.sum())} | {np.median(best[m]):.1f} | {np.median(tiles[m]):.0f} "
+                  f"| {np.median(active[m]):.0f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset")
-    ap.add_argument("config", nargs="+", help="configuration names, e.g. r128.w128.s4.ph2")
+    ap.add_argument("config", nargs="*", help="configuration names, e.g. r128.w128.s4.ph2")
+    ap.add_argument("--best", action="store_true",
+                    help="also a Markdown table by pair band: the best configuration's median "
+                         "time, its row tiles (sum over experts of ceil(count / rows)) and the "
+                         "active experts (what makes a load's time grow once all are active)")
     ap.add_argument("--min-pairs", type=int, default=256, help="loads fitted: at least this many pairs")
     ap.add_argument("--loads", default="", help="comma list of pair counts to predict the grouped order at")
     ap.add_argument("--l2-rate", default="5.85,8", help="TB/s of a row tile's re-read from L2 (comma list)")
-    a = ap.parse_args()
+    a = ap.parse_intermixed_args()  # (--best may come before the configurations)
+    if not a.config and not a.best:
+        ap.error("name at least one configuration, or --best")
     if not os.path.isfile(a.dataset):
         ap.error(f"{a.dataset}: no such file")
     meta, d = _v.read_safetensors(a.dataset)
@@ -52,6 +81,8 @@ def main():
     print(f"{meta['model']} {meta['layout']} ({meta.get('kernel', 'v1')}, measured {meta.get('date', '?')} "
           f"on {meta.get('device', '?')}): {meta['experts']} experts/GPU of {expert_mb:.0f} MB; "
           f"loads with >= {a.min_pairs} pairs")
+    if a.best:
+        best_table(configs, loads, times, pairs)
     for name in a.config:
         if name not in configs:
             sys.exit(f"row_tile_fit: {name} is not a configuration of {a.dataset}")

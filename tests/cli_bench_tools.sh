@@ -89,6 +89,10 @@ M=$T/mixtral-8x22b-ep8-v2.safetensors
 expect 0 "usage: row_tile_fit.py" -- python3 "$fit" --help
 expect 2 "$tmp/nope.safetensors: no such file" -- python3 "$fit" "$tmp/nope.safetensors" r128.w128.s4
 expect 1 "r999.w128.s4 is not a configuration of" -- python3 "$fit" "$M" r999.w128.s4
+expect 2 "name at least one configuration, or --best" -- python3 "$fit" "$M"
+# --best on OLMoE EP8's shipped dataset (bench/results/s40-run1 part 4): the 52 loads of
+# 257-512 pairs take 37.6 us at the median, their best configuration 25 row tiles
+expect 0 "\| 257-512 \| 52 \| 37.6 \| 25 \| 8 \|" -- python3 "$fit" "$T/olmoe-ep8-v2.safetensors" --best
 expect 1 "only [0-9]+ loads with >= 5000 pairs" -- python3 "$fit" "$M" r128.w128.s4 --min-pairs 5000
 # (the dataset re-measured in session 14, bench/results/s14-run2: the report's
 # 109.1 + 74.86 x row tiles became 111.8 + 74.03; in session 18, s18-run4,

@@ -3,6 +3,15 @@
 #   bash bench/results/s40-run1/run.sh 1   # build; the select_pdl tests; stacks of Qwen3-30B, OLMoE
 #   bash bench/results/s40-run1/run.sh 2   # the ceilings; stacks of DeepSeek-V3, Mixtral-8x22B
 #   bash bench/results/s40-run1/run.sh 3   # Qwen3-30B EP8's v2 dataset on today's whole space
+#   bash bench/results/s40-run1/run.sh 4   # Nsight Compute: what a narrow row tile's cost is
+# Part 4 (part 4 of the README): once every expert is active, Qwen3-30B's and
+# OLMoE's time grows ~0.6-0.9 us a row tile. L2's reads or each SM's intake /
+# consumer rhythm? ncu on Qwen3-30B's 512 balanced pairs (32 an expert: one
+# row tile of r32, two of r16) with the narrow tiles the plans pick there.
+# Predicted: L2 throughput well under its peak (< 50%), the consumers' warps
+# mostly waiting on the full barrier or the wgmma (long scoreboard / wait):
+# the intake or rhythm, not L2, so multicast would not help and more tokens a
+# stage would.
 # Part 3: the shipped qwen3-30b-ep8-v2 dataset (2026-11-30) times 60 of the
 # 97 configurations v2's space now holds: no split-K (.k2) and no wide tiles.
 # On OLMoE EP8, whose dataset has them, .k2 is the best at 2-7 pairs (15.4-18.1
@@ -56,6 +65,9 @@ if [ "$part" = 1 ]; then
   echo "test_gpu_layer exit $?"; grep -E "twice|^test_gpu_layer" $W/test_gpu_layer.txt
   models="qwen3-30b-ep8-v2|0|64,128,256,512 olmoe-ep8-v2|0|64,128,256,512"
   STACK_MODELS=$models STACK_TIMEOUT=120 timeout 250 tools/gpu-check stack > $W/gpu-check.txt 2>&1
+elif [ "$part" = 4 ]; then
+  NCU_VARIANTS=q:r16.w128.s4,q:r16.w256.s4,q:r32.w128.s4 NCU_LOADS=512b NCU_TIMEOUT=150 \
+    timeout 570 tools/gpu-check env deps build ncu > $W/gpu-check.txt 2>&1
 elif [ "$part" = 3 ]; then
   DATASETS="qwen3-30b:EP8:18:v2" DATASETS_SECONDS=420 timeout 570 tools/gpu-check env deps build datasets \
     > $W/gpu-check.txt 2>&1

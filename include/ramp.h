@@ -2143,6 +2143,44 @@ typedef struct {
 
 ramp_status ramp_layer_get_info(const ramp_layer *layer, ramp_layer_info *out);
 
+/* What ramp_layer_create checks before it touches the GPU: the plan, the
+ * descriptor against it, and whether the descriptor's kernel runs every
+ * menu entry. Needs no GPU, so an engine can refuse a wrong plan or
+ * option on a host with none; RAMP_OK means creation can only fail on the
+ * device itself (driver, compile, memory). */
+ramp_status ramp_layer_check(const ramp_plan *plan, const ramp_layer_desc *d);
+
+/* ======================================================================
+ * 11. For language bindings (python/ramp.py)
+ * ==================================================================== */
+
+/* The version of the library loaded (RAMP_VERSION_STRING when it was
+ * built), for a binding to check against the header it expects. */
+const char *ramp_version(void);
+
+/* One field of a public struct. A binding with no C compiler (ctypes)
+ * builds and reads the structs through these, by name, instead of through
+ * a copy of their layout that could drift from this header. kind: 'i'
+ * int, 'u' unsigned, 'q' 64-bit signed, 'Q' 64-bit unsigned (ramp_devptr,
+ * size_t), 'f' float, 'd' double, 'p' a pointer, 'c' char[count] (a
+ * NUL-terminated string), 'b' an array of count structs of size / count
+ * bytes (ramp_config: ramp_config_name names one); count > 1 for arrays. */
+typedef struct {
+    const char *name; /* the C member, nested ones dotted ("geom.hidden") */
+    size_t offset;    /* offsetof */
+    size_t size;      /* sizeof the member (all count elements) */
+    int count;        /* elements: 1 for a scalar */
+    char kind;
+} ramp_field;
+
+/* The fields of public struct `type`: "ramp_layer_desc", "ramp_layer_io",
+ * "ramp_layer_info", "ramp_plan" or "ramp_gpu_info". Returns the table
+ * (*count entries, in offset order) and sets *size to sizeof(type); NULL
+ * with RAMP_ERR_NOT_FOUND for any other name. Every member a caller sets
+ * or reads is listed (ramp_layer_info's `select` and ramp_plan's theta and
+ * slots are not: the binding has no use for them). */
+const ramp_field *ramp_struct_fields(const char *type, size_t *size, int *count);
+
 #ifdef __cplusplus
 }
 #endif

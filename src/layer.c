@@ -192,48 +192,62 @@ static ramp_status create_classes(ramp_layer *L, const ramp_select_desc *sd,
     return RAMP_OK;
 }
 
-ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_layer_desc *d,
-                              ramp_layer **out) {
-    RAMP_CHECK(gpu && plan && d && out, RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_layer_create: NULL argument");
+/* Everything ramp_layer_create checks before it touches the GPU, and the
+ * two kernels' descriptors it builds from the plan and the descriptor. */
+static ramp_status prepare(const ramp_plan *plan, const ramp_layer_desc *d,
+                           ramp_select_desc *sd, ramp_poly_desc *pd) {
     RAMP_TRY(ramp_plan_validate(plan));
     RAMP_TRY(check_desc(plan, d));
     RAMP_CHECK(plan->count <= RAMP_SELECT_MAX_ENTRIES, RAMP_ERR_INVALID_ARGUMENT,
                "layer: menu of %d entries, the selection kernel takes %d", plan->count,
                RAMP_SELECT_MAX_ENTRIES);
+    memset(sd, 0, sizeof *sd);
+    sd->experts = d->experts;
+    sd->topk = plan->geom.topk;
+    sd->max_tokens = d->max_tokens;
+    sd->local_experts = d->local_experts;
+    sd->local_of = d->local_of;
+    sd->first_expert = d->first_expert;
+    sd->nentries = plan->count;
+    sd->one_shape = d->select_one_shape;
+    sd->pdl_wait = d->select_pdl;
+    for (int i = 0; i < plan->count; i++)
+        RAMP_TRY(ramp_select_entry_from_plan(plan, i, &sd->entries[i]));
+    RAMP_TRY(ramp_select_desc_check(sd));
+
+    memset(pd, 0, sizeof *pd);
+    pd->geom = plan->geom;
+    pd->geom.experts = d->local_experts;
+    pd->xbf16 = d->hidden_bf16;
+    pd->kernel = d->kernel;
+    pd->red4 = d->w2_red4;
+    pd->l2pf_mb = d->l2_prefetch_mb;
+    pd->bf16_pipe = d->bf16_pipe;
+    pd->det = d->deterministic;
+    pd->split = d->poly_split;
+    pd->top_wait = d->poly_top_wait;
+    pd->units = d->weight_units;
+    pd->count = plan->count;
+    memcpy(pd->cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
+    return ramp_moe_poly_check(pd);
+}
+
+ramp_status ramp_layer_check(const ramp_plan *plan, const ramp_layer_desc *d) {
+    RAMP_CHECK(plan && d, RAMP_ERR_INVALID_ARGUMENT, "ramp_layer_check: NULL argument");
+    ramp_select_desc sd;
+    ramp_poly_desc pd;
+    return prepare(plan, d, &sd, &pd);
+}
+
+ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_layer_desc *d,
+                              ramp_layer **out) {
+    RAMP_CHECK(gpu && plan && d && out, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_create: NULL argument");
+    ramp_select_desc sd;
+    ramp_poly_desc pd;
+    RAMP_TRY(prepare(plan, d, &sd, &pd));
     ramp_gpu_info gi;
     RAMP_TRY(ramp_gpu_get_info(gpu, &gi));
-
-    ramp_select_desc sd;
-    memset(&sd, 0, sizeof sd);
-    sd.experts = d->experts;
-    sd.topk = plan->geom.topk;
-    sd.max_tokens = d->max_tokens;
-    sd.local_experts = d->local_experts;
-    sd.local_of = d->local_of;
-    sd.first_expert = d->first_expert;
-    sd.nentries = plan->count;
-    sd.one_shape = d->select_one_shape;
-    sd.pdl_wait = d->select_pdl;
-    for (int i = 0; i < plan->count; i++)
-        RAMP_TRY(ramp_select_entry_from_plan(plan, i, &sd.entries[i]));
-    RAMP_TRY(ramp_select_desc_check(&sd));
-
-    ramp_poly_desc pd;
-    memset(&pd, 0, sizeof pd);
-    pd.geom = plan->geom;
-    pd.geom.experts = d->local_experts;
-    pd.xbf16 = d->hidden_bf16;
-    pd.kernel = d->kernel;
-    pd.red4 = d->w2_red4;
-    pd.l2pf_mb = d->l2_prefetch_mb;
-    pd.bf16_pipe = d->bf16_pipe;
-    pd.det = d->deterministic;
-    pd.split = d->poly_split;
-    pd.top_wait = d->poly_top_wait;
-    pd.units = d->weight_units;
-    pd.count = plan->count;
-    memcpy(pd.cfgs, plan->configs, sizeof(ramp_config) * (size_t)plan->count);
 
     ramp_layer *L = ramp_calloc(1, sizeof *L);
     if (!L) return RAMP_ERR_OUT_OF_MEMORY;

@@ -1,0 +1,264 @@
+"""python/ramp.py on a host with no GPU (CTest `python_binding`, release builds).
+
+What could be wrong in a binding, each checked against something the binding
+did not compute:
+  - the struct tables against include/ramp.h's text (every member the
+    header declares, in its order);
+  - plans: every field against the JSON file read by Python's json module,
+    and Plan.pick against a Python twin of Equation 3 (+ pairs) on fresh
+    random loads of two plans `ramp fit` made from shipped datasets;
+  - each layer option lands in its C member: an invalid value of each is
+    refused by libramp's check with a message naming that member and value;
+  - arguments refused in Python name the argument.
+Run: RAMP_LIBRARY=build/release/libramp.so RAMP_CLI=build/release/ramp \
+     python3 tests/python/test_binding.py
+"""
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import ramp  # noqa: E402
+
+with open(os.path.join(ROOT, "include", "ramp.h")) as _f:
+    HEADER = _f.read()
+CLI = os.environ.get("RAMP_CLI", os.path.join(ROOT, "build", "release", "ramp"))
+SEED = int(os.environ.get("RAMP_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
+TMP = tempfile.mkdtemp(prefix="ramp_binding.", dir=os.environ.get("RAMP_TEST_TMP"))
+
+
+def header_members(type_name):
+    """Member names of `typedef struct {...} type_name;` in the header, in order."""
+    end = HEADER.index("\n} %s;" % type_name)
+    start = HEADER.rindex("typedef struct {", 0, end) + len("typedef struct {")
+    body = re.sub(r"/\*.*?\*/", "", HEADER[start:end], flags=re.S)
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        # "ramp_devptr w13, w13_scale" / "int64_t w13_shape[3]" / "const int32_t *local_of"
+        first, *rest = decl.split(",")
+        for part in [first.split()[-1]] + rest:
+            names.append(re.sub(r"\[.*?\]", "", part).strip().lstrip("*"))
+    return names
+
+
+class FakeTensor:
+    """What Layer and check_layer read of a PyTorch tensor."""
+
+    def __init__(self, shape, dtype, ptr=0x10000, cuda=True, contiguous=True):
+        self.shape, self.dtype, self._ptr = tuple(shape), "torch." + dtype, ptr
+        self.is_cuda, self._contig = cuda, contiguous
+
+    def data_ptr(self):
+        return self._ptr
+
+    def is_contiguous(self):
+        return self._contig
+
+
+def fit(dataset, name):
+    path = os.path.join(TMP, name + ".json")
+    r = subprocess.run([CLI, "fit", os.path.join(ROOT, "data", "timing", dataset), "-o", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError("ramp fit %s failed:\n%s" % (dataset, r.stderr))
+    return path
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def twin_pick(plan_json, load):
+    """Equation 3 (+ pairs) in Python, as docs/formats.md and src/costmodel.c
+    define it: waves = ceil(tiles / S_c), tiles = q_c x row tiles (q_c =
+    ceil(h / w) x split-K; multicast rounds row tiles up to pairs), past-wave
+    penalty for v2 split-K entries beyond one wave; ties to the earlier entry."""
+    g = plan_json["geometry"]
+    sms, occ = plan_json["sms"], plan_json.get("occupancy", 1)
+    v2 = plan_json.get("kernel") == "v2"
+    best, bv = 0, math.inf
+    for i, entry in enumerate(plan_json["menu"]):
+        cfg = entry["config"]
+        rows = int(re.match(r"r(\d+)", cfg).group(1))
+        width = int(re.search(r"\.w(\d+)", cfg).group(1))
+        ks = re.search(r"\.k(\d+)", cfg)
+        splitk = int(ks.group(1)) if ks else 1
+        active = sum(1 for n in load if n > 0)
+        pairs = sum(n for n in load if n > 0)
+        rt = sum((n + rows - 1) // rows for n in load if n > 0)
+        if cfg.endswith(".mc") or ".mc." in cfg:
+            rt = math.ceil(rt / 2) * 2
+        tiles = float(((g["inter"] + width - 1) // width) * splitk * rt)
+        slots = entry.get("slots") or sms * occ
+        terms = [1.0, math.ceil(tiles / slots), tiles, float(active), float(pairs)]
+        v = 0.0
+        for t, x in zip(entry["theta"], terms):
+            v += t * x
+        if v2 and splitk > 1 and math.ceil(tiles / slots) > 1:
+            v += 1e6
+        if v < bv:
+            best, bv = i, v
+    return best
+
+
+class Binding(unittest.TestCase):
+    def test_version(self):
+        want = re.search(r'#define RAMP_VERSION_STRING "([^"]+)"', HEADER).group(1)
+        self.assertEqual(ramp.version(), want)
+
+    def test_tables_cover_the_header(self):
+        nested = {"geom": "ramp_geometry", "limits": "ramp_device_limits"}
+        omitted = {"ramp_layer_info": {"select"}, "ramp_plan": {"theta", "slots"}}
+        for t in ("ramp_layer_desc", "ramp_layer_io", "ramp_layer_info", "ramp_plan",
+                  "ramp_gpu_info"):
+            want = []
+            for m in header_members(t):
+                if m in omitted.get(t, ()):
+                    continue
+                if m in nested:
+                    want += [m + "." + n for n in header_members(nested[m])]
+                else:
+                    want.append(m)
+            _, fields = ramp._table(t)
+            by_offset = sorted(fields, key=lambda n: fields[n][0])
+            self.assertEqual(by_offset, want, t)
+
+    def test_unknown_struct(self):
+        with self.assertRaises(ramp.RampError) as e:
+            ramp._table("ramp_nope")
+        self.assertEqual(e.exception.status, "RAMP_ERR_NOT_FOUND")
+        self.assertIn('"ramp_nope"', e.exception.message)
+
+    def test_plan_fields_and_picks(self):
+        rng = random.Random(SEED)
+        for dataset in ("qwen3-30b-ep8-v2.safetensors", "mixtral-8x22b-ep8-v2-units.safetensors",
+                        "deepseek-v3-ep8-v2.safetensors"):
+            path = fit(dataset, dataset.split(".")[0])
+            j = read_json(path)
+            p = ramp.Plan.read(path)
+            self.assertEqual((p.model, p.layout, p.device, p.sms, p.kernel),
+                             (j["model"], j["layout"], j["device"], j["sms"], j["kernel"]))
+            self.assertEqual(p.geometry, j["geometry"])
+            self.assertEqual(p.configs, [m["config"] for m in j["menu"]])
+            self.assertEqual(p.weight_units, 1 if j.get("weights") == "units" else 0)
+            el = j["geometry"]["experts"]
+            picked = set()
+            for trial in range(400):
+                scale = rng.choice([1, 4, 16, 64, 256, 1024])
+                load = [rng.randrange(0, scale + 1) if rng.random() < 0.8 else 0
+                        for _ in range(el)]
+                got = p.pick(load)
+                want = twin_pick(j, load)
+                self.assertEqual(got, want, "%s load %s (seed %d)" % (dataset, load, SEED))
+                picked.add(got)
+            # the loads reach more than one entry, so a pick ignoring the
+            # load (a wrong pointer or count) could not pass
+            self.assertGreater(len(picked), 1, dataset)
+
+    def test_plan_errors(self):
+        missing = os.path.join(TMP, "missing.json")
+        with self.assertRaises(ramp.RampError) as e:
+            ramp.Plan.read(missing)
+        self.assertEqual(e.exception.status, "RAMP_ERR_IO")
+        self.assertIn("missing.json", e.exception.message)
+        bad = os.path.join(TMP, "bad.json")
+        good = read_json(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        good["menu"][0]["theta"][0] += 1.0  # the checksum no longer matches
+        with open(bad, "w") as f:
+            json.dump(good, f)
+        with self.assertRaises(ramp.RampError) as e:
+            ramp.Plan.read(bad)
+        self.assertEqual(e.exception.status, "RAMP_ERR_FORMAT")
+        self.assertIn("checksum", e.exception.message)
+
+    def layer_args(self, **over):
+        args = dict(w13=FakeTensor((16, 1536, 2048), "float8_e4m3fn"),
+                    w13_scale=FakeTensor((16, 12, 16), "float32"),
+                    w2=FakeTensor((16, 2048, 768), "float8_e4m3fn"),
+                    w2_scale=FakeTensor((16, 16, 6), "float32"),
+                    experts=128, max_tokens=512)
+        args.update(over)
+        return args
+
+    def test_check_layer(self):
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        ramp.check_layer(plan, **self.layer_args())  # accepted
+        ramp.check_layer(plan, **self.layer_args(kernel="v1", first_expert=32))
+
+        def refused(needle, **over):
+            with self.assertRaises(ramp.RampError) as e:
+                ramp.check_layer(plan, **self.layer_args(**over))
+            self.assertEqual(e.exception.status, "RAMP_ERR_INVALID_ARGUMENT")
+            self.assertIn(needle, e.exception.message)
+
+        refused("w13 shape [16, 1024, 2048]", w13=FakeTensor((16, 1024, 2048), "float8_e4m3fn"))
+        refused("w2 shape [16, 2048, 512]", w2=FakeTensor((16, 2048, 512), "float8_e4m3fn"))
+        refused("E = 64", experts=64)
+        refused("local_experts = 17", local_experts=17)
+        refused("max_tokens = 0", max_tokens=0)
+        # every option reaches its own member: libramp names member and value
+        for name, bad in [("serial_launch", 9), ("w2_red4", 3), ("l2_prefetch_mb", -1),
+                          ("bf16_pipe", 2), ("deterministic", 2), ("poly_split", 9),
+                          ("poly_top_wait", 2), ("weight_units", 2), ("select_one_shape", 2),
+                          ("select_pdl", 2), ("one_menu", 2)]:
+            refused("%s = %d" % (name, bad), **{name: bad})
+
+    def test_arguments_named(self):
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        cases = [
+            (TypeError, "w13: dtype bfloat16, expected float8_e4m3fn",
+             dict(w13=FakeTensor((16, 1536, 2048), "bfloat16"))),
+            (TypeError, "w2_scale: dtype float16", dict(w2_scale=FakeTensor((16, 16, 6), "float16"))),
+            (ValueError, "w2: shape (2048, 768), expected 3",
+             dict(w2=FakeTensor((2048, 768), "float8_e4m3fn"))),
+            (ValueError, "w13: a CPU tensor", dict(w13=FakeTensor((16, 1536, 2048), "float8_e4m3fn",
+                                                                  cuda=False))),
+            (ValueError, "w2: not contiguous", dict(w2=FakeTensor((16, 2048, 768), "float8_e4m3fn",
+                                                                   contiguous=False))),
+            (ValueError, "an FP8 plan needs the weights' block scales", dict(w13_scale=None)),
+            (ValueError, "local_of: 3 entries, expected experts = 128", dict(local_of=[0, 1, -1])),
+            (ValueError, "kernel: 'v3'", dict(kernel="v3")),
+            (TypeError, "unknown layer option 'fast'", dict(fast=1)),
+            (TypeError, "unknown layer option 'experts_'", dict(experts_=1)),
+            (TypeError, "w13: expected a tensor", dict(w13="w13")),
+        ]
+        for exc, needle, over in cases:
+            with self.assertRaises(exc) as e:
+                ramp.check_layer(plan, **self.layer_args(**over))
+            self.assertIn(needle, str(e.exception))
+        # the option list names what may be set
+        with self.assertRaises(TypeError) as e:
+            ramp.check_layer(plan, **self.layer_args(fast=1))
+        self.assertIn("select_pdl", str(e.exception))
+        self.assertNotIn("w13_shape", str(e.exception))
+
+    def test_local_of(self):
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        local_of = [-1] * 128
+        for i, e in enumerate(range(5, 128, 8)):  # 16 experts, strided
+            local_of[e] = i
+        ramp.check_layer(plan, **self.layer_args(local_of=local_of))
+
+    @unittest.skipIf(ramp.gpu_count() > 0, "a GPU is present")
+    def test_no_gpu(self):
+        self.assertEqual(ramp.gpu_count(), 0)
+        with self.assertRaises(ramp.RampError) as e:
+            ramp.Gpu(0)
+        self.assertEqual(e.exception.status, "RAMP_ERR_NO_GPU")
+        self.assertTrue(e.exception.message)
+
+
+if __name__ == "__main__":
+    print("test_binding.py: seed %d, library %s" % (SEED, ramp.library_path()))
+    unittest.main(verbosity=1)

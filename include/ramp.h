@@ -452,8 +452,10 @@ ramp_status ramp_kernel_version_parse(const char *text, ramp_kernel_version *out
 ramp_status ramp_kernel_version_check(ramp_kernel_version k, const ramp_config *c,
                                       const ramp_geometry *g);
 /* Kernel k's configuration space on g: v1's is ramp_config_space; v2's is
- * the part of it that v2 runs (for Qwen3-30B EP8 60 of 180, DeepSeek-V3 EP8
- * 90 of 378), in ramp_config_space's order; *out malloc'd (free()). */
+ * the part of it that v2 runs (for Qwen3-30B EP8 97 of 180, DeepSeek-V3 EP8
+ * 154 of 378 in session 41; it grew with the kernel, so older datasets time
+ * less of it: `ramp dataset info` says how much), in ramp_config_space's
+ * order; *out malloc'd (free()). */
 ramp_status ramp_config_space_for(ramp_kernel_version k, const ramp_geometry *g,
                                   const ramp_device_limits *lim,
                                   ramp_config **out, int *count);

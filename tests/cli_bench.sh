@@ -50,6 +50,23 @@ expect 0 "1 of 8640 times filled" -- "$ramp" dataset info "$tmp/dl.safetensors"
 expect 0 "48 loads x 2 configurations" -- \
   "$ramp" bench "$tmp/loads.safetensors" -o "$tmp/two.safetensors" --backend sim --configs r16.w256.s4,r2.w128.s2
 expect 0 "96 of 96 times filled" -- "$ramp" dataset info "$tmp/two.safetensors"
+# How much of the kernel's space a dataset times, and what a plan fit on it
+# cannot choose (the space's size as `dataset build` reports it, not by info)
+space_of() {
+  "$ramp" dataset build --model qwen3-30b --layout EP8 --max-batches 1 "$@" -o "$tmp/space.safetensors" \
+    "$tmp/chat.safetensors" 2>&1 | sed -n 's/.*wrote [0-9]* loads x \([0-9]*\).*/\1/p'
+}
+v1n=$(space_of)
+expect 0 "space: 18 of the $v1n configurations of kernel v1's space .* other $((v1n - 18)):" -- \
+  "$ramp" dataset info "$out"
+expect 0 "space: all $v1n configurations of kernel v1's space" -- "$ramp" dataset info "$tmp/loads.safetensors"
+src=$2/data/timing/qwen3-30b-ep8-v2.safetensors
+v2n=$(space_of --kernel v2)
+v2t=$("$ramp" dataset info "$src" | sed -n 's/.* loads in .* batches, \([0-9]*\) configurations.*/\1/p')
+if [ "$v2t" -lt "$v2n" ]; then
+  expect 0 "note: $v2t of the $v2n configurations of kernel v2's space .* cannot choose the other $((v2n - v2t)): .*split-K \(r" -- \
+    "$ramp" fit "$src" -o "$tmp/q.json"
+fi
 expect 2 "r64.w512.s4 is not in the dataset's space" -- \
   "$ramp" bench "$tmp/loads.safetensors" -o "$tmp/bad.safetensors" --backend sim --configs r16.w256.s4,r64.w512.s4
 expect 1 "stages 9" -- \

@@ -56,6 +56,12 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
  * classes, no compile. */
 int configs_plan_info(const char *plan_path);
 
+/* How much of kernel t->kernel's configuration space today (on the H200's
+ * limits) the dataset t times, as a line on f ("  space: ..."); with
+ * only_gaps, a "note: " line only when some are missing. Returns how many
+ * are missing, -1 if the space cannot be listed. */
+int cli_space_coverage(const ramp_timing *t, FILE *f, int only_gaps);
+
 /* Subcommands. */
 int cmd_models(int argc, char **argv);
 int cmd_configs(int argc, char **argv);

@@ -83,3 +83,50 @@ void cli_progress_done(void *label) {
     if (!progress_enabled()) return;
     fprintf(stderr, "\r%s: done\n", label ? (const char *)label : "working");
 }
+
+/* The family a configuration belongs to, for summaries of what is missing. */
+static int config_family(const ramp_config *c) {
+    if (c->rows > 64) return 0;
+    if (c->splitk > 1) return 1;
+    if (c->two_phase) return 2;
+    return 3;
+}
+
+int cli_space_coverage(const ramp_timing *t, FILE *f, int only_gaps) {
+    static const char *family[] = {"wide (128 rows)", "split-K", "narrow two-phase", "other"};
+    ramp_device_limits lim;
+    ramp_device_limits_h200(&lim);
+    ramp_config *space = NULL;
+    int n = 0;
+    if (ramp_config_space_for((ramp_kernel_version)t->kernel, &t->geom, &lim, &space, &n) != RAMP_OK)
+        return -1;
+    int timed = 0, missing[4] = {0};
+    char first[4][64];
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (int c = 0; c < t->nconfigs && !found; c++) found = ramp_config_equal(&space[i], &t->configs[c]);
+        if (found) {
+            timed++;
+            continue;
+        }
+        const int fam = config_family(&space[i]);
+        if (missing[fam]++ == 0) ramp_config_name(&space[i], first[fam], sizeof first[fam]);
+    }
+    free(space);
+    const char *k = ramp_kernel_version_name((ramp_kernel_version)t->kernel);
+    if (timed == n && !only_gaps)
+        fprintf(f, "  space: all %d configurations of kernel %s's space for this geometry are timed\n", n, k);
+    if (timed < n) {
+        fprintf(f, "%s%d of the %d configurations of kernel %s's space for this geometry are timed; "
+                   "a plan fit on it cannot choose the other %d:",
+                only_gaps ? "note: " : "  space: ", timed, n, k, n - timed);
+        for (int fam = 0, sep = 0; fam < 4; fam++)
+            if (missing[fam])
+                fprintf(f, "%s %d %s (%s%s)", sep++ ? "," : "", missing[fam], family[fam], first[fam],
+                        missing[fam] > 1 ? ", ..." : "");
+        fputc('\n', f);
+    }
+    if (t->nconfigs > timed && !only_gaps)
+        fprintf(f, "  (%d timed configurations are not in the space any more)\n", t->nconfigs - timed);
+    return n - timed;
+}

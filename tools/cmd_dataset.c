@@ -199,7 +199,7 @@ static int dataset_simulate(int argc, char **argv) {
 
 static int dataset_info(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        puts("usage: ramp dataset info FILE...\n\nPrints each dataset's metadata and how many times are filled.");
+        puts("usage: ramp dataset info FILE...\n\nPrints each dataset's metadata, how many times are filled, and how much of\nits kernel's configuration space (today's, on the H200's limits) it times:\na plan fit on it can choose only those.");
         return argc < 2 ? 2 : 0;
     }
     for (int f = 1; f < argc; f++) {
@@ -219,6 +219,7 @@ static int dataset_info(int argc, char **argv) {
         printf("  precision: %s\n", t->geom.bf16 ? "bf16" : "fp8 (128x128 block scales)");
         printf("  command: %s\n", t->command[0] ? t->command : "(none recorded)");
         printf("  checksum: %s\n", t->checksum ? "sha256, verified" : "none (written before checksums)");
+        cli_space_coverage(t, stdout, 0);
         ramp_timing_free(t);
     }
     return 0;

@@ -185,6 +185,7 @@ int cmd_fit(int argc, char **argv) {
                    ramp_config_name(&t->configs[menu.config[i]], name, sizeof name), menu.total_us[i],
                    th[0], th[1], th[2], th[3], pairs, plan.slots[i]);
         }
+        if (!deterministic) cli_space_coverage(t, stdout, 1);
         if (diagnose) {
             ramp_costmodel_diag dg;
             if ((s = ramp_costmodel_diagnose(m, t, mask, NULL, 0, &dg))) rc = cli_fail(cmd, s);

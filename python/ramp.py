@@ -29,7 +29,7 @@ import os
 import struct
 
 __all__ = ["RampError", "Plan", "Gpu", "Layer", "gpu_count", "check_layer",
-           "library_path", "version"]
+           "weights_to_units", "w2_to_red4", "library_path", "version"]
 
 CU_STREAM_LEGACY = 1  # the driver's name for the legacy default stream
 _KERNELS = {"v1": 0, "v2": 1}
@@ -101,6 +101,9 @@ for _name, _res, _args in [
         ("ramp_layer_free", None, [_vp]),
         ("ramp_layer_run", _int, [_vp, _vp, _vp]),
         ("ramp_layer_get_info", _int, [_vp, _vp]),
+        ("ramp_weights_to_units", _int, [ctypes.POINTER(ctypes.c_int64),
+                                         ctypes.POINTER(ctypes.c_int64), _int, _vp, _vp, _vp, _vp]),
+        ("ramp_w2_to_red4", _int, [ctypes.POINTER(ctypes.c_int64), _vp, _vp]),
 ]:
     _fn = getattr(_lib, _name)
     _fn.restype, _fn.argtypes = _res, _args
@@ -279,6 +282,61 @@ class Gpu:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# ------------------------------------------------- weight layouts (host memory)
+
+def _host(name, t, like=None, out=False):
+    """Address and (shape, element bytes) of a host array: a CPU torch tensor
+    or a numpy array, contiguous (and writeable: out); `like`: the same
+    shape and element size."""
+    if hasattr(t, "data_ptr"):
+        if getattr(t, "is_cuda", False):
+            raise ValueError("%s: a CUDA tensor; weight layouts are made in host memory, "
+                             "once, before the weights are copied to the GPU" % name)
+        if hasattr(t, "is_contiguous") and not t.is_contiguous():
+            raise ValueError("%s: not contiguous" % name)
+        ptr, eb = int(t.data_ptr()), int(t.element_size())
+    elif hasattr(t, "__array_interface__"):
+        ai = t.__array_interface__
+        if not t.flags["C_CONTIGUOUS"] or (out and not t.flags["WRITEABLE"]):
+            raise ValueError("%s: not a C-contiguous%s array" % (name, " writeable" if out else ""))
+        ptr, eb = int(ai["data"][0]), int(t.itemsize)
+    else:
+        raise TypeError("%s: expected a CPU tensor or a numpy array, got %s" %
+                        (name, type(t).__name__))
+    shape = tuple(int(n) for n in t.shape)
+    if len(shape) != 3:
+        raise ValueError("%s: shape %s, expected 3 dimensions" % (name, shape))
+    if like is not None and (shape, eb) != like:
+        raise ValueError("%s: shape %s of %d-byte elements, expected %s of %d-byte elements" %
+                         (name, shape, eb, like[0], like[1]))
+    return ptr, (shape, eb)
+
+
+def weights_to_units(w13, w2, w13_out, w2_out):
+    """w13 [EL, 2h, d] and w2 [EL, d, h] (FP8 or BF16, host memory) into
+    w13_out and w2_out (same shapes and element size) in the stage units a
+    layer made with weight_units=1 reads (ramp_weights_to_units; scales are
+    unchanged). Once, when the weights are loaded."""
+    p13, (s13, eb) = _host("w13", w13)
+    p2, (s2, eb2) = _host("w2", w2)
+    if eb2 != eb:
+        raise ValueError("w2: %d-byte elements, w13 has %d" % (eb2, eb))
+    o13, _ = _host("w13_out", w13_out, (s13, eb), out=True)
+    o2, _ = _host("w2_out", w2_out, (s2, eb), out=True)
+    _check(_lib.ramp_weights_to_units((ctypes.c_int64 * 3)(*s13), (ctypes.c_int64 * 3)(*s2),
+                                      eb, p13, p2, o13, o2))
+
+
+def w2_to_red4(w2, out):
+    """FP8 w2 [EL, d, h] (host memory) into out in the row order of a layer
+    made with w2_red4=1 (ramp_w2_to_red4; scales unchanged)."""
+    p2, (s2, eb) = _host("w2", w2)
+    if eb != 1:
+        raise ValueError("w2: %d-byte elements; the float4 output order is for FP8 weights" % eb)
+    o2, _ = _host("out", out, (s2, 1), out=True)
+    _check(_lib.ramp_w2_to_red4((ctypes.c_int64 * 3)(*s2), p2, o2))
 
 
 # -------------------------------------------------------------------- layers

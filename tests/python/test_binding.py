@@ -250,6 +250,72 @@ class Binding(unittest.TestCase):
             local_of[e] = i
         ramp.check_layer(plan, **self.layer_args(local_of=local_of))
 
+    def test_weight_layouts(self):
+        """weights_to_units and w2_to_red4 against numpy twins of the layouts
+        include/ramp.h documents, on fresh random bytes."""
+        import numpy as np
+        rng = np.random.default_rng(SEED)
+
+        def swizzled(blocks):
+            # [..., rows, 128 bytes]: 16-byte chunk j of row r stored at j ^ (r % 8)
+            rows = blocks.shape[-2]
+            pos = np.arange(128)
+            r = np.arange(rows)[:, None]
+            src = (((pos[None, :] // 16) ^ (r % 8)) * 16 + pos[None, :] % 16)
+            return np.take_along_axis(blocks, np.broadcast_to(src, blocks.shape), axis=-1)
+
+        for el, h, d, dtype in ((2, 256, 512, np.uint8), (3, 384, 256, np.uint8),
+                                (2, 256, 512, np.uint16)):
+            eb = np.dtype(dtype).itemsize
+            w13 = rng.integers(0, 1 << (8 * eb), (el, 2 * h, d), dtype=dtype)
+            w2 = rng.integers(0, 1 << (8 * eb), (el, d, h), dtype=dtype)
+            u13 = np.full_like(w13, 0x5A)  # poisoned: every byte must be written
+            u2 = np.full_like(w2, 0x5A)
+            ramp.weights_to_units(w13, w2, u13, u2)
+            a = w13.view(np.uint8).reshape(el, 2 * h, d * eb)
+            kb = d * eb // 128
+            gate = a[:, :h].reshape(el, h // 128, 128, kb, 128).transpose(0, 1, 3, 2, 4)
+            up = a[:, h:].reshape(el, h // 128, 128, kb, 128).transpose(0, 1, 3, 2, 4)
+            want13 = swizzled(np.concatenate([gate, up], axis=3))  # units (e, rb, kb)
+            b = w2.view(np.uint8).reshape(el, d, h * eb)
+            hb = h * eb // 128
+            want2 = swizzled(b.reshape(el, d // 256, 256, hb, 128).transpose(0, 1, 3, 2, 4))
+            self.assertTrue(np.array_equal(u13.view(np.uint8).ravel(), want13.ravel()),
+                            "w13 units, %s (seed %d)" % ((el, h, d, eb), SEED))
+            self.assertTrue(np.array_equal(u2.view(np.uint8).ravel(), want2.ravel()),
+                            "w2 units, %s (seed %d)" % ((el, h, d, eb), SEED))
+            if eb == 1:
+                r4 = np.full_like(w2, 0x5A)
+                ramp.w2_to_red4(w2, r4)
+                # row s = 64 t + 16 w + g + 8 hh of each 128-row block holds
+                # source row 4 (8 w + g) + 2 t + hh
+                src = np.empty(128, dtype=np.int64)
+                for t in range(2):
+                    for w in range(4):
+                        for g in range(8):
+                            for hh in range(2):
+                                src[64 * t + 16 * w + g + 8 * hh] = 4 * (8 * w + g) + 2 * t + hh
+                want = w2.reshape(el, d // 128, 128, h)[:, :, src].reshape(el, d, h)
+                self.assertTrue(np.array_equal(r4, want), "red4 order (seed %d)" % SEED)
+        # refusals, named
+        w13 = np.zeros((2, 512, 512), np.uint8)
+        w2 = np.zeros((2, 512, 256), np.uint8)
+        for call, exc, needle in [
+                (lambda: ramp.weights_to_units(w13, w2, np.zeros_like(w13), np.zeros((2, 512, 128), np.uint8)),
+                 ValueError, "w2_out: shape (2, 512, 128)"),
+                (lambda: ramp.weights_to_units(w13, w2.astype(np.uint16), w13, w2), ValueError,
+                 "w2: 2-byte elements, w13 has 1"),
+                (lambda: ramp.weights_to_units(w13[:, ::2], w2, w13, w2), ValueError,
+                 "w13: not a C-contiguous"),
+                (lambda: ramp.weights_to_units([1], w2, w13, w2), TypeError, "w13: expected a CPU tensor"),
+                (lambda: ramp.w2_to_red4(w2.astype(np.uint16), w2), ValueError, "FP8 weights"),
+                (lambda: ramp.weights_to_units(w13, np.zeros((2, 512, 512), np.uint8),
+                                               np.zeros_like(w13), np.zeros((2, 512, 512), np.uint8)),
+                 ramp.RampError, "are not W13 [EL, 2h, d] and W2 [EL, d, h]")]:
+            with self.assertRaises(exc) as e:
+                call()
+            self.assertIn(needle, str(e.exception))
+
     @unittest.skipIf(ramp.gpu_count() > 0, "a GPU is present")
     def test_no_gpu(self):
         self.assertEqual(ramp.gpu_count(), 0)

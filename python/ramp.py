@@ -271,9 +271,10 @@ class Gpu:
         return {name: s[name] for name in s.fields}
 
     def close(self):
-        if getattr(self, "_h", None):
+        # (at interpreter exit the module's globals may already be gone)
+        if getattr(self, "_h", None) and _lib is not None:
             _lib.ramp_gpu_close(self._h)
-            self._h = None
+        self._h = None
 
     __del__ = close
 
@@ -523,8 +524,9 @@ class Layer:
         _check(_lib.ramp_layer_run(self._h, io.ptr, _torch_stream(stream)))
 
     def close(self):
-        if getattr(self, "_h", None):
+        """Frees the layer's kernels and buffers (also when collected)."""
+        if getattr(self, "_h", None) and _lib is not None:
             _lib.ramp_layer_free(self._h)
-            self._h = None
+        self._h = None
 
     __del__ = close

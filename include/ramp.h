@@ -1316,6 +1316,13 @@ ramp_status ramp_eval_print_transfer(FILE *f, const ramp_eval_transfer *x, int n
  * batch_tokens, gpus, then <policy>_us per policy that ran) and
  * dir/summary.csv (one row per policy), each atomically. dir must exist. */
 ramp_status ramp_eval_write_csv(const ramp_eval_result *r, const char *dir);
+/* Writes dir/loads.csv atomically: one row per scored load of t, the
+ * dataset r was run on (domain, batch, gpu, batch_tokens, pairs, active,
+ * then <policy>_config and <policy>_us per policy that ran: what each chose
+ * for that GPU and its measured time), so that where a policy loses can be
+ * read per GPU. */
+ramp_status ramp_eval_write_loads(const ramp_eval_result *r, const ramp_timing *t,
+                                  const char *dir);
 /* Writes dir/predicted_vs_measured.svg and dir/speedup.svg atomically. */
 ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir);
 

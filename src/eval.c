@@ -1134,6 +1134,47 @@ ramp_status ramp_eval_write_csv(const ramp_eval_result *r, const char *dir) {
     return ramp_outfile_commit(&o);
 }
 
+ramp_status ramp_eval_write_loads(const ramp_eval_result *r, const ramp_timing *t,
+                                  const char *dir) {
+    RAMP_CHECK(r && t && dir, RAMP_ERR_INVALID_ARGUMENT, "ramp_eval_write_loads: NULL argument");
+    RAMP_CHECK(r->nloads == t->nloads && r->nconfigs == t->nconfigs, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_eval_write_loads: the result is of %lld loads x %d configurations, the "
+               "dataset %lld x %d: not the dataset it was run on",
+               (long long)r->nloads, r->nconfigs, (long long)t->nloads, t->nconfigs);
+    char path[4096];
+    ramp_outfile o;
+    RAMP_TRY(ramp_path_join(path, sizeof path, dir, "loads.csv"));
+    RAMP_TRY(ramp_outfile_open(&o, path));
+    fprintf(o.f, "domain,batch,gpu,batch_tokens,pairs,active");
+    for (int k = 0; k < NP; k++)
+        if (r->policy[k].ran)
+            fprintf(o.f, ",%s_config,%s_us", ramp_policy_name((ramp_policy_kind)k),
+                    ramp_policy_name((ramp_policy_kind)k));
+    fprintf(o.f, "\n");
+    for (int64_t i = 0; i < t->nloads; i++) {
+        if (r->choice[(size_t)i * NP + RAMP_POLICY_COSTMODEL] < 0) continue; /* not scored */
+        const int32_t *load = t->loads + (size_t)i * (size_t)t->max_experts;
+        long long pairs = 0;
+        int active = 0;
+        for (int e = 0; e < t->nexp[i]; e++) {
+            pairs += load[e] > 0 ? load[e] : 0;
+            active += load[e] > 0;
+        }
+        fprintf(o.f, "%s,%d,%d,%d,%lld,%d", t->domains[t->domain[i]], t->batch[i], t->gpu[i],
+                t->batch_tokens[i], pairs, active);
+        for (int k = 0; k < NP; k++) {
+            if (!r->policy[k].ran) continue;
+            const int c = r->choice[(size_t)i * NP + k];
+            char name[64] = "";
+            if (c >= 0) ramp_config_name(&t->configs[c], name, sizeof name);
+            fprintf(o.f, ",%s", name);
+            csv_num(o.f, c >= 0 ? ramp_times_of(t, i)[c] : NAN);
+        }
+        fprintf(o.f, "\n");
+    }
+    return ramp_outfile_commit(&o);
+}
+
 ramp_status ramp_eval_write_plots(const ramp_eval_result *r, const char *dir) {
     RAMP_CHECK(r && dir, RAMP_ERR_INVALID_ARGUMENT, "ramp_eval_write_plots: NULL argument");
     struct stat sb;

@@ -46,6 +46,30 @@ echo "$out" | grep -q "Table 8\|Table 11" && fail "Table 8 or 11 without their d
 expect 0 "Table 8: RaMP on balanced expert placement" -- "$ramp" eval "$tmp/con.safetensors" \
   "$tmp/bal.safetensors" "$tmp/tp.safetensors" --bootstrap 50 --out "$tmp/ev"
 out=$(cat "$tmp/ev/report.txt")
+# loads.csv: every GPU's choice per policy; a batch's time in batches.csv is
+# the slowest of its GPUs' in loads.csv, for every policy, every batch
+for d in "$tmp"/ev/*/; do
+  python3 - "$d" <<'PY' || fail "loads.csv of $d disagrees with batches.csv"
+import csv, sys
+d = sys.argv[1]
+loads = list(csv.DictReader(open(d + "loads.csv")))
+batches = list(csv.DictReader(open(d + "batches.csv")))
+policies = [k[:-3] for k in batches[0] if k.endswith("_us")]
+assert loads and policies and "ramp" in policies, (len(loads), policies)
+n = 0
+for b in batches:
+    rows = [r for r in loads if (r["domain"], r["batch"]) == (b["domain"], b["batch"])]
+    assert len(rows) == int(b["gpus"]), (b, len(rows))
+    for p in policies:
+        want = float(b[p + "_us"])
+        got = max(float(r[p + "_us"]) for r in rows)
+        assert abs(got - want) <= 1e-3 * want, (b["domain"], b["batch"], p, got, want)
+        assert all(r[p + "_config"].startswith("r") for r in rows)
+        n += 1
+assert sum(int(b["gpus"]) for b in batches) == len(loads)
+print("loads.csv: %d batch x policy times agree" % n)
+PY
+done
 row8=$(echo "$out" | sed -n '/^Table 8/,/^Imbalance/p' | grep '^Qwen3-30B-A3B')
 [ -n "$row8" ] || fail "no Table 8 row: $out"
 # c/b/pair: the same count three times
@@ -74,6 +98,9 @@ expect 1 "batch [0-9]+ has [0-9]+ tokens under one placement and [0-9]+ under th
 expect 0 "^Cost model: eq3, " -- "$ramp" eval "$tmp/con.safetensors" --bootstrap 0 --cost-model eq3
 expect 0 "^Cost model: eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" --bootstrap 0 --cost-model eq3+pairs
 expect 0 "^Cost model: eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" --bootstrap 0
+expect 0 "^Training: the other traffic domains \(the paper's" -- "$ramp" eval "$tmp/con.safetensors" --bootstrap 0
+expect 0 "^Training: the other traffic domains and the uniform loads" -- \
+  "$ramp" eval "$tmp/con.safetensors" --bootstrap 0 --train-uniform
 expect 2 "--cost-model tilecount: expected eq3 or eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" \
   --cost-model tilecount
 expect 2 "--cost-model eq4: expected eq3 or eq3\+pairs" -- "$ramp" eval "$tmp/con.safetensors" --cost-model eq4

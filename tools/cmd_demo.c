@@ -234,7 +234,8 @@ int cmd_demo(int argc, char **argv) {
     if (s == RAMP_OK) {
         snprintf(sub, sizeof sub, "%s/eval", tmp);
         mkdir(sub, 0777);
-        if (!(s = ramp_eval_write_csv(res, sub))) s = ramp_eval_write_plots(res, sub);
+        if (!(s = ramp_eval_write_csv(res, sub)) && !(s = ramp_eval_write_loads(res, t, sub)))
+            s = ramp_eval_write_plots(res, sub);
     }
     if (s == RAMP_OK) {
         /* The plan a deployment serves: fit and menu on all traffic. */

@@ -206,7 +206,7 @@ static const char EVAL_HELP[] =
     "                 [--bootstrap N] [--seed S] [--min-tokens 128] [--summary]\n"
     "                 [--menu-objective load|layer]\n"
     "                 [--wave-fit picks|rmse|capacity|sms] [--intercept penalised|free]\n"
-    "                 [--cost-model eq3|eq3+pairs]\n"
+    "                 [--cost-model eq3|eq3+pairs] [--train-uniform]\n"
     "\n"
     "Held-out evaluation: for each traffic domain in turn, every policy that\n"
     "learns is fit on the other domains (vLLM's tuning on the \"uniform\" batches)\n"
@@ -221,7 +221,8 @@ static const char EVAL_HELP[] =
     "the trace-tuned table and over vLLM's tuning under each placement, and the\n"
     "effect of balancing on the same batches) and Table 11 (TP layouts: every\n"
     "GPU holds every expert). With --out, writes per dataset\n"
-    "DIR/<model>-<layout>[-balanced][-v2]/batches.csv, summary.csv,\n"
+    "DIR/<model>-<layout>[-balanced][-v2]/batches.csv, loads.csv (each GPU's\n"
+    "choice per policy and its time), summary.csv,\n"
     "predicted_vs_measured.svg and speedup.svg, and DIR/report.txt (every table\n"
     "printed, as on stdout without --summary). --menu-objective picks the\n"
     "menu greedy's objective: load (the paper's: sum over loads of the best\n"
@@ -238,6 +239,11 @@ static const char EVAL_HELP[] =
     "load's token-expert pairs, the sum of its counts, for kernel v2's per-pair\n"
     "work; what `ramp fit` writes and the selection kernel serves) or eq3 (the\n"
     "paper's Equation 3, t = th0 + th1*W + th2*T + th3*A).\n"
+    "--train-uniform: the \"uniform\" loads (uniformly random routing, what an\n"
+    "offline tuning sweep generates) train every learning policy too, not only\n"
+    "vLLM's; the held-out domain stays held out. `ramp fit` trains on every\n"
+    "load, uniform included, so this is the protocol closer to the served plan;\n"
+    "without it, the paper's (held-out traffic only).\n"
     "Given datasets of two or more models, it also prints the cost model's\n"
     "transfer: each model's configurations fit on the other models' datasets\n"
     "(load terms scaled by hidden / 2048) and scored on all its traffic batches.\n"
@@ -267,9 +273,13 @@ static ramp_status print_tables(FILE *f, const ramp_eval_result *const *cr, int 
     ramp_status s;
     if (eo->policy.cost_model == RAMP_COSTMODEL_EQ3_PAIRS)
         fprintf(f, "Cost model: eq3+pairs, t = th0 + th1*W + th2*T + th3*A + th4*P "
-                   "(P: the load's token-expert pairs)\n\n");
+                   "(P: the load's token-expert pairs)\n");
     else
-        fprintf(f, "Cost model: eq3, t = th0 + th1*W + th2*T + th3*A (the paper's Equation 3)\n\n");
+        fprintf(f, "Cost model: eq3, t = th0 + th1*W + th2*T + th3*A (the paper's Equation 3)\n");
+    fprintf(f, "Training: %s\n\n",
+            eo->train_uniform ? "the other traffic domains and the uniform loads (--train-uniform)"
+                              : "the other traffic domains (the paper's protocol; vLLM's tuning on "
+                                "the uniform loads)");
     if ((s = ramp_eval_print_table3(f, cr, n))) return s;
     fprintf(f, "\n");
     if ((s = ramp_eval_print_table4(f, cr, n))) return s;
@@ -316,7 +326,8 @@ int cmd_eval(int argc, char **argv) {
         {"seed", required_argument, 0, 'S'}, {"min-tokens", required_argument, 0, 'm'},
         {"summary", no_argument, 0, 's'}, {"menu-objective", required_argument, 0, 'M'},
         {"wave-fit", required_argument, 0, 'W'}, {"intercept", required_argument, 0, 'I'},
-        {"cost-model", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cost-model", required_argument, 0, 'C'}, {"train-uniform", no_argument, 0, 'U'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cmd = "eval", *outdir = NULL;
     ramp_eval_options eo;
     ramp_eval_defaults(&eo);
@@ -327,6 +338,7 @@ int cmd_eval(int argc, char **argv) {
         switch (o) {
         case 'o': outdir = optarg; break;
         case 'H': eo.holdout = optarg; break;
+        case 'U': eo.train_uniform = 1; break;
         case 'n': if (!cli_int(cmd, "--menu", optarg, 0, RAMP_MENU_MAX, &v)) return 2; eo.menu_size = (int)v; break;
         case 'B': if (!cli_int(cmd, "--bootstrap", optarg, 0, 100000, &v)) return 2; eo.bootstrap = (int)v; break;
         case 'S': if (!cli_int(cmd, "--seed", optarg, 0, 0x7fffffffL, &v)) return 2; eo.seed = (uint64_t)v; break;
@@ -391,7 +403,8 @@ int cmd_eval(int argc, char **argv) {
                      ramp_placement_is_balanced(res[i]->placement) ? "-balanced" : "",
                      t->kernel == RAMP_KERNEL_V2 ? "-v2" : "");
             if (!make_dir(dir)) rc = cli_usage_error(cmd, "cannot create %s: %s", dir, strerror(errno));
-            else if ((s = ramp_eval_write_csv(res[i], dir)) || (s = ramp_eval_write_plots(res[i], dir)))
+            else if ((s = ramp_eval_write_csv(res[i], dir)) || (s = ramp_eval_write_loads(res[i], t, dir)) ||
+                     (s = ramp_eval_write_plots(res[i], dir)))
                 rc = cli_fail(cmd, s);
         }
     }

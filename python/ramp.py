@@ -18,13 +18,16 @@ launches, no host synchronisation, no allocation. Everything else (plan
 fitting, datasets, evaluation) is the ``ramp`` command line's.
 
 The library is found at $RAMP_LIBRARY, else in this checkout's build
-directories (build/release, build-rel, build), else on the loader's path.
+directories (build/release, build-rel, build), else beside an installed copy
+(`cmake --install`: P/share/ramp/python/ramp.py finds P/lib/libramp.so),
+else on the loader's path.
 Struct layouts are read from the library (ramp_struct_fields), not copied
 here, so this file cannot drift from the C header.
 """
 
 import ctypes
 import ctypes.util
+import glob
 import os
 import struct
 
@@ -51,9 +54,14 @@ def _candidates():
     env = os.environ.get("RAMP_LIBRARY")
     if env:
         return [env]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)  # a checkout: python/ramp.py
     paths = [os.path.join(root, d, "libramp.so")
              for d in ("build/release", "build-rel", "build", "build-gpucheck")]
+    # installed by `cmake --install`: P/share/ramp/python/ramp.py, P/lib*/libramp.so
+    prefix = os.path.dirname(os.path.dirname(root))
+    paths += sorted(glob.glob(os.path.join(prefix, "lib*", "libramp.so")) +
+                    glob.glob(os.path.join(prefix, "lib", "*", "libramp.so")))
     found = ctypes.util.find_library("ramp")
     return paths + ([found] if found else [])
 

@@ -47,9 +47,16 @@ static uint64_t hash_str(uint64_t h, const char *s) {
     return ramp_fnv1a64(h, s, strlen(s) + 1);
 }
 
+/* $RAMP_KERNEL_DIR, else the checkout the library was built from, else
+ * (that checkout gone: an installed library) the installed copy. */
 const char *ramp_kernel_dir(void) {
     const char *d = getenv("RAMP_KERNEL_DIR");
-    return d && *d ? d : RAMP_DEFAULT_KERNEL_DIR;
+    if (d && *d) return d;
+#ifdef RAMP_INSTALLED_KERNEL_DIR
+    struct stat sb;
+    if (stat(RAMP_DEFAULT_KERNEL_DIR, &sb) != 0) return RAMP_INSTALLED_KERNEL_DIR;
+#endif
+    return RAMP_DEFAULT_KERNEL_DIR;
 }
 
 ramp_status ramp_read_text_file(const char *path, char **text, size_t *size) {

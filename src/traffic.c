@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---------------------------------------------------------------------- */
 /* Domains                                                                */
@@ -392,6 +393,10 @@ static ramp_status routing_dir_of(const ramp_traffic_params *p, char *buf,
         const char *env = getenv("RAMP_DATA_DIR");
 #ifdef RAMP_DEFAULT_DATA_DIR
         const char *base = env && *env ? env : RAMP_DEFAULT_DATA_DIR;
+#ifdef RAMP_INSTALLED_DATA_DIR /* the checkout gone: an installed library */
+        struct stat sb;
+        if (!(env && *env) && stat(RAMP_DEFAULT_DATA_DIR, &sb) != 0) base = RAMP_INSTALLED_DATA_DIR;
+#endif
 #else
         const char *base = env && *env ? env : "data";
 #endif

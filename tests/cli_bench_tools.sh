@@ -9,7 +9,8 @@
 # bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters, bench/power_join.py on samples made here,
-# bench/power_roofline.py on a shipped bench_wgmma CSV; bench_stack's refusals.
+# bench/power_roofline.py on a shipped bench_wgmma CSV; bench_stack's refusals;
+# bench/costmodel_forms.py's base form against `ramp eval`'s own gaps.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -82,6 +83,19 @@ expect 0 "^\| qwen3-30b-ep8 \| 60 \| 720 \(4\) \| 42960 \| 0\.555 \| 0\.950 .* \
   python3 "$cmp" --csv "$tmp/v.csv" "$T/qwen3-30b-ep8.safetensors" "$T/qwen3-30b-ep8-v2.safetensors"
 [ "$(wc -l < "$tmp/v.csv")" = 61 ] || fail "v1_vs_v2 CSV: $(wc -l < "$tmp/v.csv") lines, expected 61"
 grep -q '^qwen3-30b-ep8,r64.w256.s4,716,' "$tmp/v.csv" || fail "v1_vs_v2 CSV lacks r64.w256.s4: $(head -3 "$tmp/v.csv")"
+# bench/costmodel_forms.py: its "base" form reimplements libramp's fit and
+# pick; on two shipped datasets its gaps must equal `ramp eval`'s Table 3
+# gaps (a change to either side makes them differ), and a bad form is refused
+forms=$2/bench/costmodel_forms.py
+expect 2 "--forms: unknown eq9" -- python3 "$forms" --forms base,eq9
+for ds in qwen3-30b-ep8-v2 deepseek-v3-ep8-v2; do
+  want=$("$ramp" eval "$2/data/timing/$ds.safetensors" --bootstrap 0 --menu 0 2>/dev/null |
+         sed -n '/^Table 3/,/^Gap: /p' | grep -E ' EP8 ' | awk '{print $NF}')
+  got=$(python3 "$forms" --forms base "$2/data/timing/$ds.safetensors" 2>/dev/null |
+        grep "^| $ds " | awk -F'|' '{gsub(/ /, "", $3); print $3}')
+  [ -n "$want" ] && [ "$want" = "$got" ] || fail "costmodel_forms.py base on $ds: $got, ramp eval: $want"
+done
+
 # bench/row_tile_fit.py: refusals, then the fit behind the grouped order's
 # prediction on Mixtral's shipped dataset (bench/results/row-tile-fit-2026-12-01.md)
 fit=$2/bench/row_tile_fit.py

@@ -19,8 +19,10 @@ RMS) allows a rare intermediate rounded the other way, not a wrong result.
 Usage: RAMP_LIBRARY=build/libramp.so RAMP_CLI=build/ramp python3 tests/python/gpu_layer_torch.py
   RAMP_TEST_ITERS  routings per form (default 8)
 """
+import atexit
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -139,6 +141,7 @@ def compare(label, out, base, ref, ids, first, el):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="ramp_gpu_layer_torch.")
+    atexit.register(shutil.rmtree, tmp, True)
     plan_path = os.path.join(tmp, "plan.json")
     subprocess.run([CLI, "fit", os.path.join(ROOT, "data", "timing", "qwen3-30b-ep8-v2.safetensors"),
                     "-o", plan_path], check=True, capture_output=True)

@@ -13,11 +13,13 @@ did not compute:
 Run: RAMP_LIBRARY=build/release/libramp.so RAMP_CLI=build/release/ramp \
      python3 tests/python/test_binding.py
 """
+import atexit
 import json
 import math
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,7 @@ with open(os.path.join(ROOT, "include", "ramp.h")) as _f:
 CLI = os.environ.get("RAMP_CLI", os.path.join(ROOT, "build", "release", "ramp"))
 SEED = int(os.environ.get("RAMP_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
 TMP = tempfile.mkdtemp(prefix="ramp_binding.", dir=os.environ.get("RAMP_TEST_TMP"))
+atexit.register(shutil.rmtree, TMP, True)
 
 
 def header_members(type_name):

@@ -37,6 +37,24 @@ static inline int bench_args(int argc, char **argv, const char *name, const char
     return -1;
 }
 
+/* An option that takes a value: -1 to go on when `opt` is one of known[0..n)
+ * and `value` is not NULL; else main's exit code 2 after a message and the
+ * usage on stderr ("unknown option", "needs a value"). */
+static inline int bench_option(const char *name, const char *usage, const char *opt,
+                               const char *value, const char *const *known, size_t n) {
+    int is_known = 0;
+    for (size_t j = 0; j < n; j++) is_known |= !strcmp(opt, known[j]);
+    if (!is_known) {
+        fprintf(stderr, "%s: unknown option %s\n%s", name, opt, usage);
+        return 2;
+    }
+    if (!value) {
+        fprintf(stderr, "%s: %s needs a value\n%s", name, opt, usage);
+        return 2;
+    }
+    return -1;
+}
+
 /* A whole number >= min from text (argument `what`), or a message and 0. */
 static inline int bench_int_arg(const char *name, const char *what, const char *text, long min,
                                 int *out) {

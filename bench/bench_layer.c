@@ -71,6 +71,7 @@
  * per-expert counts of every load for bench/peer_torch.py.
  */
 #include "internal.h"
+#include "bench_args.h"
 #include "bench_read.h"
 #include "moe_poly.h"
 #include "moe_v2.h"
@@ -638,16 +639,8 @@ int main(int argc, char **argv) {
                                             "--bf16-pipe", "--wide", "--det", "--split",
                                             "--top-wait", "--timeline", "--units", "--one-shape",
                                             "--one-menu", "--jit-ab"};
-        int is_known = 0;
-        for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
-        if (!is_known) {
-            fprintf(stderr, "bench_layer: unknown option %s\n%s", a, USAGE);
-            return 2;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_layer: %s needs a value\n%s", a, USAGE);
-            return 2;
-        }
+        const int rc = bench_option("bench_layer", USAGE, a, v, known, sizeof known / sizeof *known);
+        if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
         else if (!strcmp(a, "--dataset")) data_path = v;
         else if (!strcmp(a, "--out-dir")) outdir = v;

@@ -45,6 +45,7 @@
  * written to a temporary name and renamed when complete.
  */
 #include "bench_common.h"
+#include "bench_args.h"
 #include "bench_read.h"
 #include "select_cpu.h"
 
@@ -229,16 +230,8 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
                                             "--sets",  "--reps",    "--units",  "--seed",
                                             "--select-pdl"};
-        int is_known = 0;
-        for (size_t j = 0; j < sizeof known / sizeof *known; j++) is_known |= !strcmp(a, known[j]);
-        if (!is_known) {
-            fprintf(stderr, "bench_stack: unknown option %s\n%s", a, USAGE);
-            return 2;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_stack: %s needs a value\n%s", a, USAGE);
-            return 2;
-        }
+        const int rc = bench_option("bench_stack", USAGE, a, v, known, sizeof known / sizeof *known);
+        if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
         else if (!strcmp(a, "--out-dir")) outdir = v;
         else if (!strcmp(a, "--tokens")) tokens_arg = v;

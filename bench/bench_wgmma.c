@@ -68,6 +68,7 @@
  * (or on a GPU other than sm_90).
  */
 #include "bench_common.h"
+#include "bench_args.h"
 
 #include "../tests/wgmma_bench_util.h"
 
@@ -325,18 +326,9 @@ int main(int argc, char **argv) {
         static const char *const known[] = {"--csv", "--forms", "--n", "--w",
                                             "--grids", "--reps", "--target-ms", "--warmup-s",
                                             "--hbm-pieces"};
-        int is_known = 0;
-        for (size_t o = 0; o < sizeof known / sizeof known[0]; o++)
-            is_known |= !strcmp(a, known[o]);
-        if (!is_known) {
-            fprintf(stderr, "bench_wgmma: unknown option %s\n%s", a, USAGE);
-            return 2;
-        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v) {
-            fprintf(stderr, "bench_wgmma: %s needs a value\n%s", a, USAGE);
-            return 2;
-        }
+        const int rc = bench_option("bench_wgmma", USAGE, a, v, known, sizeof known / sizeof *known);
+        if (rc >= 0) return rc;
         i++;
         static const int wvals[2] = {1, 2};
         char bad[96];

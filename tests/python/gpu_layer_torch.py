@@ -20,8 +20,9 @@ intermediate within that of an FP8 rounding midpoint may round the other way
 (an H200 run on 2026-12-05 found 0.01-0.16% of elements off by 2-3% of their
 row's RMS with a plain tolerance), so each element's tolerance is 0.5% of it,
 plus 2% of its row's RMS, plus what its token's ambiguous intermediates
-could change; and the error over the whole output must stay under 1% of its
-RMS, which a wrong scale, expert or token would not.
+could change. Beside that, each token's row must have an error RMS under 5%
+of its own RMS (the flips give 0.3-0.5%; a token missing an expert, or given
+a wrong one, is off by 30-140%), and the whole output under 2%.
 
 Usage: RAMP_LIBRARY=build/libramp.so RAMP_CLI=build/ramp python3 tests/python/gpu_layer_torch.py
   RAMP_TEST_ITERS  routings per form (default 8)
@@ -91,9 +92,14 @@ def dequantized(W):
     return w13.double() * expand(s13).double(), w2.double() * expand(s2).double()
 
 
-# a gate/up sum may differ from the float64 one by this much of its |addends|
-# (2x the largest error test_gpu_wgmma saw against src/moe_ref.c's model)
-TC_EPS = 2.0 ** -12
+# Where an intermediate counts as ambiguous: its gate/up sums within TC_EPS of
+# their |addends|' sum of the float64 ones. The H200 run of 2026-12-05 (s42-run1)
+# put the whole output's error RMS at 0.3-0.5% of its RMS, about 0.4% of the
+# intermediates a step off, which sums erring by ~2^-18 of their |addends|
+# would explain (an estimate, not a measurement);
+# 2^-16 is four times that. 2^-12 (the first try) called 90% ambiguous and
+# let every element's tolerance grow past its value.
+TC_EPS = 2.0 ** -16
 
 
 def e4m3_spacing(v):
@@ -154,7 +160,8 @@ def routing(rng, tokens, experts, k, first, el):
             (wts / wts.sum(dim=1, keepdim=True)).float())
 
 
-stats = {"worst": 0.0, "rms": 0.0, "ambiguous": 0.0}
+stats = {"worst": 0.0, "rms": 0.0, "row": 0.0, "ambiguous": 0.0}
+ROW_RMS_MAX, ALL_RMS_MAX = 5e-2, 2e-2
 
 
 def compare(label, out, base, refb, ids, first, el):
@@ -165,10 +172,15 @@ def compare(label, out, base, refb, ids, first, el):
     err = (got - ref).abs()
     bad = (err > tol) | ~torch.isfinite(got)
     rel_rms = (err.pow(2).mean() / ref.pow(2).mean().clamp_min(1e-300)).sqrt().item()
-    stats["worst"] = max(stats["worst"], (err / tol).max().item())
-    stats["rms"] = max(stats["rms"], rel_rms)
-    stats["ambiguous"] = max(stats["ambiguous"], amb)
     mine = ((ids >= first) & (ids < first + el)).any(dim=1)
+    row_rms = (err[mine].pow(2).mean(dim=1).sqrt() / rms[mine, 0].clamp_min(1e-300))
+    worst_row = row_rms.max().item() if row_rms.numel() else 0.0
+    worst = (err / tol).max().item()
+    print("   %s: error / tolerance at most %.3f, error RMS %.2e of the output's (worst row "
+          "%.2e), %.2f%% of intermediates ambiguous, tolerance's median %.3f of its row's RMS"
+          % (label, worst, rel_rms, worst_row, 100 * amb, (tol / (rms + 1e-30)).median().item()))
+    for key, v in (("worst", worst), ("rms", rel_rms), ("row", worst_row), ("ambiguous", amb)):
+        stats[key] = max(stats[key], v)
     untouched = ~mine
     changed = (out[untouched] != base[untouched]).any(dim=1).sum().item()
     nbad = bad.sum().item()
@@ -180,9 +192,10 @@ def compare(label, out, base, refb, ids, first, el):
             print("   first at %s: got %g, reference %g, tolerance %g (ambiguity's %g)" %
                   (i, got[i[0], i[1]].item(), ref[i[0], i[1]].item(), tol[i[0], i[1]].item(),
                    bound[i[0], i[1]].item()))
-    if rel_rms > 1e-2:
-        fail("%s: the error's RMS is %.3g of the output's (seed %d)" % (label, rel_rms, SEED))
-    return nbad == 0 and changed == 0 and rel_rms <= 1e-2
+    if worst_row > ROW_RMS_MAX or rel_rms > ALL_RMS_MAX:
+        fail("%s: error RMS %.3g of the output's, %.3g of its worst row's (seed %d)"
+             % (label, rel_rms, worst_row, SEED))
+    return nbad == 0 and changed == 0 and worst_row <= ROW_RMS_MAX and rel_rms <= ALL_RMS_MAX
 
 
 def main():
@@ -288,9 +301,9 @@ def main():
     print("\n| python binding form | passed | of |\n|---|---|---|")
     for name, good, n in rows:
         print("| %s | %d | %d |" % (name, good, n))
-    print("\nworst error / tolerance %.3f; error RMS / output RMS at most %.2e; "
+    print("\nworst error / tolerance %.3f; error RMS / output RMS at most %.2e, a row's %.2e; "
           "ambiguous intermediates at most %.2f%%" %
-          (stats["worst"], stats["rms"], 100 * stats["ambiguous"]))
+          (stats["worst"], stats["rms"], stats["row"], 100 * stats["ambiguous"]))
     print("gpu_layer_torch: %s" % ("all checks passed" if not failures else
                                    "%d failure(s)" % len(failures)))
     return 1 if failures else 0

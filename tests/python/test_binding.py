@@ -197,7 +197,18 @@ class Binding(unittest.TestCase):
     def test_check_layer(self):
         plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
         ramp.check_layer(plan, **self.layer_args())  # accepted
-        ramp.check_layer(plan, **self.layer_args(kernel="v1", first_expert=32))
+        # kernel v1 runs tiles of up to 64 rows: a plan with a wide tile is refused
+        wide = [c for c in plan.configs if int(c.split(".")[0][1:]) > 64]
+        if wide:
+            with self.assertRaises(ramp.RampError) as e:
+                ramp.check_layer(plan, **self.layer_args(kernel="v1", first_expert=32))
+            self.assertEqual(e.exception.status, "RAMP_ERR_UNSUPPORTED")
+            self.assertIn("config %s: rows" % wide[0], e.exception.message)
+        else:
+            ramp.check_layer(plan, **self.layer_args(kernel="v1", first_expert=32))
+        narrow = ramp.Plan.read(fit("qwen3-30b-ep8-balanced-v2.safetensors", "qb"))
+        self.assertFalse([c for c in narrow.configs if int(c.split(".")[0][1:]) > 64])
+        ramp.check_layer(narrow, **self.layer_args(kernel="v1", first_expert=32))
 
         def refused(needle, **over):
             with self.assertRaises(ramp.RampError) as e:

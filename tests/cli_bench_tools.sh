@@ -245,6 +245,17 @@ expect 1 "qwen3-30b-ep16-v2.safetensors holds no split-K configuration" -- pytho
 expect 2 "--sms must be >= 1" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors" --sms 0
 expect 0 "\| qwen3-30b-ep32-v2 \| 1-64 \| 666 \| 1.11 \| 1.25 \| 666 \| 0.18 \|" -- python3 "$sg" "$T/qwen3-30b-ep32-v2.safetensors"
 expect 0 "\| qwen3-30b-ep8-v2 \| 1-64 \| 331 \| 0.91 \| 1.28 \| 80 \| 0.59 \|" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors"
+# bench/dataset_remeasure.py: refusals, then Qwen3-30B EP8's dataset against its
+# re-measurement over the whole space (bench/results/s40-run1/README.md, part 3)
+rm_=$2/bench/dataset_remeasure.py
+OLDQ=$2/bench/results/s40-run1/part3/qwen3-30b-ep8-v2-2026-11-30.safetensors
+expect 0 "usage: dataset_remeasure.py" -- python3 "$rm_" --help
+expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rm_" "$tmp/nope.safetensors" "$OLDQ"
+expect 1 "hold different loads \(240 and 720" -- python3 "$rm_" "$T/olmoe-ep8-v2.safetensors" "$T/qwen3-30b-ep8-v2.safetensors"
+expect 1 "lacks 37 of .*qwen3-30b-ep8-v2.safetensors's configurations" -- python3 "$rm_" "$T/qwen3-30b-ep8-v2.safetensors" "$OLDQ"
+expect 0 "^\| >= 2049 \| 30 \| 113\.1 \| 107\.7 \| 73\.3 \| 0\.688 \(0\.626\) \| 30 \| .r128\.w256\.s3\.ph2\.tx. \(21\) \|" -- \
+  python3 "$rm_" "$OLDQ" "$T/qwen3-30b-ep8-v2.safetensors"
+expect 0 "median 1\.000, p10 1\.000, p90 1\.000 over 43200 cells" -- python3 "$rm_" "$OLDQ" "$OLDQ"
 # bench/layer_table.py: a BF16 layer is compared with torch's BF16 MoE only
 LB=$2/bench/results/layer-2026-12-01-bf16
 expect 0 "slower than torch BF16 on 6 of 14 loads" -- python3 "$2/bench/layer_table.py" \

@@ -20,9 +20,11 @@ intermediate within that of an FP8 rounding midpoint may round the other way
 (an H200 run on 2026-12-05 found 0.01-0.16% of elements off by 2-3% of their
 row's RMS with a plain tolerance), so each element's tolerance is 0.5% of it,
 plus 2% of its row's RMS, plus what its token's ambiguous intermediates
-could change. Beside that, each token's row must have an error RMS under 5%
-of its own RMS (the flips give 0.3-0.5%; a token missing an expert, or given
-a wrong one, is off by 30-140%), and the whole output under 2%.
+could change, plus the float32 rounding of the kernel's additions into out
+(which starts at random values). Beside that, each token's row must have an
+error RMS (past those roundings) under 5% of its own RMS (the flips give
+0.3-2%; a token missing an expert, or given a wrong one, is off by 30-140%),
+and the whole output under 2%.
 
 Usage: RAMP_LIBRARY=build/libramp.so RAMP_CLI=build/ramp python3 tests/python/gpu_layer_torch.py
   RAMP_TEST_ITERS  routings per form (default 8)
@@ -97,8 +99,9 @@ def dequantized(W):
 # put the whole output's error RMS at 0.3-0.5% of its RMS, about 0.4% of the
 # intermediates a step off, which sums erring by ~2^-18 of their |addends|
 # would explain (an estimate, not a measurement);
-# 2^-16 is four times that. 2^-12 (the first try) called 90% ambiguous and
-# let every element's tolerance grow past its value.
+# 2^-16 is four times that: it calls 14-16% ambiguous, and each element's
+# tolerance comes to 0.17-0.47 of its row's RMS (median; s42-run1 call 2).
+# 2^-12 (the first try) called 90% ambiguous.
 TC_EPS = 2.0 ** -16
 
 
@@ -162,23 +165,34 @@ def routing(rng, tokens, experts, k, first, el):
 
 stats = {"worst": 0.0, "rms": 0.0, "row": 0.0, "ambiguous": 0.0}
 ROW_RMS_MAX, ALL_RMS_MAX = 5e-2, 2e-2
+DIMS = {}
 
 
 def compare(label, out, base, refb, ids, first, el):
     ref, bound, amb = refb
     got = (out.double() - base.double())
     rms = ref.pow(2).mean(dim=1, keepdim=True).sqrt()
-    tol = 5e-3 * ref.abs() + 2e-2 * rms + bound + 1e-30
+    mine = ((ids >= first) & (ids < first + el)).any(dim=1)
+    # out is float32 and starts at random values (~1): each partial sum the
+    # kernel adds into an element (one per local expert and 128 columns of
+    # h, at most) rounds to its ulp, which can outweigh a token's output when
+    # its router weights are small (the H200 run of 2026-12-05 hit one: a
+    # row of RMS ~2e-7 off by 7% of it)
+    h = DIMS["inter"]
+    adds = ((ids >= first) & (ids < first + el)).sum(dim=1, keepdim=True).double() * (h // 128)
+    f32 = adds * 2.0 ** -24 * (base.double().abs() + 2 * ref.abs())
+    tol = 5e-3 * ref.abs() + 2e-2 * rms + bound + f32 + 1e-30
     err = (got - ref).abs()
     bad = (err > tol) | ~torch.isfinite(got)
     rel_rms = (err.pow(2).mean() / ref.pow(2).mean().clamp_min(1e-300)).sqrt().item()
-    mine = ((ids >= first) & (ids < first + el)).any(dim=1)
-    row_rms = (err[mine].pow(2).mean(dim=1).sqrt() / rms[mine, 0].clamp_min(1e-300))
+    beyond = (err - f32).clamp_min(0)[mine]  # the error past the float32 additions'
+    row_rms = beyond.pow(2).mean(dim=1).sqrt() / rms[mine, 0].clamp_min(1e-300)
     worst_row = row_rms.max().item() if row_rms.numel() else 0.0
     worst = (err / tol).max().item()
+    tight = (tol[mine] / rms[mine]).median().item() if mine.any() else 0.0
     print("   %s: error / tolerance at most %.3f, error RMS %.2e of the output's (worst row "
           "%.2e), %.2f%% of intermediates ambiguous, tolerance's median %.3f of its row's RMS"
-          % (label, worst, rel_rms, worst_row, 100 * amb, (tol / (rms + 1e-30)).median().item()))
+          % (label, worst, rel_rms, worst_row, 100 * amb, tight))
     for key, v in (("worst", worst), ("rms", rel_rms), ("row", worst_row), ("ambiguous", amb)):
         stats[key] = max(stats[key], v)
     untouched = ~mine
@@ -207,6 +221,7 @@ def main():
     plan = ramp.Plan.read(plan_path)
     g = plan.geometry
     el, k, h, d = g["experts"], g["topk"], g["inter"], g["hidden"]
+    DIMS["inter"] = h
     experts, rank = 128, 3
     first = rank * el
     W = make_weights(el, h, d)

@@ -241,7 +241,7 @@ expect 0 "\| olmoe-ep8-v2 \| 1-64 \| 97 \| 2.17 \| 2.23 \| 0.02 \| 56 \(42%\) \|
 sg=$2/bench/split_gain.py
 expect 0 "usage: split_gain.py" -- python3 "$sg" --help
 expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "$sg" "$T/olmoe-ep16.safetensors"
-expect 1 "qwen3-30b-ep16-v2.safetensors holds no split-K configuration" -- python3 "$sg" "$T/qwen3-30b-ep16-v2.safetensors"
+expect 1 "qwen3-30b-tp2-v2.safetensors holds no split-K configuration" -- python3 "$sg" "$T/qwen3-30b-tp2-v2.safetensors"
 expect 2 "--sms must be >= 1" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors" --sms 0
 expect 0 "\| qwen3-30b-ep32-v2 \| 1-64 \| 666 \| 1.11 \| 1.25 \| 666 \| 0.18 \|" -- python3 "$sg" "$T/qwen3-30b-ep32-v2.safetensors"
 expect 0 "\| qwen3-30b-ep8-v2 \| 1-64 \| 331 \| 0.91 \| 1.28 \| 80 \| 0.59 \|" -- python3 "$sg" "$T/qwen3-30b-ep8-v2.safetensors"

@@ -25,6 +25,9 @@
  *                selection kernel is a programmatic dependent of the kernel
  *                before it (ramp_layer_desc.select_pdl): its launch overlaps
  *                the previous layer's last blocks
+ *   ramp-stack-onemenu (--one-menu 1)   ramp-stack for layers without size
+ *                classes (ramp_layer_desc.one_menu 1): the whole menu's kernel
+ *                for every batch, what size classes are measured against
  *   ramp / ramp-units, select+read-bulk   one layer's (one floor's) graph after L2 is
  *                emptied by a 512 MiB read: bench_layer --flush read's ramp
  *                (ramp-units with --units 1) and select+read-bulk rows,
@@ -66,7 +69,7 @@
 static const char *USAGE =
     "usage: bench_stack --plan PLAN.json --out-dir DIR [--tokens 64,128,256,512]\n"
     "                   [--layers N] [--sets S] [--reps R] [--seed S] [--units 0|1]\n"
-    "                   [--select-pdl 0|1]\n"
+    "                   [--select-pdl 0|1] [--one-menu 0|1]\n"
     "\n"
     "Times RaMP's FP8 layer (kernel v2) as a forward pass runs it: N and 2N\n"
     "layers back to back in one CUDA graph, each on its own copy of the local\n"
@@ -86,6 +89,9 @@ static const char *USAGE =
     "               programmatic dependent of the kernel before it\n"
     "               (ramp_layer_desc.select_pdl; rows ramp-stack-selpdl, checked as\n"
     "               the plain stacks)\n"
+    "  --one-menu 1 also the stacks of layers without size classes\n"
+    "               (ramp_layer_desc.one_menu 1: the whole menu's kernel for every\n"
+    "               batch; rows ramp-stack-onemenu, checked as the plain stacks)\n"
     "Writes DIR/stack-<model>-<layout>.csv and .md.\n";
 
 typedef struct {
@@ -207,6 +213,21 @@ static int stack_adds_up(timer *T, ramp_graph *g, int layers, ramp_devptr out, c
     return ok;
 }
 
+/* A variant of the layers (select_pdl, one_menu) in the same stacks: checked
+ * as the plain ones (clears *ok on a mismatch), what one more layer adds. */
+static stat3 variant_stack(timer *T, ramp_layer **Lv, int sets, int layers, const ramp_layer_io *io,
+                           ramp_devptr out, const float *o1, float *oN, int tokens, int d, int pairs,
+                           const char *routing, const char *what, int *ok) {
+    ramp_graph *vN = capture_layers(T, Lv, sets, layers, io);
+    ramp_graph *v2N = capture_layers(T, Lv, sets, 2 * layers, io);
+    *ok &= stack_adds_up(T, vN, layers, out, o1, oN, (size_t)tokens * d, pairs, tokens, routing, what);
+    stat3 a, b;
+    time_stacks(T, vN, v2N, &a, &b);
+    ramp_graph_free(vN);
+    ramp_graph_free(v2N);
+    return per_layer(a, b, layers);
+}
+
 static int parse_int(const char *opt, const char *v, int lo, int hi) {
     char *end = NULL;
     long x = strtol(v, &end, 10);
@@ -219,7 +240,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi) {
 
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *outdir = NULL, *tokens_arg = "64,128,256,512";
-    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0;
+    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,7 +250,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
                                             "--sets",  "--reps",    "--units",  "--seed",
-                                            "--select-pdl"};
+                                            "--select-pdl", "--one-menu"};
         const int rc = bench_option("bench_stack", USAGE, a, v, known, sizeof known / sizeof *known);
         if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
@@ -240,6 +261,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--reps")) reps = parse_int(a, v, 1, 100000);
         else if (!strcmp(a, "--units")) units = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--select-pdl")) select_pdl = parse_int(a, v, 0, 1);
+        else if (!strcmp(a, "--one-menu")) one_menu = parse_int(a, v, 0, 1);
         else { /* --seed */
             char *end = NULL;
             seed = strtoull(v, &end, 10);
@@ -325,9 +347,10 @@ int main(int argc, char **argv) {
     fflush(stdout);
     ramp_devptr *w13 = calloc((size_t)sets, sizeof *w13), *w2 = calloc((size_t)sets, sizeof *w2);
     ramp_devptr *w13s = calloc((size_t)sets, sizeof *w13s), *w2s = calloc((size_t)sets, sizeof *w2s);
-    ramp_layer **L = calloc((size_t)sets, sizeof *L), **Lp = calloc((size_t)sets, sizeof *Lp);
+    ramp_layer **L = calloc((size_t)sets, sizeof *L), **Lp = calloc((size_t)sets, sizeof *Lp),
+               **Lo = calloc((size_t)sets, sizeof *Lo);
     read_floor *rf = calloc((size_t)sets, sizeof *rf);
-    if (!w13 || !w2 || !w13s || !w2s || !L || !Lp || !rf) DIE("out of memory");
+    if (!w13 || !w2 || !w13s || !w2s || !L || !Lp || !Lo || !rf) DIE("out of memory");
     ramp_layer_desc ld;
     memset(&ld, 0, sizeof ld);
     ld.w13_shape[0] = EL; ld.w13_shape[1] = 2 * h; ld.w13_shape[2] = d;
@@ -353,6 +376,10 @@ int main(int argc, char **argv) {
         if (select_pdl && ramp_layer_create(T.gpu, &plan, &ld, &Lp[s]) != RAMP_OK)
             DIE("the select_pdl layer on set %d", s);
         ld.select_pdl = 0;
+        ld.one_menu = 1; /* the same weights, no size classes */
+        if (one_menu && ramp_layer_create(T.gpu, &plan, &ld, &Lo[s]) != RAMP_OK)
+            DIE("the one_menu layer on set %d", s);
+        ld.one_menu = 0;
         if (read_floor_init(&rf[s], T.gpu, 4 * (size_t)EL * (e13 / READ_PIECE + 4)) != RAMP_OK)
             DIE("the read floor");
     }
@@ -406,10 +433,11 @@ int main(int argc, char **argv) {
             plan_path);
     fprintf(md, "| tokens | routing | pairs | active | floor (us) | chosen | one layer, read flush (us) | "
                 "over floor | in a stack (us) | over floor | stack avg (us) | select+read, one (us) | "
-                "select+read in a stack (us) | over floor | read in a stack (us) | over floor |%s\n",
-            select_pdl ? " select_pdl in a stack (us) |" : "");
-    fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
-            select_pdl ? "---|" : "");
+                "select+read in a stack (us) | over floor | read in a stack (us) | over floor |%s%s\n",
+            select_pdl ? " select_pdl in a stack (us) |" : "",
+            one_menu ? " one menu (no size classes) in a stack (us) |" : "");
+    fprintf(md, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|%s%s\n",
+            select_pdl ? "---|" : "", one_menu ? "---|" : "");
     int check_failed = 0, met = 0, loads = 0;
     double worst = 0, best = 1e30;
     printf("\n%-6s %-8s %6s %6s %9s  %-22s %9s %9s %9s %9s %9s\n", "tokens", "routing", "pairs",
@@ -455,18 +483,13 @@ int main(int argc, char **argv) {
             /* the stack does N layers' work: N times one layer's output */
             run_once(&T, g1, out, o1, (size_t)Mt * d);
             int ok = stack_adds_up(&T, gN, layers, out, o1, oN, (size_t)Mt * d, pairs, Mt, rname, "");
-            stat3 stack_p = {0, 0, 0}; /* --select-pdl: the same stacks, the selection a dependent */
-            if (select_pdl) {
-                ramp_graph *pN = capture_layers(&T, Lp, sets, layers, &io);
-                ramp_graph *p2N = capture_layers(&T, Lp, sets, 2 * layers, &io);
-                ok &= stack_adds_up(&T, pN, layers, out, o1, oN, (size_t)Mt * d, pairs, Mt, rname,
-                                    " (select_pdl)");
-                stat3 pa, pb;
-                time_stacks(&T, pN, p2N, &pa, &pb);
-                stack_p = per_layer(pa, pb, layers);
-                ramp_graph_free(pN);
-                ramp_graph_free(p2N);
-            }
+            /* --select-pdl, --one-menu: the same stacks of the variant layers */
+            const stat3 stack_p = select_pdl ? variant_stack(&T, Lp, sets, layers, &io, out, o1, oN, Mt, d,
+                                                             pairs, rname, " (select_pdl)", &ok)
+                                             : (stat3){0, 0, 0};
+            const stat3 stack_o = one_menu ? variant_stack(&T, Lo, sets, layers, &io, out, o1, oN, Mt, d,
+                                                           pairs, rname, " (one_menu)", &ok)
+                                           : (stat3){0, 0, 0};
             check_failed |= !ok;
             stat3 one = time_flushed(&T, g1), sN, s2N;
             time_stacks(&T, gN, g2N, &sN, &s2N);
@@ -491,11 +514,12 @@ int main(int argc, char **argv) {
                 const char *impl;
                 int entry;
                 stat3 s;
-            } rows[7] = {{layer_row, chosen, one},        {"ramp-stack", chosen, stack},
+            } rows[8] = {{layer_row, chosen, one},        {"ramp-stack", chosen, stack},
                          {"ramp-stack-avg", chosen, avg}, {"select+read-bulk", -1, sread1},
                          {"select+read-bulk-stack", -1, sread}, {"read-bulk-stack", -1, read},
-                         {"ramp-stack-selpdl", chosen, stack_p}};
-            for (int i = 0; i < 6 + select_pdl; i++)
+                         {"ramp-stack-selpdl", chosen, stack_p}, {"ramp-stack-onemenu", chosen, stack_o}};
+            for (int i = 0; i < 8; i++)
+                if (i < 6 || (i == 6 && select_pdl) || (i == 7 && one_menu))
                 fprintf(csv, "%s,%s,%d,%s,%d,%d,%s,%d,%s,%.3f,%.3f,%.3f\n", plan.model, plan.layout, Mt,
                         rname, pairs, active, rows[i].impl, rows[i].entry, cn, rows[i].s.med,
                         rows[i].s.p10, rows[i].s.p90);
@@ -507,8 +531,9 @@ int main(int argc, char **argv) {
                 snprintf(rsr, sizeof rsr, "%.2fx", sread.med / floor_us);
                 snprintf(rrd, sizeof rrd, "%.2fx", read.med / floor_us);
             }
-            char pcol[32] = "";
+            char pcol[64] = "";
             if (select_pdl) snprintf(pcol, sizeof pcol, " %.1f |", stack_p.med);
+            if (one_menu) snprintf(pcol + strlen(pcol), sizeof pcol - strlen(pcol), " %.1f |", stack_o.med);
             fprintf(md, "| %d | %s | %d | %d | %.1f | `%s` | %.1f | %s | %.1f | %s | %.1f | %.1f | "
                         "%.1f | %s | %.1f | %s |%s\n",
                     Mt, rname, pairs, active, floor_us, cn, one.med, r1s, stack.med, rss, avg.med,
@@ -519,6 +544,9 @@ int main(int argc, char **argv) {
             if (select_pdl)
                 printf("       select_pdl: %.2f us a layer in a stack (%+.2f us)\n", stack_p.med,
                        stack_p.med - stack.med);
+            if (one_menu)
+                printf("       one_menu: %.2f us a layer in a stack (size classes %+.2f us)\n",
+                       stack_o.med, stack.med - stack_o.med);
             fflush(stdout);
             if (active > 0 && pairs <= 512) {
                 loads++;
@@ -558,6 +586,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < sets; s++) {
         ramp_layer_free(L[s]);
         ramp_layer_free(Lp[s]);
+        ramp_layer_free(Lo[s]);
         read_floor_free(&rf[s], T.gpu);
         ramp_gpu_free(T.gpu, w13[s]);
         ramp_gpu_free(T.gpu, w2[s]);
@@ -566,7 +595,7 @@ int main(int argc, char **argv) {
     }
     ramp_selector_free(sel);
     ramp_select_result_free(twin);
-    free(o1); free(oN); free(w13); free(w2); free(w13s); free(w2s); free(L); free(Lp); free(rf);
+    free(o1); free(oN); free(w13); free(w2); free(w13s); free(w2s); free(L); free(Lp); free(Lo); free(rf);
     free(T.a); free(T.b);
     return check_failed;
 }

@@ -2051,11 +2051,14 @@ typedef struct {
                                that class's entries only: the same choice
                                as the whole menu for every routing whose
                                tokens name distinct experts. A device
-                               count runs the whole menu. Made where a GPU
-                               holds one expert (local_experts 1: the
-                               choice is a function of its pair count);
-                               with more, none yet
-                               (ramp_layer_info.size_classes 0), nor with
+                               count runs the whole menu. With one local
+                               expert the choice is a function of its pair
+                               count (exact for every T); with several,
+                               every count vector a batch can give is
+                               searched at T = 1, 2, 3, 4, 6, 8, 12, ...
+                               up to the size where that passes ~10^6
+                               histograms (Qwen3-30B EP8: 64 tokens), and
+                               larger batches run the whole menu. None with
                                poly_split 5. Up to entries - 1 more
                                kernels compiled at creation. */
     int select_pdl;         /* 1: the selection kernel is launched as a

@@ -14,6 +14,7 @@
  */
 #include "select_cpu.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,14 +200,9 @@ void ramp_select_build_map(const ramp_select_desc *d, int32_t *map) {
     }
 }
 
-float ramp_select_predict(const ramp_select_entry *e, int local_experts,
-                          const int32_t *counts) {
-    int tiles = 0, active = 0, pairs = 0;
-    for (int i = 0; i < local_experts; i++) {
-        tiles += (counts[i] + e->rows - 1) / e->rows;
-        active += counts[i] > 0;
-        pairs += counts[i];
-    }
+/* Equation 3 (+ th4 * pairs) from the load's features: raw tiles (before
+ * pair rounding), active experts and pairs */
+static float predict_features(const ramp_select_entry *e, int tiles, int active, int pairs) {
     if (e->pair_tiles) tiles = (tiles + 1) / 2 * 2;
     int T = tiles * e->slices;
     int W = (T + e->slots - 1) / e->slots;
@@ -219,6 +215,17 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
     t = fmaf(e->theta[4], (float)pairs, t);
     if (e->max_waves > 0 && W > e->max_waves) t += (float)RAMP_PAST_WAVES_US;
     return t;
+}
+
+float ramp_select_predict(const ramp_select_entry *e, int local_experts,
+                          const int32_t *counts) {
+    int tiles = 0, active = 0, pairs = 0;
+    for (int i = 0; i < local_experts; i++) {
+        tiles += (counts[i] + e->rows - 1) / e->rows;
+        active += counts[i] > 0;
+        pairs += counts[i];
+    }
+    return predict_features(e, tiles, active, pairs);
 }
 
 ramp_status ramp_select_result_create(const ramp_select_desc *d,
@@ -343,9 +350,155 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
     return RAMP_OK;
 }
 
+/* Several local experts. T tokens whose ids name distinct experts give
+ * exactly the count vectors with every c_e in 0..T and sum <= min(k, EL) T
+ * (deal each expert's pairs to the tokens round robin: no token gets one
+ * expert twice or more than min(k, EL) pairs). An entry's prediction sees a
+ * count only through ceil(c / rows), constant between consecutive multiples
+ * of the menu's row counts (a bucket), whether it is 0, and the sum P, the
+ * only term left linear. So a histogram of the experts over the buckets fixes
+ * every term but P, which ranges over an interval; the entries that are the
+ * first minimum somewhere on it are found by walking the lower envelope of
+ * the entries' lines in P. Every histogram is visited: exact up to the
+ * float32 near-ties, which count as reachable (never fewer entries than a
+ * routing can choose). */
+#define CLASS_HISTOGRAM_CAP 1000000.0 /* histograms one batch size may visit */
+
+typedef struct {
+    const ramp_select_desc *d;
+    int nbuckets;     /* buckets 1..nbuckets of nonzero counts */
+    int *lo, *hi;     /* bucket b holds the counts lo[b]..hi[b] */
+    int *tiles;       /* [b * nentries + j]: ceil(c / rows_j) in bucket b */
+    int max_pairs;    /* min(k, EL) * T */
+    unsigned reach;
+} class_walk;
+
+static double histograms(int experts, int buckets) { /* C(experts + buckets, buckets) */
+    double n = 1.0;
+    for (int i = 1; i <= buckets && n <= 2.0 * CLASS_HISTOGRAM_CAP; i++)
+        n = n * (double)(experts + i) / (double)i;
+    return n;
+}
+
+/* the entries that are the first minimum at some P in plo..phi, given the
+ * rest of the load's features */
+static void class_leaf(class_walk *w, const int *tiles, int active, int plo, int phi) {
+    const ramp_select_desc *d = w->d;
+    float t[RAMP_SELECT_MAX_ENTRIES];
+    for (int P = plo;;) {
+        int c = 0;
+        for (int j = 0; j < d->nentries; j++) {
+            t[j] = predict_features(&d->entries[j], tiles[j], active, P);
+            if (t[j] < t[c]) c = j;
+        }
+        /* near-ties: rounding could order them either way between the
+         * points visited */
+        const float tol = 1e-5f * fabsf(t[c]) + 1e-6f;
+        for (int j = 0; j < d->nentries; j++)
+            if (t[j] <= t[c] + tol) w->reach |= 1u << j;
+        if (P >= phi) return;
+        /* only a line of smaller slope can take over as P grows */
+        long long next = phi;
+        for (int j = 0; j < d->nentries; j++) {
+            const double dslope = (double)d->entries[c].theta[4] - d->entries[j].theta[4];
+            if (dslope <= 0.0) continue;
+            const double x = P + ((double)t[j] - t[c]) / dslope;
+            const long long at = x < (double)phi ? (long long)floor(x) : phi;
+            if (at < next) next = at;
+        }
+        P = next > P ? (int)next : P + 1;
+    }
+}
+
+static void class_visit(class_walk *w, int b, int left, int *acc, int plo, int phi) {
+    const int n = w->d->nentries;
+    if (plo > w->max_pairs) return; /* lo only grows */
+    if (b > w->nbuckets) {
+        class_leaf(w, acc, w->d->local_experts - left, plo,
+                   phi < w->max_pairs ? phi : w->max_pairs);
+        return;
+    }
+    int next[RAMP_SELECT_MAX_ENTRIES];
+    memcpy(next, acc, sizeof next);
+    for (int k = 0; k <= left && plo + k * w->lo[b] <= w->max_pairs; k++) {
+        class_visit(w, b + 1, left - k, next, plo + k * w->lo[b], phi + k * w->hi[b]);
+        for (int j = 0; j < n; j++) next[j] += w->tiles[b * n + j];
+    }
+}
+
+/* the entries T tokens can choose; -1 when that takes more than the cap */
+static long long class_reach(const ramp_select_desc *d, int T) {
+    const int n = d->nentries, EL = d->local_experts;
+    /* bucket ends: the multiples of every entry's rows up to T, and T */
+    int nb = 0;
+    for (int c = 1; c <= T; c++) {
+        int end = c == T;
+        for (int j = 0; j < n && !end; j++) end = c % d->entries[j].rows == 0;
+        nb += end;
+    }
+    if (histograms(EL, nb) > CLASS_HISTOGRAM_CAP) return -1;
+    class_walk w = {d, nb, NULL, NULL, NULL, 0, 0};
+    w.lo = malloc((size_t)(nb + 1) * sizeof *w.lo);
+    w.hi = malloc((size_t)(nb + 1) * sizeof *w.hi);
+    w.tiles = malloc((size_t)(nb + 1) * (size_t)n * sizeof *w.tiles);
+    if (!w.lo || !w.hi || !w.tiles) {
+        free(w.lo), free(w.hi), free(w.tiles);
+        return -1;
+    }
+    for (int c = 1, b = 1, start = 1; c <= T; c++) {
+        int end = c == T;
+        for (int j = 0; j < n && !end; j++) end = c % d->entries[j].rows == 0;
+        if (!end) continue;
+        w.lo[b] = start;
+        w.hi[b] = c;
+        for (int j = 0; j < n; j++) w.tiles[b * n + j] = (c + d->entries[j].rows - 1) / d->entries[j].rows;
+        start = c + 1;
+        b++;
+    }
+    const int k = d->topk > 0 && d->topk < EL ? d->topk : EL;
+    w.max_pairs = (int)((long long)k * T < INT_MAX ? (long long)k * T : INT_MAX);
+    int acc[RAMP_SELECT_MAX_ENTRIES] = {0};
+    class_visit(&w, 1, EL, acc, 0, 0);
+    free(w.lo), free(w.hi), free(w.tiles);
+    return w.reach;
+}
+
+static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
+                             unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
+    const unsigned all = (unsigned)((1ull << d->nentries) - 1);
+    int n = 0, lastT = 0;
+    unsigned reach = 0;
+    /* batch sizes 1, 2, 3, 4, 6, 8, 12, ...: a batch between two of them
+     * runs the larger one's class */
+    for (int i = 0;; i++) {
+        const int p2 = 1 << (i / 2);
+        int T = i % 2 ? p2 + p2 / 2 : p2;
+        if (i == 1) continue; /* 1.5 */
+        if (T > d->max_tokens) T = d->max_tokens;
+        if (T <= lastT) break;
+        const long long r = class_reach(d, T);
+        if (r < 0) break; /* past the cap: the whole menu from here */
+        const unsigned next = reach | (unsigned)r;
+        if (next == all) break;
+        if (next != reach && reach) { /* the class so far ends at lastT */
+            tokens[n] = lastT;
+            masks[n++] = reach;
+        }
+        reach = next;
+        lastT = T;
+        if (T == d->max_tokens) break;
+    }
+    if (reach && reach != all) {
+        tokens[n] = lastT;
+        masks[n++] = reach;
+    }
+    return n;
+}
+
 int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
                              unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
-    if (d->local_experts != 1 || d->group_only) return 0;
+    if (d->group_only || d->local_experts < 1) return 0;
+    if (d->local_experts > 1) return size_classes_many(d, tokens, masks);
     const unsigned all = (unsigned)((1ull << d->nentries) - 1);
     unsigned reach = 0;
     int n = 0;
@@ -383,6 +536,7 @@ int ramp_plan_size_classes(const ramp_plan *p, int max_tokens, int tokens[RAMP_M
     ramp_select_desc d;
     memset(&d, 0, sizeof d);
     d.local_experts = p->geom.experts;
+    d.topk = p->geom.topk;
     d.max_tokens = max_tokens;
     d.nentries = p->count;
     for (int i = 0; i < p->count; i++)

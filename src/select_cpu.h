@@ -36,9 +36,13 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
  * experts, for d's menu (entry_mask ignored), as classes c = 0..n-1 that
  * serve T <= tokens[c] (increasing, the last <= max_tokens) with the
  * entries of masks[c] (each a subset of the next); a class of the whole
- * menu is not listed (the whole menu's kernel serves it). Exact for one local expert, whose
- * choice is a function of its pair count n <= T; returns 0 classes for
- * more (not computed yet) or group_only. */
+ * menu is not listed (the whole menu's kernel serves it). Exact for one local
+ * expert, whose choice is a function of its pair count n <= T. For several,
+ * the classes are checked at T = 1, 2, 3, 4, 6, 8, 12, ... (a batch between
+ * two runs the larger one's), each over every count vector T tokens can give
+ * (d->topk bounds the pairs), up to the batch size where that takes more than
+ * ~10^6 histograms of the experts over the rows' buckets; larger batches run
+ * the whole menu. 0 classes for group_only. */
 int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
                              unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
 /* Compiles the selection kernel (entry "ramp_select") as selectors do:

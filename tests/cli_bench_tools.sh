@@ -104,9 +104,11 @@ expect 0 "usage: row_tile_fit.py" -- python3 "$fit" --help
 expect 2 "$tmp/nope.safetensors: no such file" -- python3 "$fit" "$tmp/nope.safetensors" r128.w128.s4
 expect 1 "r999.w128.s4 is not a configuration of" -- python3 "$fit" "$M" r999.w128.s4
 expect 2 "name at least one configuration, or --best" -- python3 "$fit" "$M"
-# --best on OLMoE EP8's shipped dataset (bench/results/s40-run1 part 4): the 52 loads of
-# 257-512 pairs take 37.6 us at the median, their best configuration 25 row tiles
-expect 0 "\| 257-512 \| 52 \| 37.6 \| 25 \| 8 \|" -- python3 "$fit" "$T/olmoe-ep8-v2.safetensors" --best
+# --best on OLMoE EP8's dataset of 2026-12-01 (bench/results/s40-run1 part 4; kept in
+# s43-run1 when the re-measured one replaced it): the 52 loads of 257-512 pairs take
+# 37.6 us at the median, their best configuration 25 row tiles
+OLDO=$2/bench/results/s43-run1/olmoe-ep8-v2-2026-12-01.safetensors
+expect 0 "\| 257-512 \| 52 \| 37.6 \| 25 \| 8 \|" -- python3 "$fit" "$OLDO" --best
 expect 1 "only [0-9]+ loads with >= 5000 pairs" -- python3 "$fit" "$M" r128.w128.s4 --min-pairs 5000
 # (the dataset re-measured in session 14, bench/results/s14-run2: the report's
 # 109.1 + 74.86 x row tiles became 111.8 + 74.03; in session 18, s18-run4,
@@ -232,9 +234,9 @@ print(sum(e.get('class') == 'layer' for e in r.iter()), sum(e.get('class') == 't
 rf=$2/bench/v2_roofline.py
 expect 0 "usage: v2_roofline.py" -- python3 "$rf" --help
 expect 1 "olmoe-ep16.safetensors was measured on kernel v1, not v2" -- python3 "$rf" "$T/olmoe-ep16.safetensors"
-expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" "$tmp/nope.safetensors"
-expect 2 "--sms >= 1" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors" --sms 0
-expect 0 "\| olmoe-ep8-v2 \| 1-64 \| 97 \| 2.17 \| 2.23 \| 0.02 \| 56 \(42%\) \| 34 \|" -- python3 "$rf" "$T/olmoe-ep8-v2.safetensors"
+expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rf" "$OLDO" "$tmp/nope.safetensors"
+expect 2 "--sms >= 1" -- python3 "$rf" "$OLDO" --sms 0
+expect 0 "\| olmoe-ep8-v2-2026-12-01 \| 1-64 \| 97 \| 2.17 \| 2.23 \| 0.02 \| 56 \(42%\) \| 34 \|" -- python3 "$rf" "$OLDO"
 # bench/split_gain.py: refusals (a v1 file, a v2 file from before split-K), then the
 # smallest loads of Qwen3-30B EP32 (bench/results/s12-run10) and EP8 (re-measured
 # in s40-run1 part 3: split-K wins 80 of its 331 loads of <= 64 pairs)
@@ -251,7 +253,7 @@ rm_=$2/bench/dataset_remeasure.py
 OLDQ=$2/bench/results/s40-run1/part3/qwen3-30b-ep8-v2-2026-11-30.safetensors
 expect 0 "usage: dataset_remeasure.py" -- python3 "$rm_" --help
 expect 1 "$tmp/nope.safetensors: no such file" -- python3 "$rm_" "$tmp/nope.safetensors" "$OLDQ"
-expect 1 "hold different loads \(240 and 720" -- python3 "$rm_" "$T/olmoe-ep8-v2.safetensors" "$T/qwen3-30b-ep8-v2.safetensors"
+expect 1 "hold different loads \(240 and 720" -- python3 "$rm_" "$OLDO" "$T/qwen3-30b-ep8-v2.safetensors"
 expect 1 "lacks 37 of .*qwen3-30b-ep8-v2.safetensors's configurations" -- python3 "$rm_" "$T/qwen3-30b-ep8-v2.safetensors" "$OLDQ"
 expect 0 "^\| >= 2049 \| 30 \| 113\.1 \| 107\.7 \| 73\.3 \| 0\.688 \(0\.626\) \| 30 \| .r128\.w256\.s3\.ph2\.tx. \(21\) \|" -- \
   python3 "$rm_" "$OLDQ" "$T/qwen3-30b-ep8-v2.safetensors"

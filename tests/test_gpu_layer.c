@@ -27,7 +27,8 @@
  *    before it (ramp_layer_desc.select_pdl): the second selection must not
  *    overwrite the grouped slots while the first run's kernel reads them.
  * 4. (kernel v2) Size classes (ramp_layer_desc.one_menu 0) on a GPU
- *    holding one expert, FP8 and (without RED4) BF16: direct runs and
+ *    holding one expert, FP8 and (without RED4) BF16, and holding 16 (FP8;
+ *    classes searched over every count vector): direct runs and
  *    graphs captured for a batch size through the smallest class covering
  *    it, against the twin restricted to the class, the whole menu's choice
  *    and the reference; a graph with the count on the device through the
@@ -778,9 +779,10 @@ static void test_layer_twice(ctx *C, int routings, int pairs) {
 
 /* ------------------------------------------------ 4. size classes */
 
-/* Size classes (kernel v2, one_menu 0) on a GPU holding one expert (expert 0 of the
- * weights, so the plan's 16-expert geometry and the reference with one
- * local expert serve it): the layer's classes must be the selection twin's
+/* Size classes (kernel v2, one_menu 0) on a GPU holding `local` experts: 1
+ * (expert 0 of the weights, so the plan's 16-expert geometry and the
+ * reference with one local expert serve it) or all 16 (the classes then
+ * searched over every count vector): the layer's classes must be the selection twin's
  * (ramp_select_size_classes); every run with a host count goes through the
  * smallest class covering it, and its meta and grouped slots must equal the
  * twin's restricted to that class (entry_mask), its choice the whole
@@ -788,7 +790,7 @@ static void test_layer_twice(ctx *C, int routings, int pairs) {
  * reference's; graphs captured for one batch size replay fresh routings of
  * that size; a graph with the count on the device runs the whole menu;
  * one_menu 1 makes none. */
-static void test_size_classes(ctx *C, int routings, int bf16) {
+static void test_size_classes(ctx *C, int routings, int bf16, int local) {
     const int max_tokens = 384;
     ramp_gpu_info gi;
     CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
@@ -805,8 +807,8 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
     ramp_layer_desc ld = layer_desc(&W, max_tokens);
     ld.bf16 = bf16;
     ld.bf16_pipe = bf16 ? g_bf16_pipe : 0;
-    ld.local_experts = 1; /* expert 0's weights come first in every tensor */
-    ld.w13_shape[0] = ld.w2_shape[0] = 1;
+    ld.local_experts = local; /* expert 0's weights come first in every tensor */
+    ld.w13_shape[0] = ld.w2_shape[0] = local;
     ramp_layer_info info;
     memset(&info, 0, sizeof info);
     ld.one_menu = 1;
@@ -820,7 +822,7 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
     if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
     ramp_select_desc sd;
     memset(&sd, 0, sizeof sd);
-    sd.experts = E_ALL; sd.topk = TOPK; sd.max_tokens = max_tokens; sd.local_experts = 1;
+    sd.experts = E_ALL; sd.topk = TOPK; sd.max_tokens = max_tokens; sd.local_experts = local;
     sd.nentries = NMENU;
     for (int i = 0; s == RAMP_OK && i < NMENU; i++)
         s = ramp_select_entry_from_plan(&plan, i, &sd.entries[i]);
@@ -861,7 +863,7 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
     }
     CHECK_OK(s);
     ramp_moe_layer RL = moe_layer_of(&W.w);
-    RL.experts = 1; /* ids 1..15 are other GPUs' experts here */
+    RL.experts = local; /* with 1, ids 1..15 are other GPUs' experts here */
     int used[RAMP_MENU_MAX + 1] = {0}, hist[NMENU] = {0};
     int viol = 0, meta_bad = 0, differ = 0, done = 0;
     double worst = 0;
@@ -925,8 +927,8 @@ static void test_size_classes(ctx *C, int routings, int bf16) {
     int classes_used = 0;
     for (int c = 1; c <= ncls; c++) classes_used += used[c] > 0;
     if (routings >= 40) CHECK(classes_used >= 2 && used[0] > 0);
-    printf("size classes (kernel v2, one local expert, %s): %d classes (", bf16 ? "BF16" : "FP8",
-           ncls);
+    printf("size classes (kernel v2, %d local expert%s, %s): %d classes (", local,
+           local == 1 ? "" : "s", bf16 ? "BF16" : "FP8", ncls);
     for (int c = 0; c < ncls; c++)
         printf("%s<= %d tokens: 0x%x", c ? ", " : "", tokens_of[c], mask_of[c]);
     printf("); %d runs (whole menu %d", done, used[0]);
@@ -1330,9 +1332,12 @@ int main(void) {
             v.geom = (ramp_geometry){E_LOC, TOPK, INTER, HIDDEN, 1};
             bf16_menu = bf16_menu && ramp_moe_v2_check(&v) == RAMP_OK;
         }
-        if (kind_on(k_env, "fp8")) test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0);
+        if (kind_on(k_env, "fp8")) {
+            test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0, 1);
+            test_size_classes(&C, routings >= 4 ? routings / 4 : 1, 0, E_LOC);
+        }
         if (kind_on(k_env, "bf16") && bf16_menu)
-            test_size_classes(&C, routings >= 8 ? routings / 8 : 1, 1);
+            test_size_classes(&C, routings >= 8 ? routings / 8 : 1, 1, 1);
         else if (kind_on(k_env, "bf16"))
             printf("size classes, BF16: skipped (a menu entry kernel v2 runs in FP8 only, or "
                    "RAMP_LAYER_RED4)\n");

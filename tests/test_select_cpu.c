@@ -383,11 +383,8 @@ static void size_classes(unsigned long long seed) {
         free(ids);
         free(pick);
         ramp_select_result_free(r);
-        /* more than one local expert, or group-only: no classes yet */
+        /* group-only: no classes */
         ramp_select_desc two = d;
-        two.local_experts = 2;
-        CHECK_EQ_INT(ramp_select_size_classes(&two, tokens, masks), 0);
-        two = d;
         two.group_only = 1;
         CHECK_EQ_INT(ramp_select_size_classes(&two, tokens, masks), 0);
     }
@@ -402,9 +399,126 @@ static void size_classes(unsigned long long seed) {
     printf("size classes: %d listed over 60 menus\n", listed);
 }
 
+/* Size classes for several local experts, against every count vector: on
+ * random menus over 2-4 local experts and small batches, each vector c
+ * (c_e <= T, sum <= min(k, EL) T) is dealt to T = max(max c_e, ceil(sum /
+ * min(k, EL))) tokens round robin (distinct ids per token; the twin must
+ * count c back), and the whole menu's choice for it must lie in every class
+ * serving T, where the twin restricted to that class chooses the same; and
+ * no class may hold an entry that is not within float noise of the minimum
+ * on some vector of its batch sizes. */
+static int next_vector(int32_t *c, int n, int top) { /* odometer over 0..top */
+    for (int i = 0; i < n; i++) {
+        if (++c[i] <= top) return 1;
+        c[i] = 0;
+    }
+    return 0;
+}
+
+static void size_classes_many(unsigned long long seed) {
+    ramp_rng rng;
+    ramp_rng_seed(&rng, seed ^ 0x5eed);
+    static const int rows[] = {4, 8, 16, 32};
+    static const int top_of[] = {0, 0, 40, 16, 8}; /* batch bound by local experts */
+    int listed = 0, vectors = 0, strict = 0;
+    for (int it = 0; it < 48; it++) {
+        const int EL = 2 + (int)ramp_rng_below(&rng, 3);
+        ramp_select_desc d = {.experts = 8, .local_experts = EL, .first_expert = 2};
+        d.topk = 1 + (int)ramp_rng_below(&rng, 4);
+        d.max_tokens = 1 + (int)ramp_rng_below(&rng, (uint32_t)top_of[EL]);
+        d.nentries = 2 + (int)ramp_rng_below(&rng, 5);
+        for (int c = 0; c < d.nentries; c++) {
+            ramp_select_entry *e = &d.entries[c];
+            e->rows = rows[ramp_rng_below(&rng, 4)];
+            e->slices = 1 + (int)ramp_rng_below(&rng, 16);
+            e->slots = 1 + (int)ramp_rng_below(&rng, 40);
+            e->max_waves = ramp_rng_below(&rng, 4) == 0 ? 2 : 0;
+            e->pair_tiles = ramp_rng_below(&rng, 4) == 0;
+            e->theta[0] = (float)(20.0 * ramp_rng_uniform(&rng));
+            e->theta[1] = (float)(1.0 + 20.0 * ramp_rng_uniform(&rng));
+            e->theta[2] = (float)(0.05 * ramp_rng_uniform(&rng));
+            e->theta[3] = (float)(0.5 * ramp_rng_uniform(&rng));
+            /* a third of the menus priced mostly by pairs: the choice then
+             * turns inside one histogram's range of P */
+            e->theta[4] = (float)((it % 3 ? 0.2 / e->rows : 2.0) * ramp_rng_uniform(&rng));
+            if (c > 0 && ramp_rng_below(&rng, 8) == 0) *e = d.entries[c - 1]; /* a tie */
+        }
+        CHECK_OK(ramp_select_desc_check(&d));
+        int tokens[RAMP_SELECT_MAX_ENTRIES];
+        unsigned masks[RAMP_SELECT_MAX_ENTRIES], near[RAMP_SELECT_MAX_ENTRIES] = {0};
+        const int n = ramp_select_size_classes(&d, tokens, masks);
+        const unsigned all = (unsigned)((1u << d.nentries) - 1);
+        for (int c = 0; c < n; c++) {
+            CHECK(masks[c] && masks[c] != all && (masks[c] & ~all) == 0);
+            CHECK(tokens[c] >= 1 && tokens[c] <= d.max_tokens);
+            if (c) CHECK(tokens[c] > tokens[c - 1] && (masks[c - 1] & ~masks[c]) == 0 &&
+                         masks[c] != masks[c - 1]);
+        }
+        listed += n;
+        const int k = d.topk < EL ? d.topk : EL;
+        ramp_select_result *r = NULL;
+        CHECK_OK(ramp_select_result_create(&d, &r));
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)d.max_tokens * (size_t)d.topk);
+        if (!r || !ids) break;
+        int32_t c[4] = {0, 0, 0, 0};
+        do {
+            int sum = 0, big = 0;
+            for (int e = 0; e < EL; e++) {
+                sum += c[e];
+                if (c[e] > big) big = c[e];
+            }
+            int T = big > (sum + k - 1) / k ? big : (sum + k - 1) / k;
+            if (T < 1) T = 1; /* no local pair: a token of foreign ids */
+            if (T > d.max_tokens) continue;
+            /* deal: pair s of the sequence to token s mod T; foreign ids fill
+             * each token's other slots (experts 0, 1, 6, 7: >= k of them) */
+            int *fill = calloc((size_t)T, sizeof(int));
+            if (!fill) break;
+            for (int e = 0, s = 0; e < EL; e++)
+                for (int j = 0; j < c[e]; j++, s++) {
+                    const int t = s % T;
+                    ids[t * d.topk + fill[t]++] = d.first_expert + e;
+                }
+            static const int foreign[] = {0, 1, 6, 7};
+            for (int t = 0; t < T; t++)
+                for (int f = 0; fill[t] < d.topk; f++) ids[t * d.topk + fill[t]++] = foreign[f];
+            free(fill);
+            CHECK_OK(ramp_select_cpu(&d, T, ids, r));
+            for (int e = 0; e < EL; e++) CHECK_EQ_INT(r->counts[e], c[e]);
+            const int pick = r->meta[RAMP_SELECT_META_CHOSEN];
+            const float best = r->pred[pick];
+            unsigned close = 0;
+            for (int j = 0; j < d.nentries; j++)
+                if (r->pred[j] <= best + 2e-5f * fabsf(best) + 2e-6f) close |= 1u << j;
+            vectors++;
+            for (int cl = 0; cl < n; cl++) {
+                if (T > tokens[cl]) continue;
+                near[cl] |= close;
+                CHECK((masks[cl] >> pick) & 1u);
+                ramp_select_desc m = d;
+                m.entry_mask = masks[cl];
+                ramp_select_result *rm = NULL;
+                CHECK_OK(ramp_select_result_create(&m, &rm));
+                if (!rm) break;
+                CHECK_OK(ramp_select_cpu(&m, T, ids, rm));
+                CHECK_EQ_INT(rm->meta[RAMP_SELECT_META_CHOSEN], pick);
+                ramp_select_result_free(rm);
+                strict++;
+            }
+        } while (next_vector(c, EL, d.max_tokens));
+        for (int cl = 0; cl < n; cl++) CHECK_EQ_INT(masks[cl] & ~near[cl], 0u);
+        free(ids);
+        ramp_select_result_free(r);
+    }
+    CHECK(listed > 10); /* the generator does make classes */
+    printf("size classes, several local experts: %d listed over 48 menus, %d count vectors, "
+           "%d class checks\n", listed, vectors, strict);
+}
+
 int main(void) {
     unsigned long long seed = check_seed();
     size_classes(seed);
+    size_classes_many(seed);
     launch_shapes();
     worked_example();
     entry_matches_features(seed);

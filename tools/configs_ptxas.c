@@ -207,8 +207,9 @@ static void print_size_classes(const ramp_plan *p) {
     unsigned masks[RAMP_MENU_MAX];
     const int n = ramp_plan_size_classes(p, CLASSES_MAX_TOKENS, tokens, masks);
     if (n <= 0) {
-        printf("size classes: none (%d experts a GPU: made for one so far); the whole menu "
-               "serves every batch\n", p->geom.experts);
+        printf("size classes: none (%d expert%s a GPU: no batch size up to the search's cap "
+               "leaves an entry out); the whole menu serves every batch\n", p->geom.experts,
+               p->geom.experts == 1 ? "" : "s");
         return;
     }
     printf("size classes (a kernel v2 layer of up to %d tokens, the count on the host):",

@@ -69,7 +69,7 @@
 static const char *USAGE =
     "usage: bench_stack --plan PLAN.json --out-dir DIR [--tokens 64,128,256,512]\n"
     "                   [--layers N] [--sets S] [--reps R] [--seed S] [--units 0|1]\n"
-    "                   [--select-pdl 0|1] [--one-menu 0|1]\n"
+    "                   [--select-pdl 0|1] [--one-menu 0|1] [--many-classes 0|1]\n"
     "\n"
     "Times RaMP's FP8 layer (kernel v2) as a forward pass runs it: N and 2N\n"
     "layers back to back in one CUDA graph, each on its own copy of the local\n"
@@ -92,6 +92,8 @@ static const char *USAGE =
     "  --one-menu 1 also the stacks of layers without size classes\n"
     "               (ramp_layer_desc.one_menu 1: the whole menu's kernel for every\n"
     "               batch; rows ramp-stack-onemenu, checked as the plain stacks)\n"
+    "  --many-classes 1  the layers make size classes with several local experts\n"
+    "               too (ramp_layer_desc.many_expert_classes)\n"
     "Writes DIR/stack-<model>-<layout>.csv and .md.\n";
 
 typedef struct {
@@ -240,7 +242,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi) {
 
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *outdir = NULL, *tokens_arg = "64,128,256,512";
-    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0;
+    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0, many = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -250,7 +252,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
                                             "--sets",  "--reps",    "--units",  "--seed",
-                                            "--select-pdl", "--one-menu"};
+                                            "--select-pdl", "--one-menu", "--many-classes"};
         const int rc = bench_option("bench_stack", USAGE, a, v, known, sizeof known / sizeof *known);
         if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
@@ -262,6 +264,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--units")) units = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--select-pdl")) select_pdl = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--one-menu")) one_menu = parse_int(a, v, 0, 1);
+        else if (!strcmp(a, "--many-classes")) many = parse_int(a, v, 0, 1);
         else { /* --seed */
             char *end = NULL;
             seed = strtoull(v, &end, 10);
@@ -360,6 +363,7 @@ int main(int argc, char **argv) {
     ld.max_tokens = max_tokens;
     ld.kernel = RAMP_KERNEL_V2;
     ld.weight_units = units;
+    ld.many_expert_classes = many;
     for (int s = 0; s < sets; s++) {
         if (ramp_gpu_alloc(T.gpu, n13, &w13[s]) != RAMP_OK || ramp_gpu_alloc(T.gpu, n2, &w2[s]) != RAMP_OK ||
             ramp_gpu_alloc(T.gpu, EL * s13e, &w13s[s]) != RAMP_OK ||

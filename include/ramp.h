@@ -2053,8 +2053,9 @@ typedef struct {
                                tokens name distinct experts. A device
                                count runs the whole menu. With one local
                                expert the choice is a function of its pair
-                               count (exact for every T); with several,
-                               every count vector a batch can give is
+                               count (exact for every T); with several
+                               (many_expert_classes 1), every count vector
+                               a batch can give is
                                searched at T = 1, 2, 3, 4, 6, 8, 12, ...
                                up to the size where that passes ~10^6
                                histograms (Qwen3-30B EP8: 64 tokens), and
@@ -2069,6 +2070,16 @@ typedef struct {
                                layer's last blocks. 0 (the default): after
                                that kernel ends. Session 40, an experiment
                                until bench_stack has measured it. */
+    int many_expert_classes; /* 1: size classes (one_menu 0) also where the
+                               GPU holds several experts, searched over
+                               every count vector (session 43; Qwen3-30B
+                               EP8's batches of <= 64 tokens then run a
+                               kernel without its wide two-phase entries,
+                               which slowed the narrow ones by 1-4 us in a
+                               stack, bench/results/s42-run1). 0 (the
+                               default): one local expert only, until the
+                               GPU test and the stack measurement have run
+                               (bench/results/s43-run1/run2.sh). */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

@@ -53,6 +53,7 @@ static const ramp_field layer_desc_fields[] = {
     SCALAR(ramp_layer_desc, select_one_shape),
     SCALAR(ramp_layer_desc, one_menu),
     SCALAR(ramp_layer_desc, select_pdl),
+    SCALAR(ramp_layer_desc, many_expert_classes),
 };
 
 static const ramp_field layer_io_fields[] = {

@@ -157,6 +157,10 @@ static ramp_status check_desc(const ramp_plan *p, const ramp_layer_desc *d) {
     RAMP_CHECK(d->one_menu == 0 || d->one_menu == 1, RAMP_ERR_INVALID_ARGUMENT,
                "layer: one_menu = %d, expected 0 (size classes where exact) or 1 (one kernel "
                "for every batch)", d->one_menu);
+    RAMP_CHECK(d->many_expert_classes == 0 || d->many_expert_classes == 1,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "layer: many_expert_classes = %d, expected 0 (size classes for one local expert "
+               "only) or 1 (for several too)", d->many_expert_classes);
     RAMP_CHECK(d->poly_split != 5 || d->l2_prefetch_mb == 0, RAMP_ERR_INVALID_ARGUMENT,
                "layer: poly_split 5 with l2_prefetch_mb = %d: the prefetch runs under the "
                "selection kernel, which a switch node's bodies start after (0 with split 5)",
@@ -267,7 +271,8 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     /* v2: the weights' tensor maps, once (the weights do not move) */
     if (s == RAMP_OK) s = ramp_moe_poly_set_weights(L->poly, d->w13, d->w2);
     /* (labelled kernels: v2, and no per-entry chain) */
-    if (s == RAMP_OK && !d->one_menu && d->kernel == RAMP_KERNEL_V2 && d->poly_split != 5)
+    if (s == RAMP_OK && !d->one_menu && d->kernel == RAMP_KERNEL_V2 && d->poly_split != 5 &&
+        (d->local_experts == 1 || d->many_expert_classes))
         s = create_classes(L, &sd, &pd);
     if (s == RAMP_OK) {
         int mt = (int)L->sdev.max_tiles;

@@ -179,7 +179,7 @@ expect 0 "Mixtral-8x22B EP8, plan .*: kernel v2, weights in stage units, 1 exper
 # Qwen3-30B EP8's shipped dataset leaves its two wide two-phase entries out of
 # batches of <= 64 tokens (the cap: 96 tokens would take 3 x 10^7 histograms)
 expect 0 "wrote" -- "$ramp" fit "$2/data/timing/qwen3-30b-ep8-v2.safetensors" -o "$tmp/q8.json"
-expect 0 "size classes \(a kernel v2 layer of up to 4096 tokens, the count on the host\): <= 8 tokens \{r8.w128.s4 r24.w256.s4\}; <= 32 tokens \{r32.w128.s4 r8.w128.s4 r24.w256.s4\}; <= 64 tokens \{r32.w128.s4 r8.w128.s4 r16.w256.s4 r24.w256.s4\}; the whole menu above" -- \
+expect 0 "size classes \(a kernel v2 layer of up to 4096 tokens, the count on the host, ramp_layer_desc.many_expert_classes 1\): <= 8 tokens \{r8.w128.s4 r24.w256.s4\}; <= 32 tokens \{r32.w128.s4 r8.w128.s4 r24.w256.s4\}; <= 64 tokens \{r32.w128.s4 r8.w128.s4 r16.w256.s4 r24.w256.s4\}; the whole menu above" -- \
   "$ramp" configs --plan "$tmp/q8.json"
 expect 0 "size classes" -- "$ramp" configs --plan "$tmp/planu.json"
 expect 2 "--red4, --csv and --cubin-dir with --plan go with --ptxas" -- \

@@ -207,6 +207,9 @@ static void test_layer_check(void) {
         b = d;
         b.select_pdl = 2;
         refused(&p, &b, RAMP_ERR_INVALID_ARGUMENT, "select_pdl = 2");
+        b = d;
+        b.many_expert_classes = -1;
+        refused(&p, &b, RAMP_ERR_INVALID_ARGUMENT, "many_expert_classes = -1");
         ramp_plan q = p;
         q.geom.bf16 = 1;
         refused(&q, &d, RAMP_ERR_INVALID_ARGUMENT, "the plan is for BF16");

@@ -808,6 +808,7 @@ static void test_size_classes(ctx *C, int routings, int bf16, int local) {
     ld.bf16 = bf16;
     ld.bf16_pipe = bf16 ? g_bf16_pipe : 0;
     ld.local_experts = local; /* expert 0's weights come first in every tensor */
+    ld.many_expert_classes = local > 1; /* (one expert: made without it) */
     ld.w13_shape[0] = ld.w2_shape[0] = local;
     ramp_layer_info info;
     memset(&info, 0, sizeof info);
@@ -818,6 +819,15 @@ static void test_size_classes(ctx *C, int routings, int bf16, int local) {
     ramp_layer_free(L);
     L = NULL;
     ld.one_menu = 0;
+    if (local > 1) { /* several experts: none unless asked for */
+        ld.many_expert_classes = 0;
+        if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
+        if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
+        CHECK(s != RAMP_OK || info.size_classes == 0);
+        ramp_layer_free(L);
+        L = NULL;
+        ld.many_expert_classes = 1;
+    }
     if (s == RAMP_OK) s = ramp_layer_create(C->gpu, &plan, &ld, &L);
     if (s == RAMP_OK) s = ramp_layer_get_info(L, &info);
     ramp_select_desc sd;
@@ -1053,6 +1063,10 @@ static void test_bad_input(ctx *C) {
     d.one_menu = 2;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
     CHECK(strstr(ramp_last_error(), "one_menu = 2") != NULL);
+    d = layer_desc(&W, 64);
+    d.many_expert_classes = 2;
+    CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(ramp_last_error(), "many_expert_classes = 2") != NULL);
     d = layer_desc(&W, 64);
     d.select_one_shape = -1;
     CHECK_ERR(ramp_layer_create(C->gpu, &plan, &d, &L), RAMP_ERR_INVALID_ARGUMENT);

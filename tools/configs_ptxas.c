@@ -212,8 +212,9 @@ static void print_size_classes(const ramp_plan *p) {
                p->geom.experts == 1 ? "" : "s");
         return;
     }
-    printf("size classes (a kernel v2 layer of up to %d tokens, the count on the host):",
-           CLASSES_MAX_TOKENS);
+    printf("size classes (a kernel v2 layer of up to %d tokens, the count on the host%s):",
+           CLASSES_MAX_TOKENS,
+           p->geom.experts > 1 ? ", ramp_layer_desc.many_expert_classes 1" : "");
     for (int c = 0; c < n; c++) {
         printf("%s <= %d tokens {", c ? ";" : "", tokens[c]);
         for (int i = 0, k = 0; i < p->count; i++) {

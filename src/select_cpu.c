@@ -363,6 +363,7 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
  * float32 near-ties, which count as reachable (never fewer entries than a
  * routing can choose). */
 #define CLASS_HISTOGRAM_CAP 1000000.0 /* histograms one batch size may visit */
+#define CLASS_BUCKETS_MAX 256
 
 typedef struct {
     const ramp_select_desc *d;
@@ -436,7 +437,8 @@ static long long class_reach(const ramp_select_desc *d, int T) {
         for (int j = 0; j < n && !end; j++) end = c % d->entries[j].rows == 0;
         nb += end;
     }
-    if (histograms(EL, nb) > CLASS_HISTOGRAM_CAP) return -1;
+    /* (the walk recurses once per bucket: bounded for small thread stacks) */
+    if (nb > CLASS_BUCKETS_MAX || histograms(EL, nb) > CLASS_HISTOGRAM_CAP) return -1;
     class_walk w = {d, nb, NULL, NULL, NULL, 0, 0};
     w.lo = malloc((size_t)(nb + 1) * sizeof *w.lo);
     w.hi = malloc((size_t)(nb + 1) * sizeof *w.hi);

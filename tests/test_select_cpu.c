@@ -511,6 +511,30 @@ static void size_classes_many(unsigned long long seed) {
         ramp_select_result_free(r);
     }
     CHECK(listed > 10); /* the generator does make classes */
+    /* An entry that is the minimum only inside a histogram's range of P:
+     * A = 2P, B = 8.5 + P, C = 20 (D never): A up to 8 pairs, B on 9-11, C
+     * from 12. No range's end (1, 2, T or 2T at T = 1, 2, 3, 4, 6, 8, 12,
+     * ...) falls in 9-11, so only the walk along the envelope finds B. */
+    {
+        ramp_select_desc d = {.experts = 8, .topk = 2, .local_experts = 2, .first_expert = 0,
+                              .max_tokens = 20, .nentries = 4};
+        static const float th[4][2] = {{0, 2}, {8.5f, 1}, {20, 0}, {100, 0}};
+        for (int c = 0; c < 4; c++) {
+            d.entries[c].rows = 32;
+            d.entries[c].slices = 1;
+            d.entries[c].slots = 132;
+            d.entries[c].theta[0] = th[c][0];
+            d.entries[c].theta[4] = th[c][1];
+        }
+        CHECK_OK(ramp_select_desc_check(&d));
+        int tokens[RAMP_SELECT_MAX_ENTRIES];
+        unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+        CHECK_EQ_INT(ramp_select_size_classes(&d, tokens, masks), 2);
+        CHECK_EQ_INT(tokens[0], 4); /* T = 6 reaches 12 pairs */
+        CHECK_EQ_INT(masks[0], 0x1u);
+        CHECK_EQ_INT(tokens[1], 20);
+        CHECK_EQ_INT(masks[1], 0x7u);
+    }
     printf("size classes, several local experts: %d listed over 48 menus, %d count vectors, "
            "%d class checks\n", listed, vectors, strict);
 }

@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,8 +466,9 @@ static long long class_reach(const ramp_select_desc *d, int T) {
     return w.reach;
 }
 
-static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
-                             unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
+int ramp_select_size_classes_search(const ramp_select_desc *d,
+                                    int tokens[RAMP_SELECT_MAX_ENTRIES],
+                                    unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
     const unsigned all = (unsigned)((1ull << d->nentries) - 1);
     int n = 0, lastT = 0;
     unsigned reach = 0;
@@ -494,6 +496,57 @@ static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
         tokens[n] = lastT;
         masks[n++] = reach;
     }
+    return n;
+}
+
+/* The search takes up to ~0.5 s (Qwen3-30B EP8's plan), and an engine
+ * creates a layer per MoE layer from one plan: a few searches kept for the
+ * process, keyed on everything the search reads. */
+typedef struct {
+    int used, local_experts, topk, max_tokens, nentries;
+    ramp_select_entry entries[RAMP_SELECT_MAX_ENTRIES];
+    int n, tokens[RAMP_SELECT_MAX_ENTRIES];
+    unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+} class_memo;
+#define CLASS_MEMOS 8
+_Static_assert(sizeof(ramp_select_entry) == 10 * 4, "ramp_select_entry has padding");
+static class_memo memos[CLASS_MEMOS];
+static int memo_next;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int memo_is(const class_memo *m, const ramp_select_desc *d) {
+    /* (an entry is ints and floats: no padding; equal bits, equal search) */
+    return m->used && m->local_experts == d->local_experts && m->topk == d->topk &&
+           m->max_tokens == d->max_tokens && m->nentries == d->nentries &&
+           memcmp(m->entries, d->entries, (size_t)d->nentries * sizeof *d->entries) == 0;
+}
+
+static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
+                             unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
+    pthread_mutex_lock(&memo_lock);
+    for (int i = 0; i < CLASS_MEMOS; i++) {
+        if (!memo_is(&memos[i], d)) continue;
+        const int n = memos[i].n;
+        memcpy(tokens, memos[i].tokens, sizeof memos[i].tokens);
+        memcpy(masks, memos[i].masks, sizeof memos[i].masks);
+        pthread_mutex_unlock(&memo_lock);
+        return n;
+    }
+    pthread_mutex_unlock(&memo_lock);
+    const int n = ramp_select_size_classes_search(d, tokens, masks);
+    pthread_mutex_lock(&memo_lock);
+    class_memo *m = &memos[memo_next];
+    memo_next = (memo_next + 1) % CLASS_MEMOS;
+    m->used = 1;
+    m->local_experts = d->local_experts;
+    m->topk = d->topk;
+    m->max_tokens = d->max_tokens;
+    m->nentries = d->nentries;
+    memcpy(m->entries, d->entries, (size_t)d->nentries * sizeof *d->entries);
+    m->n = n;
+    memcpy(m->tokens, tokens, sizeof m->tokens);
+    memcpy(m->masks, masks, sizeof m->masks);
+    pthread_mutex_unlock(&memo_lock);
     return n;
 }
 

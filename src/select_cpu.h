@@ -45,6 +45,11 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
  * the whole menu. 0 classes for group_only. */
 int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
                              unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
+/* The several-expert search itself, without the process-wide cache that
+ * ramp_select_size_classes keeps of the last 8 (thread-safe). */
+int ramp_select_size_classes_search(const ramp_select_desc *d,
+                                    int tokens[RAMP_SELECT_MAX_ENTRIES],
+                                    unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
 /* Compiles the selection kernel (entry "ramp_select") as selectors do:
  * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads), ctas 1,
  * 2, 4 or 8 (blocks of one cluster), profile 0/1 (RAMP_SELECT_PROFILE).

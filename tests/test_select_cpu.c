@@ -420,7 +420,11 @@ static void size_classes_many(unsigned long long seed) {
     ramp_rng_seed(&rng, seed ^ 0x5eed);
     static const int rows[] = {4, 8, 16, 32};
     static const int top_of[] = {0, 0, 40, 16, 8}; /* batch bound by local experts */
-    int listed = 0, vectors = 0, strict = 0;
+    int listed = 0, vectors = 0, strict = 0, first_n = -1;
+    ramp_select_desc first;
+    memset(&first, 0, sizeof first);
+    int first_t[RAMP_SELECT_MAX_ENTRIES] = {0};
+    unsigned first_m[RAMP_SELECT_MAX_ENTRIES] = {0};
     for (int it = 0; it < 48; it++) {
         const int EL = 2 + (int)ramp_rng_below(&rng, 3);
         ramp_select_desc d = {.experts = 8, .local_experts = EL, .first_expert = 2};
@@ -455,6 +459,22 @@ static void size_classes_many(unsigned long long seed) {
                          masks[c] != masks[c - 1]);
         }
         listed += n;
+        /* the process-wide cache: the search's own answer, now and for the
+         * first menu after 8 others have passed through it */
+        int st[RAMP_SELECT_MAX_ENTRIES];
+        unsigned sm[RAMP_SELECT_MAX_ENTRIES];
+        CHECK_EQ_INT(ramp_select_size_classes_search(&d, st, sm), n);
+        for (int c = 0; c < n; c++) CHECK(st[c] == tokens[c] && sm[c] == masks[c]);
+        if (it == 0) {
+            first = d;
+            first_n = n;
+            memcpy(first_t, tokens, sizeof first_t);
+            memcpy(first_m, masks, sizeof first_m);
+        }
+        if (it == 20) {
+            CHECK_EQ_INT(ramp_select_size_classes(&first, st, sm), first_n);
+            for (int c = 0; c < first_n; c++) CHECK(st[c] == first_t[c] && sm[c] == first_m[c]);
+        }
         const int k = d.topk < EL ? d.topk : EL;
         ramp_select_result *r = NULL;
         CHECK_OK(ramp_select_result_create(&d, &r));

@@ -304,6 +304,19 @@ static void launch_shapes(void) {
     }
 }
 
+/* Classes as ramp_select_size_classes promises them: nonempty proper
+ * subsets of the menu, growing with increasing batch bounds in 1..max_tokens. */
+static void check_class_shape(const ramp_select_desc *d, int n, const int *tokens,
+                              const unsigned *masks) {
+    const unsigned all = (unsigned)((1u << d->nentries) - 1);
+    for (int c = 0; c < n; c++) {
+        CHECK(masks[c] && masks[c] != all && (masks[c] & ~all) == 0);
+        CHECK(tokens[c] >= 1 && tokens[c] <= d->max_tokens);
+        if (c) CHECK(tokens[c] > tokens[c - 1] && (masks[c - 1] & ~masks[c]) == 0 &&
+                     masks[c] != masks[c - 1]);
+    }
+}
+
 /* The layer's size classes (ramp_select_size_classes) on random menus for
  * one local expert, against the twin itself: for every batch size T, every
  * routing of T tokens with distinct ids gives the local expert n <= T pairs;
@@ -340,12 +353,7 @@ static void size_classes(unsigned long long seed) {
         unsigned masks[RAMP_SELECT_MAX_ENTRIES];
         const int n = ramp_select_size_classes(&d, tokens, masks);
         const unsigned all = (unsigned)((1u << d.nentries) - 1);
-        for (int c = 0; c < n; c++) {
-            CHECK(masks[c] && masks[c] != all && (masks[c] & ~all) == 0);
-            CHECK(tokens[c] >= 1 && tokens[c] <= d.max_tokens);
-            if (c) CHECK(tokens[c] > tokens[c - 1] && (masks[c - 1] & ~masks[c]) == 0 &&
-                         masks[c] != masks[c - 1]);
-        }
+        check_class_shape(&d, n, tokens, masks);
         listed += n;
         /* the whole menu's choice for n pairs: n tokens on the local expert
          * (their second id foreign), the rest of the batch elsewhere */
@@ -451,13 +459,7 @@ static void size_classes_many(unsigned long long seed) {
         int tokens[RAMP_SELECT_MAX_ENTRIES];
         unsigned masks[RAMP_SELECT_MAX_ENTRIES], near[RAMP_SELECT_MAX_ENTRIES] = {0};
         const int n = ramp_select_size_classes(&d, tokens, masks);
-        const unsigned all = (unsigned)((1u << d.nentries) - 1);
-        for (int c = 0; c < n; c++) {
-            CHECK(masks[c] && masks[c] != all && (masks[c] & ~all) == 0);
-            CHECK(tokens[c] >= 1 && tokens[c] <= d.max_tokens);
-            if (c) CHECK(tokens[c] > tokens[c - 1] && (masks[c - 1] & ~masks[c]) == 0 &&
-                         masks[c] != masks[c - 1]);
-        }
+        check_class_shape(&d, n, tokens, masks);
         listed += n;
         /* the process-wide cache: the search's own answer, now and for the
          * first menu after 8 others have passed through it */

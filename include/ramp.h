@@ -1426,9 +1426,11 @@ int ramp_plan_slots(const ramp_plan *p, int i);
  * experts (p->geom.experts) makes for batches of up to max_tokens
  * (ramp_layer_desc.one_menu 0): class c serves host token counts up to
  * tokens[c] (increasing) with the menu entries of masks[c] (bit i: entry i),
- * the whole menu above the last. Returns how many (0: none, as for a GPU of
- * several experts, where they are not computed yet), or -1 for a NULL
- * argument or max_tokens < 1. */
+ * the whole menu above the last. For several experts these are the classes
+ * a layer makes with ramp_layer_desc.many_expert_classes = 1 (a layer of
+ * several local experts makes none without it). Returns how many (0: the
+ * whole menu serves every batch size), or -1 for a NULL argument, an empty
+ * menu, max_tokens < 1 or more pairs (max_tokens x k) than a layer takes. */
 int ramp_plan_size_classes(const ramp_plan *p, int max_tokens, int tokens[RAMP_MENU_MAX],
                            unsigned masks[RAMP_MENU_MAX]);
 

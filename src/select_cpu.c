@@ -365,6 +365,8 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
  * routing can choose). */
 #define CLASS_HISTOGRAM_CAP 1000000.0 /* histograms one batch size may visit */
 #define CLASS_BUCKETS_MAX 256
+#define CLASS_PAST_CAP (-1)
+#define CLASS_NO_MEMORY (-2)
 
 typedef struct {
     const ramp_select_desc *d;
@@ -375,9 +377,10 @@ typedef struct {
     unsigned reach;
 } class_walk;
 
-static double histograms(int experts, int buckets) { /* C(experts + buckets, buckets) */
+/* C(experts + buckets, buckets), or something past `cap` */
+static double histograms(int experts, int buckets, double cap) {
     double n = 1.0;
-    for (int i = 1; i <= buckets && n <= 2.0 * CLASS_HISTOGRAM_CAP; i++)
+    for (int i = 1; i <= buckets && n <= 2.0 * cap; i++)
         n = n * (double)(experts + i) / (double)i;
     return n;
 }
@@ -428,8 +431,9 @@ static void class_visit(class_walk *w, int b, int left, int *acc, int plo, int p
     }
 }
 
-/* the entries T tokens can choose; -1 when that takes more than the cap */
-static long long class_reach(const ramp_select_desc *d, int T) {
+/* the entries T tokens can choose; CLASS_PAST_CAP when that takes more
+ * than the limits, CLASS_NO_MEMORY */
+static long long class_reach(const ramp_select_desc *d, int T, const ramp_class_limits *lim) {
     const int n = d->nentries, EL = d->local_experts;
     /* bucket ends: the multiples of every entry's rows up to T, and T */
     int nb = 0;
@@ -439,14 +443,16 @@ static long long class_reach(const ramp_select_desc *d, int T) {
         nb += end;
     }
     /* (the walk recurses once per bucket: bounded for small thread stacks) */
-    if (nb > CLASS_BUCKETS_MAX || histograms(EL, nb) > CLASS_HISTOGRAM_CAP) return -1;
+    if (nb > lim->buckets || nb > CLASS_BUCKETS_MAX ||
+        histograms(EL, nb, lim->histograms) > lim->histograms)
+        return CLASS_PAST_CAP;
     class_walk w = {d, nb, NULL, NULL, NULL, 0, 0};
     w.lo = malloc((size_t)(nb + 1) * sizeof *w.lo);
     w.hi = malloc((size_t)(nb + 1) * sizeof *w.hi);
     w.tiles = malloc((size_t)(nb + 1) * (size_t)n * sizeof *w.tiles);
     if (!w.lo || !w.hi || !w.tiles) {
         free(w.lo), free(w.hi), free(w.tiles);
-        return -1;
+        return CLASS_NO_MEMORY;
     }
     for (int c = 1, b = 1, start = 1; c <= T; c++) {
         int end = c == T;
@@ -469,6 +475,13 @@ static long long class_reach(const ramp_select_desc *d, int T) {
 int ramp_select_size_classes_search(const ramp_select_desc *d,
                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
+    const ramp_class_limits lim = {CLASS_HISTOGRAM_CAP, CLASS_BUCKETS_MAX};
+    return ramp_select_size_classes_limited(d, &lim, tokens, masks);
+}
+
+int ramp_select_size_classes_limited(const ramp_select_desc *d, const ramp_class_limits *lim,
+                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
+                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
     const unsigned all = (unsigned)((1ull << d->nentries) - 1);
     int n = 0, lastT = 0;
     unsigned reach = 0;
@@ -480,7 +493,8 @@ int ramp_select_size_classes_search(const ramp_select_desc *d,
         if (i == 1) continue; /* 1.5 */
         if (T > d->max_tokens) T = d->max_tokens;
         if (T <= lastT) break;
-        const long long r = class_reach(d, T);
+        const long long r = class_reach(d, T, lim);
+        if (r == CLASS_NO_MEMORY) return -1;
         if (r < 0) break; /* past the cap: the whole menu from here */
         const unsigned next = reach | (unsigned)r;
         if (next == all) break;
@@ -512,6 +526,7 @@ typedef struct {
 _Static_assert(sizeof(ramp_select_entry) == 10 * 4, "ramp_select_entry has padding");
 static class_memo memos[CLASS_MEMOS];
 static int memo_next;
+static long long memo_hits;
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int memo_is(const class_memo *m, const ramp_select_desc *d) {
@@ -529,12 +544,19 @@ static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
         const int n = memos[i].n;
         memcpy(tokens, memos[i].tokens, sizeof memos[i].tokens);
         memcpy(masks, memos[i].masks, sizeof memos[i].masks);
+        memo_hits++;
         pthread_mutex_unlock(&memo_lock);
         return n;
     }
     pthread_mutex_unlock(&memo_lock);
     const int n = ramp_select_size_classes_search(d, tokens, masks);
+    if (n < 0) return 0; /* out of memory: the whole menu, and not kept */
     pthread_mutex_lock(&memo_lock);
+    for (int i = 0; i < CLASS_MEMOS; i++) /* another thread searched it meanwhile */
+        if (memo_is(&memos[i], d)) {
+            pthread_mutex_unlock(&memo_lock);
+            return n;
+        }
     class_memo *m = &memos[memo_next];
     memo_next = (memo_next + 1) % CLASS_MEMOS;
     m->used = 1;
@@ -548,6 +570,13 @@ static int size_classes_many(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
     memcpy(m->masks, masks, sizeof m->masks);
     pthread_mutex_unlock(&memo_lock);
     return n;
+}
+
+long long ramp_select_size_classes_hits(void) {
+    pthread_mutex_lock(&memo_lock);
+    const long long h = memo_hits;
+    pthread_mutex_unlock(&memo_lock);
+    return h;
 }
 
 int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
@@ -586,8 +615,9 @@ int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
 int ramp_plan_size_classes(const ramp_plan *p, int max_tokens, int tokens[RAMP_MENU_MAX],
                            unsigned masks[RAMP_MENU_MAX]) {
     if (!p || !tokens || !masks || max_tokens < 1 || p->count < 1 ||
-        p->count > RAMP_SELECT_MAX_ENTRIES)
-        return -1;
+        p->count > RAMP_SELECT_MAX_ENTRIES ||
+        (int64_t)max_tokens * (p->geom.topk > 1 ? p->geom.topk : 1) > RAMP_SELECT_MAX_PAIRS)
+        return -1; /* (the last: a layer would refuse max_tokens) */
     ramp_select_desc d;
     memset(&d, 0, sizeof d);
     d.local_experts = p->geom.experts;

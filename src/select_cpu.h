@@ -46,10 +46,24 @@ float ramp_select_predict(const ramp_select_entry *e, int local_experts,
 int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_MAX_ENTRIES],
                              unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
 /* The several-expert search itself, without the process-wide cache that
- * ramp_select_size_classes keeps of the last 8 (thread-safe). */
+ * ramp_select_size_classes keeps of the last 8 (thread-safe); -1 when out
+ * of memory (ramp_select_size_classes then returns 0 and keeps nothing). */
 int ramp_select_size_classes_search(const ramp_select_desc *d,
                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
+/* The search's limits per batch size; past either, the classes end at the
+ * previous batch size checked. The search uses 10^6 histograms and 256
+ * buckets (one recursion level each); tests pass smaller ones to reach the
+ * cap on small menus. */
+typedef struct {
+    double histograms; /* histograms of the experts over the buckets */
+    int buckets;       /* buckets of counts (at most 256: the recursion) */
+} ramp_class_limits;
+int ramp_select_size_classes_limited(const ramp_select_desc *d, const ramp_class_limits *lim,
+                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
+                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
+/* Searches the cache has answered since the process started. */
+long long ramp_select_size_classes_hits(void);
 /* Compiles the selection kernel (entry "ramp_select") as selectors do:
  * group_only 0/1, warps 8, 16 or 32 (block = warps * 32 threads), ctas 1,
  * 2, 4 or 8 (blocks of one cluster), profile 0/1 (RAMP_SELECT_PROFILE).

@@ -404,17 +404,24 @@ static void size_classes(unsigned long long seed) {
     memset(&empty, 0, sizeof empty);
     CHECK_EQ_INT(ramp_plan_size_classes(NULL, 64, t, m), -1);
     CHECK_EQ_INT(ramp_plan_size_classes(&empty, 64, t, m), -1); /* no menu */
+    empty.count = 1; /* more pairs than a layer takes: refused before the menu is read */
+    empty.geom.topk = 8;
+    CHECK_EQ_INT(ramp_plan_size_classes(&empty, (1 << 20) / 8 + 1, t, m), -1);
     printf("size classes: %d listed over 60 menus\n", listed);
 }
 
 /* Size classes for several local experts, against every count vector: on
- * random menus over 2-4 local experts and small batches, each vector c
- * (c_e <= T, sum <= min(k, EL) T) is dealt to T = max(max c_e, ceil(sum /
- * min(k, EL))) tokens round robin (distinct ids per token; the twin must
- * count c back), and the whole menu's choice for it must lie in every class
- * serving T, where the twin restricted to that class chooses the same; and
- * no class may hold an entry that is not within float noise of the minimum
- * on some vector of its batch sizes. */
+ * random menus over 2-5 local experts and small batches (row counts that do
+ * not divide each other, some coefficients negative), each vector c (c_e <=
+ * T, sum <= min(k, EL) T) is dealt to T = max(max c_e, ceil(sum / min(k,
+ * EL))) tokens round robin (distinct ids per token; the twin must count c
+ * back), and the whole menu's choice for it must lie in every class serving
+ * T, where the twin restricted to that class chooses the same; no class may
+ * hold an entry that is not within float noise of the minimum on some
+ * vector of its batch sizes; and the classes may end short of max_tokens
+ * only where the next batch size searched reaches every entry. The same for
+ * the search under limits small enough to stop it (its classes: a prefix of
+ * the whole search's, none stretched past where it stopped). */
 static int next_vector(int32_t *c, int n, int top) { /* odometer over 0..top */
     for (int i = 0; i < n; i++) {
         if (++c[i] <= top) return 1;
@@ -423,25 +430,79 @@ static int next_vector(int32_t *c, int n, int top) { /* odometer over 0..top */
     return 0;
 }
 
+/* the batch sizes the search checks: 1, 2, 3, 4, 6, 8, 12, ... */
+static int next_walk_size(int T) {
+    int w = 1;
+    while (w <= T) w = (w & (w - 1)) == 0 && w >= 2 ? w + w / 2 : w == 1 ? 2 : (w / 3) * 4;
+    return w;
+}
+
+typedef struct {
+    int n, tokens[RAMP_SELECT_MAX_ENTRIES];
+    unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+    unsigned near[RAMP_SELECT_MAX_ENTRIES]; /* entries near the minimum in class c's sizes */
+} class_set;
+
+/* vector dealt to T tokens (ids), whole-menu choice pick: inside every
+ * class of cs serving T, and the class's own choice the same */
+static int check_vector_classes(const ramp_select_desc *d, class_set *cs, int T,
+                                const int32_t *ids, int pick, unsigned close) {
+    int checks = 0;
+    for (int cl = 0; cl < cs->n; cl++) {
+        if (T > cs->tokens[cl]) continue;
+        cs->near[cl] |= close;
+        CHECK((cs->masks[cl] >> pick) & 1u);
+        ramp_select_desc m = *d;
+        m.entry_mask = cs->masks[cl];
+        ramp_select_result *rm = NULL;
+        CHECK_OK(ramp_select_result_create(&m, &rm));
+        if (!rm) break;
+        CHECK_OK(ramp_select_cpu(&m, T, ids, rm));
+        CHECK_EQ_INT(rm->meta[RAMP_SELECT_META_CHOSEN], pick);
+        ramp_select_result_free(rm);
+        checks++;
+    }
+    return checks;
+}
+
+/* The process-wide cache: every field the search reads is in its key. A
+ * variant of d in one field must get the uncached search's answer, not d's;
+ * returns 1 when the variant's answer differs from d's (so a key without the
+ * field would have failed). */
+static int cache_key_variant(const ramp_select_desc *d, const ramp_select_desc *v) {
+    int t[RAMP_SELECT_MAX_ENTRIES], vt[RAMP_SELECT_MAX_ENTRIES], st[RAMP_SELECT_MAX_ENTRIES];
+    unsigned m[RAMP_SELECT_MAX_ENTRIES], vm[RAMP_SELECT_MAX_ENTRIES], sm[RAMP_SELECT_MAX_ENTRIES];
+    const int n = ramp_select_size_classes(d, t, m);
+    const int vn = ramp_select_size_classes(v, vt, vm);
+    CHECK_EQ_INT(ramp_select_size_classes_search(v, st, sm), vn);
+    for (int c = 0; c < vn; c++) CHECK(st[c] == vt[c] && sm[c] == vm[c]);
+    if (n != vn) return 1;
+    for (int c = 0; c < n; c++)
+        if (t[c] != vt[c] || m[c] != vm[c]) return 1;
+    return 0;
+}
+
 static void size_classes_many(unsigned long long seed) {
     ramp_rng rng;
     ramp_rng_seed(&rng, seed ^ 0x5eed);
-    static const int rows[] = {4, 8, 16, 32};
-    static const int top_of[] = {0, 0, 40, 16, 8}; /* batch bound by local experts */
-    int listed = 0, vectors = 0, strict = 0, first_n = -1;
+    static const int rows[] = {3, 4, 6, 8, 12, 16, 24, 32};
+    static const int top_of[] = {0, 0, 40, 16, 8, 6}; /* batch bound by local experts */
+    static const ramp_class_limits small = {30.0, 4}; /* stops the search early */
+    int listed = 0, vectors = 0, strict = 0, first_n = -1, capped = 0, keyed = 0;
     ramp_select_desc first;
     memset(&first, 0, sizeof first);
     int first_t[RAMP_SELECT_MAX_ENTRIES] = {0};
     unsigned first_m[RAMP_SELECT_MAX_ENTRIES] = {0};
-    for (int it = 0; it < 48; it++) {
-        const int EL = 2 + (int)ramp_rng_below(&rng, 3);
-        ramp_select_desc d = {.experts = 8, .local_experts = EL, .first_expert = 2};
+    for (int it = 0; it < 64; it++) {
+        const int EL = 2 + (int)ramp_rng_below(&rng, 4);
+        ramp_select_desc d = {.experts = 12, .local_experts = EL, .first_expert = 2};
         d.topk = 1 + (int)ramp_rng_below(&rng, 4);
         d.max_tokens = 1 + (int)ramp_rng_below(&rng, (uint32_t)top_of[EL]);
         d.nentries = 2 + (int)ramp_rng_below(&rng, 5);
+        const int negative = it % 4 == 3; /* signs the fits never give, the search must not assume */
         for (int c = 0; c < d.nentries; c++) {
             ramp_select_entry *e = &d.entries[c];
-            e->rows = rows[ramp_rng_below(&rng, 4)];
+            e->rows = rows[ramp_rng_below(&rng, 8)];
             e->slices = 1 + (int)ramp_rng_below(&rng, 16);
             e->slots = 1 + (int)ramp_rng_below(&rng, 40);
             e->max_waves = ramp_rng_below(&rng, 4) == 0 ? 2 : 0;
@@ -449,40 +510,72 @@ static void size_classes_many(unsigned long long seed) {
             e->theta[0] = (float)(20.0 * ramp_rng_uniform(&rng));
             e->theta[1] = (float)(1.0 + 20.0 * ramp_rng_uniform(&rng));
             e->theta[2] = (float)(0.05 * ramp_rng_uniform(&rng));
-            e->theta[3] = (float)(0.5 * ramp_rng_uniform(&rng));
+            e->theta[3] = (float)(0.5 * (ramp_rng_uniform(&rng) - (negative ? 0.5 : 0.0)));
             /* a third of the menus priced mostly by pairs: the choice then
              * turns inside one histogram's range of P */
-            e->theta[4] = (float)((it % 3 ? 0.2 / e->rows : 2.0) * ramp_rng_uniform(&rng));
+            e->theta[4] = (float)((it % 3 ? 0.2 / e->rows : 2.0) *
+                                  (ramp_rng_uniform(&rng) - (negative ? 0.5 : 0.0)));
             if (c > 0 && ramp_rng_below(&rng, 8) == 0) *e = d.entries[c - 1]; /* a tie */
         }
         CHECK_OK(ramp_select_desc_check(&d));
-        int tokens[RAMP_SELECT_MAX_ENTRIES];
-        unsigned masks[RAMP_SELECT_MAX_ENTRIES], near[RAMP_SELECT_MAX_ENTRIES] = {0};
-        const int n = ramp_select_size_classes(&d, tokens, masks);
-        check_class_shape(&d, n, tokens, masks);
-        listed += n;
-        /* the process-wide cache: the search's own answer, now and for the
-         * first menu after 8 others have passed through it */
+        class_set whole, stop;
+        memset(&whole, 0, sizeof whole);
+        memset(&stop, 0, sizeof stop);
+        whole.n = ramp_select_size_classes(&d, whole.tokens, whole.masks);
+        check_class_shape(&d, whole.n, whole.tokens, whole.masks);
+        listed += whole.n;
+        stop.n = ramp_select_size_classes_limited(&d, &small, stop.tokens, stop.masks);
+        check_class_shape(&d, stop.n, stop.tokens, stop.masks);
+        CHECK(stop.n <= whole.n);
+        for (int c = 0; c < stop.n; c++) {
+            CHECK_EQ_INT(stop.masks[c], whole.masks[c]);
+            CHECK(stop.tokens[c] <= whole.tokens[c]);
+            if (c < stop.n - 1) CHECK_EQ_INT(stop.tokens[c], whole.tokens[c]);
+        }
+        capped += stop.n < whole.n || (stop.n && stop.tokens[stop.n - 1] < whole.tokens[stop.n - 1]);
+        /* the process-wide cache: the search's own answer, answered from
+         * the cache the second time, and for the first menu after 8 others
+         * have passed through it */
         int st[RAMP_SELECT_MAX_ENTRIES];
         unsigned sm[RAMP_SELECT_MAX_ENTRIES];
-        CHECK_EQ_INT(ramp_select_size_classes_search(&d, st, sm), n);
-        for (int c = 0; c < n; c++) CHECK(st[c] == tokens[c] && sm[c] == masks[c]);
+        CHECK_EQ_INT(ramp_select_size_classes_search(&d, st, sm), whole.n);
+        for (int c = 0; c < whole.n; c++) CHECK(st[c] == whole.tokens[c] && sm[c] == whole.masks[c]);
+        const long long hits = ramp_select_size_classes_hits();
+        CHECK_EQ_INT(ramp_select_size_classes(&d, st, sm), whole.n);
+        for (int c = 0; c < whole.n; c++) CHECK(st[c] == whole.tokens[c] && sm[c] == whole.masks[c]);
+        CHECK(ramp_select_size_classes_hits() == hits + 1);
         if (it == 0) {
             first = d;
-            first_n = n;
-            memcpy(first_t, tokens, sizeof first_t);
-            memcpy(first_m, masks, sizeof first_m);
+            first_n = whole.n;
+            memcpy(first_t, whole.tokens, sizeof first_t);
+            memcpy(first_m, whole.masks, sizeof first_m);
         }
         if (it == 20) {
             CHECK_EQ_INT(ramp_select_size_classes(&first, st, sm), first_n);
             for (int c = 0; c < first_n; c++) CHECK(st[c] == first_t[c] && sm[c] == first_m[c]);
         }
+        {
+            ramp_select_desc v = d;
+            v.max_tokens = d.max_tokens > 1 ? d.max_tokens / 2 : 2;
+            keyed += cache_key_variant(&d, &v);
+            v = d;
+            v.topk = d.topk % 4 + 1;
+            keyed += cache_key_variant(&d, &v);
+            v = d;
+            v.local_experts = EL == 2 ? 3 : EL - 1;
+            keyed += cache_key_variant(&d, &v);
+            v = d;
+            v.entries[ramp_rng_below(&rng, (uint32_t)d.nentries)].rows += 1;
+            keyed += cache_key_variant(&d, &v);
+        }
         const int k = d.topk < EL ? d.topk : EL;
+        /* every entry near the minimum among batches of up to T tokens */
+        unsigned *upto = calloc((size_t)d.max_tokens + 1, sizeof(unsigned));
         ramp_select_result *r = NULL;
         CHECK_OK(ramp_select_result_create(&d, &r));
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)d.max_tokens * (size_t)d.topk);
-        if (!r || !ids) break;
-        int32_t c[4] = {0, 0, 0, 0};
+        if (!r || !ids || !upto) break;
+        int32_t c[5] = {0, 0, 0, 0, 0};
         do {
             int sum = 0, big = 0;
             for (int e = 0; e < EL; e++) {
@@ -493,7 +586,7 @@ static void size_classes_many(unsigned long long seed) {
             if (T < 1) T = 1; /* no local pair: a token of foreign ids */
             if (T > d.max_tokens) continue;
             /* deal: pair s of the sequence to token s mod T; foreign ids fill
-             * each token's other slots (experts 0, 1, 6, 7: >= k of them) */
+             * each token's other slots (experts 0, 1, 10, 11: >= k of them) */
             int *fill = calloc((size_t)T, sizeof(int));
             if (!fill) break;
             for (int e = 0, s = 0; e < EL; e++)
@@ -501,7 +594,7 @@ static void size_classes_many(unsigned long long seed) {
                     const int t = s % T;
                     ids[t * d.topk + fill[t]++] = d.first_expert + e;
                 }
-            static const int foreign[] = {0, 1, 6, 7};
+            static const int foreign[] = {0, 1, 10, 11};
             for (int t = 0; t < T; t++)
                 for (int f = 0; fill[t] < d.topk; f++) ids[t * d.topk + fill[t]++] = foreign[f];
             free(fill);
@@ -512,27 +605,29 @@ static void size_classes_many(unsigned long long seed) {
             unsigned close = 0;
             for (int j = 0; j < d.nentries; j++)
                 if (r->pred[j] <= best + 2e-5f * fabsf(best) + 2e-6f) close |= 1u << j;
+            for (int t = T; t <= d.max_tokens; t++) upto[t] |= close;
             vectors++;
-            for (int cl = 0; cl < n; cl++) {
-                if (T > tokens[cl]) continue;
-                near[cl] |= close;
-                CHECK((masks[cl] >> pick) & 1u);
-                ramp_select_desc m = d;
-                m.entry_mask = masks[cl];
-                ramp_select_result *rm = NULL;
-                CHECK_OK(ramp_select_result_create(&m, &rm));
-                if (!rm) break;
-                CHECK_OK(ramp_select_cpu(&m, T, ids, rm));
-                CHECK_EQ_INT(rm->meta[RAMP_SELECT_META_CHOSEN], pick);
-                ramp_select_result_free(rm);
-                strict++;
-            }
+            strict += check_vector_classes(&d, &whole, T, ids, pick, close);
+            strict += check_vector_classes(&d, &stop, T, ids, pick, close);
         } while (next_vector(c, EL, d.max_tokens));
-        for (int cl = 0; cl < n; cl++) CHECK_EQ_INT(masks[cl] & ~near[cl], 0u);
+        const unsigned all = (unsigned)((1u << d.nentries) - 1);
+        for (int cl = 0; cl < whole.n; cl++) CHECK_EQ_INT(whole.masks[cl] & ~whole.near[cl], 0u);
+        for (int cl = 0; cl < stop.n; cl++) CHECK_EQ_INT(stop.masks[cl] & ~stop.near[cl], 0u);
+        /* not ended early: where the classes stop short of max_tokens, the
+         * next size searched already reaches every entry */
+        const int last = whole.n ? whole.tokens[whole.n - 1] : 0;
+        if (last < d.max_tokens) {
+            int next = next_walk_size(last);
+            if (next > d.max_tokens) next = d.max_tokens;
+            CHECK_EQ_INT(upto[next], all);
+        }
+        free(upto);
         free(ids);
         ramp_select_result_free(r);
     }
     CHECK(listed > 10); /* the generator does make classes */
+    CHECK(capped > 5);  /* the small limits do stop the search */
+    CHECK(keyed > 20);  /* the variants change the answer: each key field is tested */
     /* An entry that is the minimum only inside a histogram's range of P:
      * A = 2P, B = 8.5 + P, C = 20 (D never): A up to 8 pairs, B on 9-11, C
      * from 12. No range's end (1, 2, T or 2T at T = 1, 2, 3, 4, 6, 8, 12,
@@ -557,8 +652,36 @@ static void size_classes_many(unsigned long long seed) {
         CHECK_EQ_INT(tokens[1], 20);
         CHECK_EQ_INT(masks[1], 0x7u);
     }
-    printf("size classes, several local experts: %d listed over 48 menus, %d count vectors, "
-           "%d class checks\n", listed, vectors, strict);
+    /* An entry that wins only on counts that are multiples of its rows (5),
+     * where no other entry's rows (3) put a bucket end: A = 0.6 - 0.4 W +
+     * 5 tiles - P is 0.2 on counts 5 and 10, >= 1.2 elsewhere; B = 0.5; C
+     * never. Batches of 6 tokens (c = 5, 0) first reach A, so the classes
+     * are {B} up to 4 tokens, {A, B} up to 12. A search whose buckets end at
+     * the smallest rows' multiples only never sees a count of 5 alone. */
+    {
+        ramp_select_desc d = {.experts = 8, .topk = 1, .local_experts = 2, .first_expert = 0,
+                              .max_tokens = 12, .nentries = 3};
+        static const int rw[3] = {5, 3, 3};
+        static const float th[3][5] = {{0.6f, -0.4f, 5, 0, -1}, {0.5f, 0, 0, 0, 0},
+                                       {100, 0, 0, 0, 0}};
+        for (int c = 0; c < 3; c++) {
+            d.entries[c].rows = rw[c];
+            d.entries[c].slices = 1;
+            d.entries[c].slots = 1000;
+            memcpy(d.entries[c].theta, th[c], sizeof th[c]);
+        }
+        CHECK_OK(ramp_select_desc_check(&d));
+        int tokens[RAMP_SELECT_MAX_ENTRIES];
+        unsigned masks[RAMP_SELECT_MAX_ENTRIES];
+        CHECK_EQ_INT(ramp_select_size_classes(&d, tokens, masks), 2);
+        CHECK_EQ_INT(tokens[0], 4);
+        CHECK_EQ_INT(masks[0], 0x2u);
+        CHECK_EQ_INT(tokens[1], 12);
+        CHECK_EQ_INT(masks[1], 0x3u);
+    }
+    printf("size classes, several local experts: %d listed over 64 menus (%d stopped early by "
+           "small limits), %d count vectors, %d class checks, %d cache-key variants answered "
+           "differently\n", listed, capped, vectors, strict, keyed);
 }
 
 int main(void) {

@@ -1930,9 +1930,11 @@ typedef struct {
                                kernel's entries: RAMP_KERNEL_V1 (0, the
                                default; kernels/moe_v1.cuh, every
                                configuration) or RAMP_KERNEL_V2 (the Hopper
-                               kernel, kernels/moe_poly_v2.cuh: FP8 layers
-                               with FP8 hidden states, plain launches, no
-                               grouped order, no split-K, 2..6 stages; a menu
+                               kernel, kernels/moe_poly_v2.cuh: FP8 and
+                               BF16 layers, not FP8 ones taking BF16
+                               hidden states; plain launches, no grouped
+                               order, split-K only over a cluster of two,
+                               2..6 stages; a menu
                                entry it cannot run fails creation, naming
                                the entry). Independent of the plan's kernel
                                (ramp_plan.kernel, what its times were

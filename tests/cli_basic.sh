@@ -21,6 +21,10 @@ expect 2 "expected an integer" -- "$ramp" configs --experts 12x --topk 2 --inter
 expect 0 "valid configurations" -- "$ramp" configs --model qwen3-30b --layout EP8
 # kernel v2's space: 60 of v1's plus 9 wide tiles (test_timing counts them), v2's own layout
 expect 0 "^97 valid configurations" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2
+# the valid count is the space's (dataset info's 154): v1's split-K at 2-3 stages, which v2 could
+# run, is listed as outside it, not as valid
+expect 0 "^154 valid configurations" -- "$ramp" configs --model deepseek-v3 --layout EP8 --kernel v2
+expect 0 "r2.w128.s2.k2 +no .*not in v2's space" -- "$ramp" configs --model deepseek-v3 --layout EP8 --kernel v2 --all
 expect 0 "r128.w128.s4.ph2.dk2 +yes +220224 +384 +168" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2
 expect 0 "r2.w128.s2.persist +no .*persistent launch" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v2 --all
 expect 2 "--kernel v3: expected v1 or v2" -- "$ramp" configs --model qwen3-30b --layout EP8 --kernel v3

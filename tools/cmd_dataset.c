@@ -35,8 +35,10 @@ static const char BUILD_HELP[] =
     "                        load of the other domains)\n"
     "The same traces and options with and without balancing give the same\n"
     "batches (same ids and tokens): `ramp eval` pairs them for Table 8.\n"
-    "--kernel v2: the space of the Hopper kernel v2 only (FP8, plain launch, no\n"
-    "grouped order, no split-K: Qwen3-30B EP8 60 of v1's 180 configurations),\n"
+    "--kernel v2: the space of the Hopper kernel v2 only (plain launch, no\n"
+    "grouped order; split-K over a cluster of two, wide and two-phase tiles:\n"
+    "Qwen3-30B EP8 97 configurations, DeepSeek-V3 EP8 154; `ramp configs\n"
+    "--kernel v2` lists them),\n"
     "recorded in the dataset (\"kernel\"), so that `ramp bench` times v2 and every\n"
     "cell is a measured time. Default v1, the whole space.\n";
 

@@ -150,7 +150,7 @@ int cmd_configs(int argc, char **argv) {
     else if (!ptxas) printf("%-28s %6s %8s %5s %4s %4s\n", "config", "valid", "smem", "thr", "regs", "occ");
     int valid = 0;
     ramp_config *cand = NULL;
-    int ncand = 0;
+    int ncand = 0, in_space = -1; /* v2: cand[0..in_space) is its space */
     if (kernel == RAMP_KERNEL_V2) { /* v2's space, then (--all) v1's others */
         ramp_config *v1c = NULL, *sp = NULL;
         int n1 = 0, nsp = 0;
@@ -167,7 +167,7 @@ int cmd_configs(int argc, char **argv) {
             return cli_fail("configs", RAMP_ERR_OUT_OF_MEMORY);
         }
         memcpy(cand, sp, sizeof *cand * (size_t)nsp);
-        ncand = nsp;
+        ncand = in_space = nsp;
         for (int i = 0; i < n1; i++) {
             int have = 0;
             for (int j = 0; j < nsp && !have; j++) have = ramp_config_equal(&v1c[i], &sp[j]);
@@ -183,6 +183,10 @@ int cmd_configs(int argc, char **argv) {
         if ((s = ramp_config_resources_for(kernel, &cand[i], &g, &lim, &r))) {
             free(cand);
             return cli_fail("configs", s);
+        }
+        if (in_space >= 0 && i >= in_space && r.valid) { /* e.g. v1's split-K at 2-3 stages */
+            r.valid = 0;
+            snprintf(r.why, sizeof r.why, "v2 runs it, but it is not in v2's space");
         }
         if (ptxas) { /* the valid ones, in order, to compile below */
             if (r.valid) cand[valid++] = cand[i];

@@ -365,6 +365,10 @@ ramp_status ramp_select_cpu(const ramp_select_desc *d, int tokens,
  * routing can choose). */
 #define CLASS_HISTOGRAM_CAP 1000000.0 /* histograms one batch size may visit */
 #define CLASS_BUCKETS_MAX 256
+/* steps along the envelopes: about two a histogram, more where two lines'
+ * slopes differ by a float's step and their predictions stay equal over a
+ * stretch of P (a review measured 10 a histogram); this bounds the time */
+#define CLASS_STEP_CAP 2.0e7
 #define CLASS_PAST_CAP (-1)
 #define CLASS_NO_MEMORY (-2)
 
@@ -375,6 +379,7 @@ typedef struct {
     int *tiles;       /* [b * nentries + j]: ceil(c / rows_j) in bucket b */
     int max_pairs;    /* min(k, EL) * T */
     unsigned reach;
+    double steps, max_steps; /* envelope steps taken, allowed */
 } class_walk;
 
 /* C(experts + buckets, buckets), or something past `cap` */
@@ -390,7 +395,8 @@ static double histograms(int experts, int buckets, double cap) {
 static void class_leaf(class_walk *w, const int *tiles, int active, int plo, int phi) {
     const ramp_select_desc *d = w->d;
     float t[RAMP_SELECT_MAX_ENTRIES];
-    for (int P = plo;;) {
+    for (int P = plo;; w->steps += 1.0) {
+        if (w->steps > w->max_steps) return; /* class_reach reports the cap */
         int c = 0;
         for (int j = 0; j < d->nentries; j++) {
             t[j] = predict_features(&d->entries[j], tiles[j], active, P);
@@ -417,7 +423,7 @@ static void class_leaf(class_walk *w, const int *tiles, int active, int plo, int
 
 static void class_visit(class_walk *w, int b, int left, int *acc, int plo, int phi) {
     const int n = w->d->nentries;
-    if (plo > w->max_pairs) return; /* lo only grows */
+    if (plo > w->max_pairs || w->steps > w->max_steps) return; /* lo only grows */
     if (b > w->nbuckets) {
         class_leaf(w, acc, w->d->local_experts - left, plo,
                    phi < w->max_pairs ? phi : w->max_pairs);
@@ -446,7 +452,7 @@ static long long class_reach(const ramp_select_desc *d, int T, const ramp_class_
     if (nb > lim->buckets || nb > CLASS_BUCKETS_MAX ||
         histograms(EL, nb, lim->histograms) > lim->histograms)
         return CLASS_PAST_CAP;
-    class_walk w = {d, nb, NULL, NULL, NULL, 0, 0};
+    class_walk w = {d, nb, NULL, NULL, NULL, 0, 0, 0.0, lim->steps};
     w.lo = malloc((size_t)(nb + 1) * sizeof *w.lo);
     w.hi = malloc((size_t)(nb + 1) * sizeof *w.hi);
     w.tiles = malloc((size_t)(nb + 1) * (size_t)n * sizeof *w.tiles);
@@ -469,13 +475,13 @@ static long long class_reach(const ramp_select_desc *d, int T, const ramp_class_
     int acc[RAMP_SELECT_MAX_ENTRIES] = {0};
     class_visit(&w, 1, EL, acc, 0, 0);
     free(w.lo), free(w.hi), free(w.tiles);
-    return w.reach;
+    return w.steps > w.max_steps ? (long long)CLASS_PAST_CAP : (long long)w.reach;
 }
 
 int ramp_select_size_classes_search(const ramp_select_desc *d,
                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]) {
-    const ramp_class_limits lim = {CLASS_HISTOGRAM_CAP, CLASS_BUCKETS_MAX};
+    const ramp_class_limits lim = {CLASS_HISTOGRAM_CAP, CLASS_BUCKETS_MAX, CLASS_STEP_CAP};
     return ramp_select_size_classes_limited(d, &lim, tokens, masks);
 }
 

@@ -51,13 +51,14 @@ int ramp_select_size_classes(const ramp_select_desc *d, int tokens[RAMP_SELECT_M
 int ramp_select_size_classes_search(const ramp_select_desc *d,
                                     int tokens[RAMP_SELECT_MAX_ENTRIES],
                                     unsigned masks[RAMP_SELECT_MAX_ENTRIES]);
-/* The search's limits per batch size; past either, the classes end at the
- * previous batch size checked. The search uses 10^6 histograms and 256
- * buckets (one recursion level each); tests pass smaller ones to reach the
- * cap on small menus. */
+/* The search's limits per batch size; past any, the classes end at the
+ * previous batch size checked. The search uses 10^6 histograms, 256 buckets
+ * (one recursion level each) and 2 x 10^7 steps along the envelopes; tests
+ * pass smaller ones to reach the caps on small menus. */
 typedef struct {
     double histograms; /* histograms of the experts over the buckets */
     int buckets;       /* buckets of counts (at most 256: the recursion) */
+    double steps;      /* steps along the lower envelopes in P */
 } ramp_class_limits;
 int ramp_select_size_classes_limited(const ramp_select_desc *d, const ramp_class_limits *lim,
                                      int tokens[RAMP_SELECT_MAX_ENTRIES],

@@ -487,8 +487,10 @@ static void size_classes_many(unsigned long long seed) {
     ramp_rng_seed(&rng, seed ^ 0x5eed);
     static const int rows[] = {3, 4, 6, 8, 12, 16, 24, 32};
     static const int top_of[] = {0, 0, 40, 16, 8, 6}; /* batch bound by local experts */
-    static const ramp_class_limits small = {30.0, 4}; /* stops the search early */
-    int listed = 0, vectors = 0, strict = 0, first_n = -1, capped = 0, keyed = 0;
+    /* limits that stop the search early: few histograms or buckets; few
+     * steps along the envelopes */
+    static const ramp_class_limits small[2] = {{30.0, 4, 1e9}, {1e9, 256, 12.0}};
+    int listed = 0, vectors = 0, strict = 0, first_n = -1, capped[2] = {0, 0}, keyed = 0;
     ramp_select_desc first;
     memset(&first, 0, sizeof first);
     int first_t[RAMP_SELECT_MAX_ENTRIES] = {0};
@@ -518,21 +520,25 @@ static void size_classes_many(unsigned long long seed) {
             if (c > 0 && ramp_rng_below(&rng, 8) == 0) *e = d.entries[c - 1]; /* a tie */
         }
         CHECK_OK(ramp_select_desc_check(&d));
-        class_set whole, stop;
+        class_set whole, stop[2];
         memset(&whole, 0, sizeof whole);
-        memset(&stop, 0, sizeof stop);
+        memset(stop, 0, sizeof stop);
         whole.n = ramp_select_size_classes(&d, whole.tokens, whole.masks);
         check_class_shape(&d, whole.n, whole.tokens, whole.masks);
         listed += whole.n;
-        stop.n = ramp_select_size_classes_limited(&d, &small, stop.tokens, stop.masks);
-        check_class_shape(&d, stop.n, stop.tokens, stop.masks);
-        CHECK(stop.n <= whole.n);
-        for (int c = 0; c < stop.n; c++) {
-            CHECK_EQ_INT(stop.masks[c], whole.masks[c]);
-            CHECK(stop.tokens[c] <= whole.tokens[c]);
-            if (c < stop.n - 1) CHECK_EQ_INT(stop.tokens[c], whole.tokens[c]);
+        for (int l = 0; l < 2; l++) {
+            class_set *st = &stop[l];
+            st->n = ramp_select_size_classes_limited(&d, &small[l], st->tokens, st->masks);
+            check_class_shape(&d, st->n, st->tokens, st->masks);
+            CHECK(st->n <= whole.n);
+            for (int c = 0; c < st->n; c++) {
+                CHECK_EQ_INT(st->masks[c], whole.masks[c]);
+                CHECK(st->tokens[c] <= whole.tokens[c]);
+                if (c < st->n - 1) CHECK_EQ_INT(st->tokens[c], whole.tokens[c]);
+            }
+            capped[l] += st->n < whole.n ||
+                         (st->n && st->tokens[st->n - 1] < whole.tokens[st->n - 1]);
         }
-        capped += stop.n < whole.n || (stop.n && stop.tokens[stop.n - 1] < whole.tokens[stop.n - 1]);
         /* the process-wide cache: the search's own answer, answered from
          * the cache the second time, and for the first menu after 8 others
          * have passed through it */
@@ -608,11 +614,12 @@ static void size_classes_many(unsigned long long seed) {
             for (int t = T; t <= d.max_tokens; t++) upto[t] |= close;
             vectors++;
             strict += check_vector_classes(&d, &whole, T, ids, pick, close);
-            strict += check_vector_classes(&d, &stop, T, ids, pick, close);
+            for (int l = 0; l < 2; l++) strict += check_vector_classes(&d, &stop[l], T, ids, pick, close);
         } while (next_vector(c, EL, d.max_tokens));
         const unsigned all = (unsigned)((1u << d.nentries) - 1);
         for (int cl = 0; cl < whole.n; cl++) CHECK_EQ_INT(whole.masks[cl] & ~whole.near[cl], 0u);
-        for (int cl = 0; cl < stop.n; cl++) CHECK_EQ_INT(stop.masks[cl] & ~stop.near[cl], 0u);
+        for (int l = 0; l < 2; l++)
+            for (int cl = 0; cl < stop[l].n; cl++) CHECK_EQ_INT(stop[l].masks[cl] & ~stop[l].near[cl], 0u);
         /* not ended early: where the classes stop short of max_tokens, the
          * next size searched already reaches every entry */
         const int last = whole.n ? whole.tokens[whole.n - 1] : 0;
@@ -626,7 +633,7 @@ static void size_classes_many(unsigned long long seed) {
         ramp_select_result_free(r);
     }
     CHECK(listed > 10); /* the generator does make classes */
-    CHECK(capped > 5);  /* the small limits do stop the search */
+    CHECK(capped[0] > 5 && capped[1] > 5); /* the small limits do stop the search */
     CHECK(keyed > 20);  /* the variants change the answer: each key field is tested */
     /* An entry that is the minimum only inside a histogram's range of P:
      * A = 2P, B = 8.5 + P, C = 20 (D never): A up to 8 pairs, B on 9-11, C
@@ -679,9 +686,9 @@ static void size_classes_many(unsigned long long seed) {
         CHECK_EQ_INT(tokens[1], 12);
         CHECK_EQ_INT(masks[1], 0x3u);
     }
-    printf("size classes, several local experts: %d listed over 64 menus (%d stopped early by "
-           "small limits), %d count vectors, %d class checks, %d cache-key variants answered "
-           "differently\n", listed, capped, vectors, strict, keyed);
+    printf("size classes, several local experts: %d listed over 64 menus (%d / %d stopped early "
+           "by few histograms / steps), %d count vectors, %d class checks, %d cache-key variants "
+           "answered differently\n", listed, capped[0], capped[1], vectors, strict, keyed);
 }
 
 int main(void) {

@@ -2133,11 +2133,17 @@ typedef struct {
     int tokens;               /* used when tokens_dev == 0 */
     ramp_devptr tokens_dev;   /* 0, or a device int32 token count read by the
                                  kernels (a graph then serves any batch size
-                                 up to max_tokens; out of range: clamped) */
+                                 up to max_tokens; out of range: clamped; so
+                                 every tensor above must hold max_tokens
+                                 rows) */
 } ramp_layer_io;
 
 /* Queues the two launches on `stream` (not NULL). Fails before launching
- * on tokens outside [0, max_tokens] or a required pointer that is 0. */
+ * on tokens outside [0, max_tokens] or a required pointer that is 0. A
+ * layer has one workspace (the grouped ids, the schedule), so two runs of
+ * one layer must not overlap on the GPU: queue them on one stream or order
+ * them; for batches in flight on two streams, a layer each (the weights
+ * may be shared). */
 ramp_status ramp_layer_run(ramp_layer *layer, const ramp_layer_io *io,
                            ramp_stream stream);
 

@@ -28,8 +28,10 @@ here, so this file cannot drift from the C header.
 import ctypes
 import ctypes.util
 import glob
+import math
 import os
 import struct
+import threading
 
 __all__ = ["RampError", "Plan", "Gpu", "Layer", "gpu_count", "check_layer",
            "weights_to_units", "w2_to_red4", "library_path", "version"]
@@ -46,6 +48,9 @@ class RampError(RuntimeError):
         super().__init__("%s: %s" % (status, message))
         self.status = status
         self.message = message
+
+    def __reduce__(self):  # pickle and copy (process pools pass errors on)
+        return (RampError, (self.status, self.message))
 
 
 # ---------------------------------------------------------------- the library
@@ -190,9 +195,17 @@ class _Struct:
             if len(values) != count:
                 raise ValueError("%s.%s: %d values, expected %d" %
                                  (self.type, name, len(values), count))
-            struct.pack_into("%d%s" % (count, _PACK[kind]), self.buf, off, *values)
+            try:
+                struct.pack_into("%d%s" % (count, _PACK[kind]), self.buf, off, *values)
+            except struct.error:
+                raise ValueError("%s.%s: %r out of range for its C type" %
+                                 (self.type, name, values)) from None
         else:
-            struct.pack_into(_PACK[kind], self.buf, off, value)
+            try:
+                struct.pack_into(_PACK[kind], self.buf, off, value)
+            except struct.error:
+                raise ValueError("%s.%s: %r out of range for its C type" %
+                                 (self.type, name, value)) from None
 
     def __getitem__(self, name):
         off, size, count, kind = self._field(name)
@@ -245,9 +258,18 @@ class Plan:
     def pick(self, load):
         """The menu index the plan's cost model picks for a per-GPU load:
         token-expert pairs of each local expert (what the selection kernel
-        computes on the GPU, here in double on the host)."""
-        counts = [int(n) for n in load]
-        arr = (ctypes.c_int32 * max(1, len(counts)))(*counts)
+        computes on the GPU, here in double on the host): one count for each
+        of the plan's experts on a GPU (geometry["experts"])."""
+        counts = list(load)
+        want = self.geometry["experts"]
+        if len(counts) != want:
+            raise ValueError("load: %d counts, expected one for each of the plan's %d experts "
+                             "on a GPU" % (len(counts), want))
+        for i, n in enumerate(counts):
+            if isinstance(n, float) and not n.is_integer() or not 0 <= n < 2 ** 31:
+                raise ValueError("load[%d] = %r: expected a pair count, an integer in "
+                                 "0 .. 2^31 - 1" % (i, n))
+        arr = (ctypes.c_int32 * max(1, len(counts)))(*(int(n) for n in counts))
         return _lib.ramp_plan_pick(self._s.ptr, len(counts), arr)
 
     def __repr__(self):
@@ -271,6 +293,10 @@ class Gpu:
         h = _vp()
         _check(_lib.ramp_gpu_open(int(ordinal), ctypes.byref(h)))
         self._h = h
+        # layers made on it and not yet closed: the context is released only
+        # after the last of them (closing or collecting a Gpu first defers it)
+        self._layers = 0
+        self._pending = False
 
     @property
     def info(self):
@@ -279,12 +305,23 @@ class Gpu:
         return {name: s[name] for name in s.fields}
 
     def close(self):
+        """Releases the context, or, while layers made on it are open, when
+        the last of them is closed."""
+        if getattr(self, "_layers", 0) > 0:
+            self._pending = True
+            return
         # (at interpreter exit the module's globals may already be gone)
         if getattr(self, "_h", None) and _lib is not None:
             _lib.ramp_gpu_close(self._h)
         self._h = None
 
     __del__ = close
+
+    def _layer_closed(self):
+        self._layers -= 1
+        if self._layers == 0 and self._pending:
+            self._pending = False
+            self.close()
 
     def __enter__(self):
         return self
@@ -323,6 +360,21 @@ def _host(name, t, like=None, out=False):
     return ptr, (shape, eb)
 
 
+def _no_overlap(outputs, inputs):
+    """Refuses an output buffer sharing bytes with any other buffer:
+    (name, address, (shape, element bytes)) each."""
+    def span(b):
+        shape, eb = b[2]
+        return b[1], b[1] + eb * shape[0] * shape[1] * shape[2]
+    for i, o in enumerate(outputs):
+        lo, hi = span(o)
+        for other in inputs + outputs[:i] + outputs[i + 1:]:
+            a, b = span(other)
+            if lo < b and a < hi:
+                raise ValueError("%s: overlaps %s in memory; the layouts are written to a "
+                                 "separate buffer" % (o[0], other[0]))
+
+
 def weights_to_units(w13, w2, w13_out, w2_out):
     """w13 [EL, 2h, d] and w2 [EL, d, h] (FP8 or BF16, host memory) into
     w13_out and w2_out (same shapes and element size) in the stage units a
@@ -334,6 +386,8 @@ def weights_to_units(w13, w2, w13_out, w2_out):
         raise ValueError("w2: %d-byte elements, w13 has %d" % (eb2, eb))
     o13, _ = _host("w13_out", w13_out, (s13, eb), out=True)
     o2, _ = _host("w2_out", w2_out, (s2, eb), out=True)
+    _no_overlap([("w13_out", o13, (s13, eb)), ("w2_out", o2, (s2, eb))],
+                [("w13", p13, (s13, eb)), ("w2", p2, (s2, eb))])
     _check(_lib.ramp_weights_to_units((ctypes.c_int64 * 3)(*s13), (ctypes.c_int64 * 3)(*s2),
                                       eb, p13, p2, o13, o2))
 
@@ -345,6 +399,7 @@ def w2_to_red4(w2, out):
     if eb != 1:
         raise ValueError("w2: %d-byte elements; the float4 output order is for FP8 weights" % eb)
     o2, _ = _host("out", out, (s2, 1), out=True)
+    _no_overlap([("out", o2, (s2, 1))], [("w2", p2, (s2, 1))])
     _check(_lib.ramp_w2_to_red4((ctypes.c_int64 * 3)(*s2), p2, o2))
 
 
@@ -390,6 +445,7 @@ def _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts, firs
             raise ValueError("w13_scale, w2_scale: an FP8 plan needs the weights' block scales")
         d["w13_scale"] = _ptr("w13_scale", w13_scale, ("float32",), 3)
         d["w2_scale"] = _ptr("w2_scale", w2_scale, ("float32",), 3)
+
     for name, t in (("w13_shape", w13), ("w2_shape", w2)):
         shape = _shape(t)
         if shape is None:
@@ -406,6 +462,9 @@ def _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts, firs
         ids = [int(i) for i in local_of]
         if len(ids) != int(experts):
             raise ValueError("local_of: %d entries, expected experts = %d" % (len(ids), experts))
+        for e, i in enumerate(ids):
+            if not -1 <= i < 2 ** 31:
+                raise ValueError("local_of[%d] = %d: expected -1 or a local index" % (e, i))
         keep = (ctypes.c_int32 * len(ids))(*ids)
         d["local_of"] = ctypes.addressof(keep)
     for name, value in options.items():
@@ -417,6 +476,21 @@ def _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts, firs
     return d, keep
 
 
+def _check_scales(plan, w13, w13_scale, w2, w2_scale):
+    """The C descriptor has no scale shapes: checked here (after libramp has
+    checked the weights' shapes) or never."""
+    if plan.geometry["bf16"]:
+        return
+    for name, t, w in (("w13_scale", w13_scale, w13), ("w2_scale", w2_scale, w2)):
+        shape, ws = _shape(t), _shape(w)
+        if shape is None:
+            raise ValueError("%s: an address has no shape; pass the tensor" % name)
+        want = [ws[0], -(-ws[1] // 128), -(-ws[2] // 128)]
+        if shape != want:
+            raise ValueError("%s: shape %s, expected %s (one float32 a 128 x 128 block of %s)" %
+                             (name, tuple(shape), tuple(want), name[:-6]))
+
+
 def check_layer(plan, w13, w13_scale, w2, w2_scale, *, experts, max_tokens,
                 local_experts=None, first_expert=0, local_of=None, kernel="v2", **options):
     """What Layer() checks before it touches the GPU (ramp_layer_check):
@@ -425,6 +499,7 @@ def check_layer(plan, w13, w13_scale, w2, w2_scale, *, experts, max_tokens,
     d, keep = _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts,
                           first_expert, local_of, max_tokens, kernel, options)
     _check(_lib.ramp_layer_check(plan._s.ptr, d.ptr))
+    _check_scales(plan, w13, w13_scale, w2, w2_scale)
     del keep
 
 
@@ -448,7 +523,8 @@ class Layer:
     weights are this GPU's experts in local order, w13 [EL, 2h, d] (gate
     rows, then up rows) and w2 [EL, d, h], FP8 e4m3 with float32 128x128
     block scales ([EL, 2h/128, d/128], [EL, d/128, h/128]) or BF16 with
-    none; they must stay where they are while the layer lives. ``experts``
+    none; the layer keeps a reference to each (C reads them by address), and
+    to its Gpu, whose context outlives the layer. ``experts``
     is the router's E; this GPU holds first_expert .. first_expert + EL - 1,
     or the experts whose local_of[e] >= 0. ``options`` are
     ramp_layer_desc's int members (w2_red4, weight_units, deterministic,
@@ -461,6 +537,7 @@ class Layer:
         d, keep = _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts,
                               first_expert, local_of, max_tokens, kernel, options)
         _check(_lib.ramp_layer_check(plan._s.ptr, d.ptr))
+        _check_scales(plan, w13, w13_scale, w2, w2_scale)
         if gpu is None:  # the weights' device, else PyTorch's current one
             ordinal = getattr(getattr(w13, "device", None), "index", None)
             if ordinal is None:
@@ -470,7 +547,10 @@ class Layer:
                 except (ImportError, RuntimeError):
                     ordinal = 0
             gpu = Gpu(ordinal)
-        self.gpu, self.plan = gpu, plan  # both outlive the layer's handle
+        # the GPU, the plan and the weights outlive the layer's handle (C keeps
+        # the weights' addresses, and TMA descriptors made from them)
+        self.gpu, self.plan = gpu, plan
+        self._weights = (w13, w13_scale, w2, w2_scale)
         self.bf16, self.hidden_bf16 = plan.geometry["bf16"], d["hidden_bf16"]
         self.hidden, self.topk = plan.geometry["hidden"], plan.geometry["topk"]
         self.max_tokens = int(max_tokens)
@@ -478,7 +558,8 @@ class Layer:
         _check(_lib.ramp_layer_create(gpu._h, plan._s.ptr, d.ptr, ctypes.byref(h)))
         del keep
         self._h = h
-        self._io = _Struct("ramp_layer_io")
+        gpu._layers += 1
+        self._local = threading.local()  # an io struct a thread: calls may overlap
 
     @property
     def info(self):
@@ -498,9 +579,14 @@ class Layer:
         (BF16 layers, or FP8 layers made with hidden_bf16=1); topk_ids int32
         [T, k] (other GPUs' experts and -1 skipped); topk_weights float32
         [T, k]. tokens_dev: an int32 device tensor holding T, for one graph
-        that serves any batch up to max_tokens (then T is read on the GPU)."""
+        that serves any batch up to max_tokens (then T is read on the GPU,
+        and every tensor must hold max_tokens rows). T = 0 without tokens_dev
+        queues nothing. Threads may call one layer, but its runs must not
+        overlap on the GPU (one workspace): one stream, or a layer each."""
         xt = ("bfloat16",) if self.bf16 or self.hidden_bf16 else ("float8_e4m3fn",)
-        io = self._io
+        io = getattr(self._local, "io", None)
+        if io is None:
+            io = self._local.io = _Struct("ramp_layer_io")
         io["x"] = _ptr("x", x, xt, 2)
         tokens = _shape(x)[0] if hasattr(x, "shape") else None
         if tokens is None:
@@ -527,14 +613,29 @@ class Layer:
             if got and got != want:
                 raise ValueError("%s: shape %s, expected %s" % (name, got, want))
         io["tokens"] = tokens
-        io["tokens_dev"] = 0 if tokens_dev is None else _ptr("tokens_dev", tokens_dev,
-                                                             ("int32",))
+        if tokens_dev is None:
+            io["tokens_dev"] = 0
+            if tokens == 0:
+                return  # an empty batch adds nothing (and its tensors have no address)
+        else:
+            io["tokens_dev"] = _ptr("tokens_dev", tokens_dev, ("int32",))
+            count = _shape(tokens_dev)
+            if count is not None and math.prod(count) != 1:
+                raise ValueError("tokens_dev: shape %s, expected one int32 (the token count)" %
+                                 (tuple(count),))
+            if tokens != self.max_tokens:
+                raise ValueError("x: %d rows; with tokens_dev the kernels may read up to "
+                                 "max_tokens = %d rows of every tensor (the count is read on "
+                                 "the GPU), so each must hold that many" %
+                                 (tokens, self.max_tokens))
         _check(_lib.ramp_layer_run(self._h, io.ptr, _torch_stream(stream)))
 
     def close(self):
         """Frees the layer's kernels and buffers (also when collected)."""
         if getattr(self, "_h", None) and _lib is not None:
             _lib.ramp_layer_free(self._h)
+            self._h = None
+            self.gpu._layer_closed()
         self._h = None
 
     __del__ = close

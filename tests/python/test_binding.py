@@ -23,6 +23,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -228,7 +230,7 @@ class Binding(unittest.TestCase):
         for name, bad in [("serial_launch", 9), ("w2_red4", 3), ("l2_prefetch_mb", -1),
                           ("bf16_pipe", 2), ("deterministic", 2), ("poly_split", 9),
                           ("poly_top_wait", 2), ("weight_units", 2), ("select_one_shape", 2),
-                          ("select_pdl", 2), ("one_menu", 2)]:
+                          ("select_pdl", 2), ("one_menu", 2), ("many_expert_classes", 2)]:
             refused("%s = %d" % (name, bad), **{name: bad})
 
     def test_arguments_named(self):
@@ -332,6 +334,218 @@ class Binding(unittest.TestCase):
             with self.assertRaises(exc) as e:
                 call()
             self.assertIn(needle, str(e.exception))
+
+    def test_scale_shapes(self):
+        """The C descriptor has no scale shapes: a wrong one would be read
+        past its end on the GPU, so the binding refuses it by name."""
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        for name, shape, want in (("w13_scale", (16, 1, 1), "(16, 12, 16)"),
+                                  ("w2_scale", (16, 6, 16), "(16, 16, 6)"),
+                                  ("w2_scale", (15, 16, 6), "(16, 16, 6)")):
+            with self.assertRaises(ValueError) as e:
+                ramp.check_layer(plan, **self.layer_args(**{name: FakeTensor(shape, "float32")}))
+            self.assertIn("%s: shape %s, expected %s" % (name, shape, want), str(e.exception))
+
+    def test_error_pickles(self):
+        import copy
+        import pickle
+        try:
+            ramp.Plan.read(os.path.join(TMP, "none.json"))
+        except ramp.RampError as err:
+            for back in (pickle.loads(pickle.dumps(err)), copy.copy(err)):
+                self.assertIsInstance(back, ramp.RampError)
+                self.assertEqual((back.status, back.message, str(back)),
+                                 (err.status, err.message, str(err)))
+        else:
+            self.fail("no error")
+
+    def test_pick_checks_its_load(self):
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        el = plan.geometry["experts"]
+        for load, needle in (([1] * (el - 1), "load: %d counts, expected" % (el - 1)),
+                             ([1] * 128, "load: 128 counts"), ([], "load: 0 counts"),
+                             ([0] * (el - 1) + [-1], "load[%d] = -1" % (el - 1)),
+                             ([2 ** 32 + 3000] + [0] * (el - 1), "load[0] = 4294970296"),
+                             ([0.9] * el, "load[0] = 0.9")):
+            with self.assertRaises(ValueError) as e:
+                plan.pick(load)
+            self.assertIn(needle, str(e.exception))
+        self.assertEqual(plan.pick([3.0] * el), plan.pick([3] * el))
+
+    def test_integers_out_of_range(self):
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        for over, needle in ((dict(experts=2 ** 31), "ramp_layer_desc.experts: 2147483648"),
+                             (dict(max_tokens=2 ** 32 + 512), "ramp_layer_desc.max_tokens"),
+                             (dict(deterministic=2 ** 32), "ramp_layer_desc.deterministic"),
+                             (dict(local_of=[-1] * 20 + [2 ** 32 + 3] + [-1] * 107),
+                              "local_of[20] = 4294967299")):
+            with self.assertRaises(ValueError) as e:
+                ramp.check_layer(plan, **self.layer_args(**over))
+            self.assertIn(needle, str(e.exception))
+        # an invalid map reaches libramp, which names it
+        with self.assertRaises(ramp.RampError) as e:
+            ramp.check_layer(plan, **self.layer_args(local_of=[0] * 128))
+        self.assertIn("local_of[1] = 0", e.exception.message)
+
+    def test_weight_layouts_refuse_overlap(self):
+        import numpy as np
+        w13 = np.zeros((2, 512, 512), np.uint8)
+        w2 = np.zeros((2, 512, 256), np.uint8)
+        big = np.zeros((4, 512, 512), np.uint8)
+        half = big.reshape(-1)[512 * 256:512 * 256 + w13.size].reshape(w13.shape)  # inside big
+        for call, needle in [
+                (lambda: ramp.weights_to_units(w13, w2, w13, np.zeros_like(w2)), "w13_out: overlaps w13"),
+                (lambda: ramp.weights_to_units(big[:2], w2, half, np.zeros_like(w2)), "w13_out: overlaps w13"),
+                (lambda: ramp.weights_to_units(w13, w2, np.zeros_like(w13),
+                                               big.reshape(-1)[:w2.size].reshape(w2.shape))
+                 if False else ramp.weights_to_units(
+                     w13, big.reshape(-1)[:w2.size].reshape(w2.shape), np.zeros_like(w13),
+                     big.reshape(-1)[w2.size // 2:w2.size // 2 + w2.size].reshape(w2.shape)),
+                 "w2_out: overlaps w2"),
+                (lambda: ramp.w2_to_red4(w2, w2), "out: overlaps w2")]:
+            with self.assertRaises(ValueError) as e:
+                call()
+            self.assertIn(needle, str(e.exception))
+
+    def test_lifetimes_and_calls(self):
+        """The layer's life and call path against a stand-in for libramp's GPU
+        entry points (no GPU here; everything else is the real library): the
+        layer holds its weights, a Gpu closed while its layers live is
+        released after the last of them, and the call's checks, T = 0 and the
+        io struct reach C as documented."""
+        import gc
+        import weakref
+        real, calls = ramp._lib, []
+
+        class Stub:
+            handle = 0x1000
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def _new(self, out):
+                Stub.handle += 0x10
+                ctypes.cast(out, ctypes.POINTER(ctypes.c_void_p))[0] = Stub.handle
+                return Stub.handle
+
+            def ramp_gpu_open(self, ordinal, out):
+                calls.append(("gpu_open", self._new(out)))
+                return 0
+
+            def ramp_gpu_close(self, h):
+                calls.append(("gpu_close", h.value))
+
+            def ramp_layer_create(self, gpu, plan, desc, out):
+                calls.append(("layer_create", gpu.value, self._new(out)))
+                return 0
+
+            def ramp_layer_free(self, h):
+                calls.append(("layer_free", h.value))
+
+            def ramp_layer_run(self, h, io, stream):
+                time.sleep(1e-5)  # as C releases the GIL: another thread's call may run
+                s = ramp._Struct("ramp_layer_io")
+                ctypes.memmove(s.ptr, io, len(s.buf))
+                calls.append(("layer_run", h.value, {n: s[n] for n in s.fields}, stream,
+                              threading.current_thread().name))
+                return 0
+
+        import ctypes
+        plan = ramp.Plan.read(fit("qwen3-30b-ep8-v2.safetensors", "q"))
+        ramp._lib = Stub()
+        try:
+            # the layer keeps its weights; a Gpu closed first is released after the layer
+            w = self.layer_args()
+            refs = [weakref.ref(w[n]) for n in ("w13", "w13_scale", "w2", "w2_scale")]
+            with ramp.Gpu(0) as g:
+                layer = ramp.Layer(plan, gpu=g, **w)
+            del w
+            gc.collect()
+            self.assertTrue(all(r() is not None for r in refs))
+            self.assertEqual([c[0] for c in calls], ["gpu_open", "layer_create"])
+            gpu_h, layer_h = calls[0][1], calls[1][2]
+            self.assertEqual(calls[1][1], gpu_h)
+
+            def fp8(shape, ptr):
+                return FakeTensor(shape, "float8_e4m3fn", ptr)
+
+            def f32(shape, ptr):
+                return FakeTensor(shape, "float32", ptr)
+
+            def i32(shape, ptr):
+                return FakeTensor(shape, "int32", ptr)
+            T, k, d = 5, 8, 2048
+            layer(fp8((T, d), 0x100), i32((T, k), 0x200), f32((T, k), 0x300), f32((T, d), 0x400),
+                  x_scale=f32((T, d // 128), 0x500), stream=7)
+            name, h, io, stream, _ = calls[-1]
+            self.assertEqual((name, h, stream), ("layer_run", layer_h, 7))
+            self.assertEqual(io, {"x": 0x100, "x_scale": 0x500, "topk_ids": 0x200,
+                                  "topk_weights": 0x300, "out": 0x400, "tokens": T,
+                                  "tokens_dev": 0})
+            # PyTorch's default stream (0) is passed as the legacy stream, never NULL
+            layer(fp8((T, d), 0x100), i32((T, k), 0x200), f32((T, k), 0x300), f32((T, d), 0x400),
+                  x_scale=f32((T, d // 128), 0x500), stream=0)
+            self.assertEqual(calls[-1][3], ramp.CU_STREAM_LEGACY)
+            # an empty batch queues nothing (its tensors have no address)
+            n = len(calls)
+            layer(fp8((0, d), 0), i32((0, k), 0), f32((0, k), 0), f32((0, d), 0),
+                  x_scale=f32((0, d // 128), 0), stream=7)
+            self.assertEqual(len(calls), n)
+            # a device count: the tensors must hold max_tokens rows, the count one int32
+            M = 512
+            full = (fp8((M, d), 0x100), i32((M, k), 0x200), f32((M, k), 0x300), f32((M, d), 0x400))
+            layer(*full, x_scale=f32((M, d // 128), 0x500), tokens_dev=i32((1,), 0x600), stream=7)
+            self.assertEqual((calls[-1][2]["tokens_dev"], calls[-1][2]["tokens"]), (0x600, M))
+            for args, over, needle in [
+                    (full, dict(tokens_dev=i32((2,), 0x600)), "tokens_dev: shape (2,)"),
+                    ((fp8((4, d), 1), i32((4, k), 2), f32((4, k), 3), f32((4, d), 4)),
+                     dict(tokens_dev=i32((1,), 0x600)), "x: 4 rows; with tokens_dev"),
+                    (full[:1] + (i32((M, 2), 0x200),) + full[2:], {}, "topk_ids: shape (512, 2)"),
+                    ((fp8((M + 1, d), 1),) + full[1:], {}, "x: 513 tokens"),
+                    (full, dict(x_scale=None), "x_scale: FP8 hidden states need")]:
+                kw = dict(x_scale=f32((args[0].shape[0], d // 128), 0x500), stream=7)
+                kw.update(over)
+                with self.assertRaises(ValueError) as e:
+                    layer(*args, **kw)
+                self.assertIn(needle, str(e.exception))
+            # two threads calling one layer fill their own io structs: each
+            # call sees its own thread's tensors
+            seen = []
+
+            def worker(base):
+                for i in range(200):
+                    p = base + 0x1000 * i
+                    layer(fp8((T, d), p), i32((T, k), p + 1), f32((T, k), p + 2),
+                          f32((T, d), p + 3), x_scale=f32((T, d // 128), p + 4), stream=7)
+            threads = [threading.Thread(target=worker, args=(b,), name=str(b))
+                       for b in (1 << 32, 1 << 40)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for c in calls:
+                if c[0] == "layer_run" and c[4] != threading.main_thread().name:
+                    io, base = c[2], int(c[4])
+                    seen.append(base <= io["x"] < base + 0x1000 * 200 and
+                                io["x_scale"] - io["x"] == 4 and io["out"] - io["x"] == 3)
+            self.assertEqual(len(seen), 400)
+            self.assertTrue(all(seen))
+            self.assertFalse([c for c in calls if c[0] == "gpu_close"])
+            layer.close()
+            layer.close()  # twice: nothing more
+            self.assertEqual([c[0] for c in calls[-2:]], ["layer_free", "gpu_close"])
+            self.assertEqual(calls[-1][1], gpu_h)
+            # a layer and its Gpu collected together: the layer is freed first
+            calls.clear()
+            g2 = ramp.Gpu(0)
+            l2 = ramp.Layer(plan, gpu=g2, **self.layer_args())
+            l2.cycle, g2.cycle = g2, l2
+            del l2, g2
+            gc.collect()
+            self.assertEqual([c[0] for c in calls],
+                             ["gpu_open", "layer_create", "layer_free", "gpu_close"])
+        finally:
+            ramp._lib = real
 
     @unittest.skipIf(ramp.gpu_count() > 0, "a GPU is present")
     def test_no_gpu(self):

@@ -293,6 +293,7 @@ class Gpu:
         h = _vp()
         _check(_lib.ramp_gpu_open(int(ordinal), ctypes.byref(h)))
         self._h = h
+        self.ordinal = int(ordinal)
         # layers made on it and not yet closed: the context is released only
         # after the last of them (closing or collecting a Gpu first defers it)
         self._layers = 0
@@ -503,13 +504,14 @@ def check_layer(plan, w13, w13_scale, w2, w2_scale, *, experts, max_tokens,
     del keep
 
 
-def _torch_stream(stream):
+def _torch_stream(stream, ordinal):
     if stream is None:
         try:
             import torch
         except ImportError:
             raise ValueError("stream: required without PyTorch (a CUstream handle)") from None
-        stream = torch.cuda.current_stream().cuda_stream
+        # the layer's device's current stream, whichever device is current
+        stream = torch.cuda.current_stream(ordinal).cuda_stream
     elif hasattr(stream, "cuda_stream"):
         stream = stream.cuda_stream
     stream = int(stream)
@@ -544,7 +546,7 @@ class Layer:
                 try:
                     import torch
                     ordinal = torch.cuda.current_device()
-                except (ImportError, RuntimeError):
+                except (ImportError, RuntimeError, AssertionError):  # (no CUDA in torch)
                     ordinal = 0
             gpu = Gpu(ordinal)
         # the GPU, the plan and the weights outlive the layer's handle (C keeps
@@ -607,7 +609,12 @@ class Layer:
         io["topk_weights"] = _ptr("topk_weights", topk_weights, ("float32",), 2)
         io["out"] = _ptr("out", out, ("float32",), 2)
         args = {"x": x, "topk_ids": topk_ids, "topk_weights": topk_weights, "out": out,
-                "x_scale": x_scale}
+                "x_scale": x_scale, "tokens_dev": tokens_dev}
+        for name, t in args.items():  # (a process may drive several GPUs)
+            index = getattr(getattr(t, "device", None), "index", None)
+            if index is not None and index != self.gpu.ordinal:
+                raise ValueError("%s: on cuda:%d, the layer is on cuda:%d" %
+                                 (name, index, self.gpu.ordinal))
         for name, want in shapes.items():
             got = tuple(_shape(args[name]) or ())
             if got and got != want:
@@ -628,7 +635,7 @@ class Layer:
                                  "max_tokens = %d rows of every tensor (the count is read on "
                                  "the GPU), so each must hold that many" %
                                  (tokens, self.max_tokens))
-        _check(_lib.ramp_layer_run(self._h, io.ptr, _torch_stream(stream)))
+        _check(_lib.ramp_layer_run(self._h, io.ptr, _torch_stream(stream, self.gpu.ordinal)))
 
     def close(self):
         """Frees the layer's kernels and buffers (also when collected)."""

@@ -59,9 +59,11 @@ def header_members(type_name):
 class FakeTensor:
     """What Layer and check_layer read of a PyTorch tensor."""
 
-    def __init__(self, shape, dtype, ptr=0x10000, cuda=True, contiguous=True):
+    def __init__(self, shape, dtype, ptr=0x10000, cuda=True, contiguous=True, device=None):
         self.shape, self.dtype, self._ptr = tuple(shape), "torch." + dtype, ptr
         self.is_cuda, self._contig = cuda, contiguous
+        if device is not None:  # torch.device's index
+            self.device = type("Device", (), {"index": device})()
 
     def data_ptr(self):
         return self._ptr
@@ -502,7 +504,9 @@ class Binding(unittest.TestCase):
                      dict(tokens_dev=i32((1,), 0x600)), "x: 4 rows; with tokens_dev"),
                     (full[:1] + (i32((M, 2), 0x200),) + full[2:], {}, "topk_ids: shape (512, 2)"),
                     ((fp8((M + 1, d), 1),) + full[1:], {}, "x: 513 tokens"),
-                    (full, dict(x_scale=None), "x_scale: FP8 hidden states need")]:
+                    (full, dict(x_scale=None), "x_scale: FP8 hidden states need"),
+                    (full[:3] + (FakeTensor((M, d), "float32", 0x400, device=1),), {},
+                     "out: on cuda:1, the layer is on cuda:0")]:
                 kw = dict(x_scale=f32((args[0].shape[0], d // 128), 0x500), stream=7)
                 kw.update(over)
                 with self.assertRaises(ValueError) as e:

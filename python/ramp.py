@@ -446,7 +446,6 @@ def _layer_desc(plan, w13, w13_scale, w2, w2_scale, experts, local_experts, firs
             raise ValueError("w13_scale, w2_scale: an FP8 plan needs the weights' block scales")
         d["w13_scale"] = _ptr("w13_scale", w13_scale, ("float32",), 3)
         d["w2_scale"] = _ptr("w2_scale", w2_scale, ("float32",), 3)
-
     for name, t in (("w13_shape", w13), ("w2_shape", w2)):
         shape = _shape(t)
         if shape is None:

@@ -390,20 +390,24 @@ class Binding(unittest.TestCase):
         self.assertIn("local_of[1] = 0", e.exception.message)
 
     def test_weight_layouts_refuse_overlap(self):
+        """An output sharing bytes with an input (or the other output) would
+        be read after it is written: refused, equal or partial."""
         import numpy as np
         w13 = np.zeros((2, 512, 512), np.uint8)
         w2 = np.zeros((2, 512, 256), np.uint8)
-        big = np.zeros((4, 512, 512), np.uint8)
-        half = big.reshape(-1)[512 * 256:512 * 256 + w13.size].reshape(w13.shape)  # inside big
+        flat = np.zeros(4 * w13.size, np.uint8)
+
+        def view(offset, like):  # a view of `flat` from byte `offset`, shaped as `like`
+            return flat[offset:offset + like.size].reshape(like.shape)
         for call, needle in [
-                (lambda: ramp.weights_to_units(w13, w2, w13, np.zeros_like(w2)), "w13_out: overlaps w13"),
-                (lambda: ramp.weights_to_units(big[:2], w2, half, np.zeros_like(w2)), "w13_out: overlaps w13"),
-                (lambda: ramp.weights_to_units(w13, w2, np.zeros_like(w13),
-                                               big.reshape(-1)[:w2.size].reshape(w2.shape))
-                 if False else ramp.weights_to_units(
-                     w13, big.reshape(-1)[:w2.size].reshape(w2.shape), np.zeros_like(w13),
-                     big.reshape(-1)[w2.size // 2:w2.size // 2 + w2.size].reshape(w2.shape)),
-                 "w2_out: overlaps w2"),
+                (lambda: ramp.weights_to_units(w13, w2, w13, np.zeros_like(w2)),
+                 "w13_out: overlaps w13"),
+                (lambda: ramp.weights_to_units(view(0, w13), w2, view(w13.size // 2, w13),
+                                               np.zeros_like(w2)), "w13_out: overlaps w13"),
+                (lambda: ramp.weights_to_units(w13, view(0, w2), np.zeros_like(w13),
+                                               view(w2.size // 2, w2)), "w2_out: overlaps w2"),
+                (lambda: ramp.weights_to_units(w13, w2, view(0, w13), view(w13.size - 1, w2)),
+                 "w13_out: overlaps w2_out"),
                 (lambda: ramp.w2_to_red4(w2, w2), "out: overlaps w2")]:
             with self.assertRaises(ValueError) as e:
                 call()

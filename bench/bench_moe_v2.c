@@ -36,7 +36,7 @@
  * dependent launch, as in the layer, session 36; .e1: W2 in
  * boxes of 256 rows, session 29; .z1 with .u1: a narrow
  * tile's phase 2 as stream-K, session 24; .b1: the output added by bulk
- * reductions; .m1: wide tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
+ * reductions; .m1: wide (or narrow fused FP8, session 45) tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
  * tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
  * per row, from x); .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
@@ -150,7 +150,7 @@ static int parse_xvariant(const char *txt, xvariant *x) {
     const int group_ok = x->o.group >= 0 && x->o.group <= 64;
     const int ks_ok = x->ks >= 0 && x->ks <= 2 && x->o.cluster >= 0 && x->o.cluster <= 2 &&
                       x->o.bulkred >= 0 && x->o.bulkred <= 1 && x->o.mcast >= 0 &&
-                      x->o.mcast <= 1 && (!x->o.mcast || x->rows > 64) &&
+                      x->o.mcast <= 1 && /* (ramp_moe_v2_opts_check refuses the rest) */
                       x->o.tma_x >= 0 && x->o.tma_x <= 2 && (!x->o.tma_x || x->rows > 64) &&
                       x->o.streamk >= 0 && x->o.streamk <= 1 &&
                       (!x->o.streamk || (x->rows <= 64 && x->o.split == 1)) &&

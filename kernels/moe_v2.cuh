@@ -291,16 +291,21 @@
  * k loads weight box k of each stage and the TMA unit writes it into both
  * CTAs' rings (multicast), so a weight byte crosses L2 once per 256 tokens
  * instead of per 128. Each consumer warp also releases the stage in its
- * partner (the partner's box lands in this CTA's slot). */
+ * partner (the partner's box lands in this CTA's slot). Session 45: narrow
+ * fused FP8 tiles too (opts only, not in the configuration space: an
+ * experiment on whether a row tile's cost is L2's weight reads); their
+ * consumers read no row tile index, and a phantom's token slots are all -1,
+ * so it computes on zero rows and adds nothing. */
 #ifndef RAMP_MV2_MCAST
 #define RAMP_MV2_MCAST 0
 #endif
 #if RAMP_MV2_MCAST != 0 && RAMP_MV2_MCAST != 1
 #error "RAMP_MV2_MCAST must be 0 or 1"
 #endif
-#if RAMP_MV2_MCAST && (!V2_WIDE || RAMP_MV2_GROUP > 1 || RAMP_MV2_TILED == 1 || \
-                       RAMP_MV2_TILED == 2 || V2_KS > 1)
-#error "RAMP_MV2_MCAST: wide tiles, row-major tile order, row-major weights or stage units, no split-K"
+#if RAMP_MV2_MCAST && (RAMP_MV2_GROUP > 1 || RAMP_MV2_TILED == 1 || RAMP_MV2_TILED == 2 || \
+                       V2_KS > 1 ||                                                          \
+                       (!V2_WIDE && (RAMP_MV2_PHASE || RAMP_MV2_BF16 || RAMP_MV2_W2BOX256)))
+#error "RAMP_MV2_MCAST: wide tiles or narrow fused FP8 tiles (W2 in 128-row boxes); row-major tile order, row-major weights or stage units; no split-K"
 #endif
 #if RAMP_MV2_W2BOX256 && (V2_WIDE || RAMP_MV2_TILED || RAMP_MV2_BF16 || V2_KS > 1)
 #error "RAMP_MV2_W2BOX256: narrow FP8 tiles on row-major weights, no split-K"

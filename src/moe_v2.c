@@ -400,13 +400,18 @@ ramp_status ramp_moe_v2_opts_check(const ramp_moe_variant *v, const ramp_moe_v2_
     RAMP_CHECK(!o.tma_x || v->cfg.rows > 64, RAMP_ERR_UNSUPPORTED,
                "v2 token rows by TMA (tma_x 1) are built for wide tiles (rows 65..128), not "
                "rows %d", v->cfg.rows);
-    RAMP_CHECK(!o.mcast || (v->cfg.rows > 64 && v->cfg.splitk <= 1 && o.group <= 1 &&
+    /* narrow fused FP8 tiles too (session 45's experiment; the kernel's #error) */
+    const int narrow_mc_ok = v->cfg.rows > 64 || (!v->geom.bf16 && !o.split &&
+                                                  !v->cfg.two_phase && !o.w2box);
+    RAMP_CHECK(!o.mcast || (narrow_mc_ok && v->cfg.splitk <= 1 && o.group <= 1 &&
                             (o.tiled == 0 || o.tiled == 3)),
                RAMP_ERR_UNSUPPORTED,
-               "v2 multicast (mcast 1) runs wide tiles (rows 65..128) with row-major weights or "
-               "stage units, the row-major tile order and no split-K; not rows %d, split-K %d, "
-               "group %d, tiled %d",
-               v->cfg.rows, v->cfg.splitk, o.group, o.tiled);
+               "v2 multicast (mcast 1) runs wide tiles (rows 65..128) or narrow fused FP8 tiles "
+               "(W2 in 128-row boxes) with row-major weights or stage units, the row-major tile "
+               "order and no split-K; not rows %d, bf16 %d, split %d, two_phase %d, w2box %d, "
+               "split-K %d, group %d, tiled %d",
+               v->cfg.rows, v->geom.bf16, o.split, v->cfg.two_phase, o.w2box, v->cfg.splitk,
+               o.group, o.tiled);
     if (o.bulkred) RAMP_TRY(ramp_moe_v2_bulkred_check(v, &o));
     RAMP_CHECK(!o.split || o.p2k <= v->geom.inter / 128, RAMP_ERR_UNSUPPORTED,
                "v2 split: p2k %d parts of h / 128 = %d K blocks", o.p2k, v->geom.inter / 128);

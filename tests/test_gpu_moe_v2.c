@@ -477,7 +477,8 @@ int main(void) {
     if (opts.bulkred)
         printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
     if (opts.mcast)
-        printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles only\n");
+        printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles "
+               "and narrow fused FP8 tiles\n");
     if (opts.cgather > 1)
         printf("intermediates gathered over clusters of %d CTAs (RAMP_MOE_V2_CGATHER): the "
                "narrow fused FP8 tiles it divides\n", opts.cgather);
@@ -517,7 +518,11 @@ int main(void) {
                 continue;
             /* bulk reductions: where built (narrow FP8 unsplit tiles whose staging fits) */
             if (opts.bulkred && ramp_moe_v2_bulkred_check(&all[i], &opts) != RAMP_OK) continue;
-            if (opts.mcast && all[i].cfg.rows <= 64) continue; /* multicast: wide tiles */
+            /* multicast: wide tiles and narrow fused FP8 ones (session 45) */
+            if (opts.mcast && ramp_moe_v2_opts_check(&all[i], &opts) != RAMP_OK) {
+                ramp_clear_error();
+                continue;
+            }
             if (opts.tma_x && all[i].cfg.rows <= 64) continue; /* token rows by TMA: wide */
             /* W2 in 256-row boxes: narrow FP8 tiles, no split-K */
             if (opts.w2box && (all[i].cfg.rows > 64 || bf16 || all[i].cfg.splitk > 1)) continue;

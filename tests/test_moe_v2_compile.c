@@ -32,7 +32,9 @@
  * TMA multicast (RAMP_MV2_MCAST, "mcast": fused, up, down in 2 parts; FP8
  * and BF16, and BF16 fused with ping-pong) and, in BF16, with one stage's
  * wgmmas in flight ("pipe": fused, up, down whole and in 2 parts); the
- * multicast refusals (narrow, pre-tiled, grouped, mcast 2). The 256-wide
+ * multicast refusals (pre-tiled, grouped, mcast 2; narrow BF16, split,
+ * w2box). Narrow fused FP8 tiles by multicast (rows 12, 32, 64;
+ * row-major and stage units; session 45). The 256-wide
  * tile with its token and intermediate rows by TMA (RAMP_MV2_TMA_X=1,
  * "tmax": fused, up, down in 2 parts; FP8 and BF16), and its refusals
  * (narrow, tma_x 3, diagnostic 9 without it).
@@ -180,13 +182,17 @@ static void refusals(void) {
         }
     }
     {
-        /* multicast: refused where it is not built, naming why */
-        for (int k = 0; k < 3; k++) {
-            ramp_moe_variant b = mv2_variant(&g, k == 0 ? 64 : MV2_WIDE_ROWS, 128);
+        /* multicast: refused where it is not built, naming why (narrow:
+         * BF16, two launches, W2 in 256-row boxes) */
+        for (int k = 1; k < 6; k++) {
+            ramp_moe_variant b = mv2_variant(&g, k >= 3 ? 64 : MV2_WIDE_ROWS, 128);
+            b.geom.bf16 = k == 3;
             ramp_moe_v2_opts o = ramp_moe_v2_default_opts();
             o.mcast = 1;
             o.tiled = k == 1;
             o.group = k == 2 ? 4 : 1;
+            o.split = k == 4;
+            o.w2box = k == 5;
             ramp_jit_result *r = NULL;
             CHECK_ERR(ramp_moe_v2_compile_opts(&b, &o, &r), RAMP_ERR_UNSUPPORTED);
             CHECK(r == NULL);
@@ -659,6 +665,19 @@ int main(void) {
                 jobs[njobs].o.p2k = m % 3 == 2 && m < 6 ? 2 : 0;
                 jobs[njobs].model = models[mi];
                 if (ramp_moe_v2_check(&jobs[njobs].v) == RAMP_OK) njobs++;
+            }
+            /* narrow fused FP8 tiles by multicast (session 45): rows
+             * 12, 32, 64, row-major weights and stage units */
+            for (int m = 0; !wide && vs[i].cfg.splitk <= 1 && m < 2 &&
+                            (all || r == 12 || r == 32 || r == 64);
+                 m++) {
+                jobs[njobs].v = vs[i];
+                jobs[njobs].o = ramp_moe_v2_default_opts();
+                jobs[njobs].o.mcast = 1;
+                jobs[njobs].o.tiled = m ? 3 : 0;
+                if (m) jobs[njobs].o.prefetch = 0; /* (stage units: no L2 prefetch) */
+                jobs[njobs].model = models[mi];
+                njobs++;
             }
             /* the 256-wide tile's rows by TMA (tma_x 1, session 17): fused,
              * the up program, the down program with K in 2 parts; FP8, BF16 */

@@ -14,29 +14,20 @@ laid out expert after expert as the selection kernel lays them out, then
 Prints the medians per band of pairs. Reads the datasets with numpy only.
 Usage: pair_alignment.py DATASET.safetensors ...
 """
-import json
+import os
 import sys
 
 import numpy as np
 
-
-def read(path):
-    buf = open(path, "rb").read()
-    n = int(np.frombuffer(buf[:8], "<u8")[0])
-    header = json.loads(buf[8:8 + n])
-    meta = header.pop("__metadata__")
-    kinds = {"I32": "<i4", "F32": "<f4"}
-    arrays = {k: np.frombuffer(buf, kinds[t["dtype"]], offset=8 + n + t["data_offsets"][0],
-                               count=int(np.prod(t["shape"]))).reshape(t["shape"])
-              for k, t in header.items()}
-    return meta, arrays
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from costmodel_forms import read_dataset  # noqa: E402 (bench/)
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     for path in sys.argv[1:]:
-        meta, a = read(path)
+        meta, a = read_dataset(path)
         names = meta["configs"].split(",")
         rows = np.array([int(c.split(".")[0][1:]) for c in names])
         times = a["times_us"]

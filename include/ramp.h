@@ -2072,8 +2072,10 @@ typedef struct {
                                pass captured as one graph, its launch
                                overlaps the router's or the previous
                                layer's last blocks. 0 (the default): after
-                               that kernel ends. Session 40, an experiment
-                               until bench_stack has measured it. */
+                               that kernel ends. Session 40; measured in
+                               session 42 (bench_stack, s40-run1): 0-0.5 us
+                               a layer less, 5-16 us on Mixtral's mid
+                               loads; recommended in a captured pass. */
     int many_expert_classes; /* 1: size classes (one_menu 0) also where the
                                GPU holds several experts, searched over
                                every count vector (session 43; Qwen3-30B
@@ -2081,9 +2083,11 @@ typedef struct {
                                kernel without its wide two-phase entries,
                                which slowed the narrow ones by 1-4 us in a
                                stack, bench/results/s42-run1). 0 (the
-                               default): one local expert only, until the
-                               GPU test and the stack measurement have run
-                               (bench/results/s43-run1/run2.sh). */
+                               default): one local expert only. Measured
+                               (session 45, an H100, s45-run1): OLMoE EP8
+                               1.2-2.1 us a layer faster at 16-64 tokens,
+                               Qwen3-30B EP8 -1.3 to +1.0 us; recommended
+                               for OLMoE-like layers. */
 } ramp_layer_desc;
 #define RAMP_L2PF_MAX_MB 1024
 

@@ -36,8 +36,8 @@
  * dependent launch, as in the layer, session 36; .e1: W2 in
  * boxes of 256 rows, session 29; .z1 with .u1: a narrow
  * tile's phase 2 as stream-K, session 24; .b1: the output added by bulk
- * reductions; .m1: wide (or narrow fused FP8, session 45) tiles in pairs sharing each weight stage by TMA multicast; .y1: wide
- * tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
+ * reductions; .m1: wide (or narrow fused FP8, session 45) tiles in pairs
+ * sharing each weight stage by TMA multicast; .y1: wide tiles' token rows by TMA, one box per stage from a copy of x in tile order (.y2: one box
  * per row, from x); .c2: the configuration's split-K over a cluster of two
  * CTAs; .l2: launched in clusters of two unsplit; q: Qwen3 only, m: Mixtral
  * only, d: DeepSeek-V3 only; prefetch, diag, pipe, tiled, red4, split, p2k and group (the tile

@@ -64,7 +64,8 @@ typedef struct {
     char err[2048];
 } job;
 
-static job jobs[512];
+/* (RAMP_MOE_V2_COMPILE_ALL queues ~1,000; each variant adds at most 32) */
+static job jobs[2048];
 static int njobs;
 static ramp_device_limits lim;
 
@@ -589,6 +590,10 @@ int main(void) {
         int n = mv2_variants(&g, vs);
         for (int i = 0; i < n; i++) {
             const int r = vs[i].cfg.rows;
+            if (njobs > (int)(sizeof jobs / sizeof *jobs) - 32) {
+                fprintf(stderr, "test_moe_v2_compile: more than %d programs queued\n", njobs);
+                return 1;
+            }
             if (configs_env && *configs_env) { /* exactly the configurations named */
                 char name[64], list[1100], key[80];
                 ramp_config_name(&vs[i].cfg, name, sizeof name);

@@ -195,13 +195,15 @@ static void test_configs(void) {
     CHECK(strstr(ramp_last_error(), ".tx") && strstr(ramp_last_error(), "wide tile"));
     CHECK_ERR(ramp_config_parse("r128.w128.s4.tx.mc", &c), RAMP_ERR_INVALID_ARGUMENT);
     CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk4", &c));
+    CHECK_OK(ramp_config_parse("r8.w128.s6", &c)); /* deeper rings: named, not in the spaces */
+    CHECK(c.stages == 6);
     {
         ramp_config one, two;
         CHECK_OK(ramp_config_parse("r128.w128.s4.ph2", &one));
         CHECK_OK(ramp_config_parse("r128.w128.s4.ph2.dk2", &two));
         CHECK(!ramp_config_equal(&one, &two) && !ramp_config_equal(&one, &c));
     }
-    const char *bad[] = {"r16", "r16.w256", "r3.w256.s4", "r16.w200.s4", "r16.w256.s5",
+    const char *bad[] = {"r16", "r16.w256", "r3.w256.s4", "r16.w200.s4", "r16.w256.s7", "r16.w256.s1",
                          "r16.w256.s4.grp", "r16.w256.s4.k3", "r16.w256.s4.foo",
                          "x16.w256.s4", "r16.w256.s4.persist.k", "",
                          "r96.w256.s3", "r48.w256.s3.ph2", "r128.w256.s3.ph2.dk7",

@@ -71,6 +71,8 @@
  * configurations ramp_moe_v2_bulkred_check accepts; the same reference and
  * comparisons), RAMP_MOE_V2_MCAST=1 (session 15: wide tiles only, in clusters
  * of two sharing each weight stage by TMA multicast, RAMP_MV2_MCAST),
+ * RAMP_MOE_V2_STAGES=N (session 46: the narrow tiles, split-K included,
+ * with rings of N stages, 2..6, where they fit; no wide tile),
  * RAMP_MOE_V2_PIPE=N (ramp_moe_v2_opts.pipe; with BF16 the wide tiles only,
  * one stage's wgmmas kept in flight), RAMP_MOE_V2_TMA_X=1 or 2 (session 17:
  * wide tiles only, their token rows by TMA, from a copy of x in tile order or
@@ -405,6 +407,14 @@ int main(void) {
     opts.w2box = w2box_env && atoi(w2box_env) > 0;
     const char *tma_x_env = getenv("RAMP_MOE_V2_TMA_X");
     opts.tma_x = tma_x_env ? atoi(tma_x_env) : 0;
+    /* RAMP_MOE_V2_STAGES=N (session 46): the narrow tiles with rings of N
+     * stages instead of the space's 4, where they fit; wide tiles left out */
+    const char *stages_env = getenv("RAMP_MOE_V2_STAGES");
+    const int deep_stages = stages_env ? atoi(stages_env) : 0;
+    if (stages_env && (deep_stages < 2 || deep_stages > 6)) {
+        fprintf(stderr, "RAMP_MOE_V2_STAGES=%s: a stage count in 2..6\n", stages_env);
+        return 1;
+    }
     const char *pipe_env = getenv("RAMP_MOE_V2_PIPE");
     if (pipe_env) opts.pipe = atoi(pipe_env);
     opts.tiled = tiled_env ? atoi(tiled_env) : 0; /* 1, 2: K block-major, 3: stage units */
@@ -511,6 +521,14 @@ int main(void) {
         ramp_moe_variant all[MAXV];
         int n = mv2_variants(&geoms[mi], all);
         for (int i = 0; i < n; i++) {
+            if (deep_stages) {
+                if (all[i].cfg.rows > 64) continue;
+                all[i].cfg.stages = deep_stages;
+                if (ramp_moe_v2_check(&all[i]) != RAMP_OK) { /* its ring does not fit */
+                    ramp_clear_error();
+                    continue;
+                }
+            }
             if (!wanted(configs_env, &all[i].cfg)) continue;
             /* split: wide tiles, and narrow FP8 tiles without split-K (session 14) */
             if (opts.split && all[i].cfg.rows <= 64 &&

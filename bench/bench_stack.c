@@ -70,7 +70,7 @@ static const char *USAGE =
     "usage: bench_stack --plan PLAN.json --out-dir DIR [--tokens 64,128,256,512]\n"
     "                   [--layers N] [--sets S] [--reps R] [--seed S] [--units 0|1]\n"
     "                   [--select-pdl 0|1] [--one-menu 0|1] [--many-classes 0|1]\n"
-    "                   [--check 0|1]\n"
+    "                   [--check 0|1] [--l2pf MB]\n"
     "\n"
     "Times RaMP's FP8 layer (kernel v2) as a forward pass runs it: N and 2N\n"
     "layers back to back in one CUDA graph, each on its own copy of the local\n"
@@ -95,6 +95,9 @@ static const char *USAGE =
     "               batch; rows ramp-stack-onemenu, checked as the plain stacks)\n"
     "  --many-classes 1  the layers make size classes with several local experts\n"
     "               too (ramp_layer_desc.many_expert_classes)\n"
+    "  --l2pf MB    every layer asks L2 for up to MB of its local experts'\n"
+    "               weights under its selection (ramp_layer_desc.l2_prefetch_mb,\n"
+    "               an experiment; not with --units 1)\n"
     "  --check 0    do not compare a stack's output with N x one layer's: for\n"
     "               timing diagnostics, whose outputs are wrong by design\n"
     "               (RAMP_JIT_DEFINES=RAMP_MV2_DIAG=N, kernels/moe_v2.cuh); the\n"
@@ -249,7 +252,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi) {
 
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *outdir = NULL, *tokens_arg = "64,128,256,512";
-    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0, many = 0, check = 1;
+    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0, many = 0, check = 1, l2pf = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -259,7 +262,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
                                             "--sets",  "--reps",    "--units",  "--seed",
-                                            "--select-pdl", "--one-menu", "--many-classes", "--check"};
+                                            "--select-pdl", "--one-menu", "--many-classes", "--check", "--l2pf"};
         const int rc = bench_option("bench_stack", USAGE, a, v, known, sizeof known / sizeof *known);
         if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
@@ -273,6 +276,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--one-menu")) one_menu = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--many-classes")) many = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--check")) check = parse_int(a, v, 0, 1);
+        else if (!strcmp(a, "--l2pf")) l2pf = parse_int(a, v, 0, RAMP_L2PF_MAX_MB);
         else { /* --seed */
             char *end = NULL;
             seed = strtoull(v, &end, 10);
@@ -373,6 +377,7 @@ int main(int argc, char **argv) {
     ld.kernel = RAMP_KERNEL_V2;
     ld.weight_units = units;
     ld.many_expert_classes = many;
+    ld.l2_prefetch_mb = l2pf;
     for (int s = 0; s < sets; s++) {
         if (ramp_gpu_alloc(T.gpu, n13, &w13[s]) != RAMP_OK || ramp_gpu_alloc(T.gpu, n2, &w2[s]) != RAMP_OK ||
             ramp_gpu_alloc(T.gpu, EL * s13e, &w13s[s]) != RAMP_OK ||
@@ -436,9 +441,9 @@ int main(int argc, char **argv) {
     /* diagnostics compiled into every kernel change what the rows mean: say so */
     const char *jit_defs = getenv("RAMP_JIT_DEFINES") ? getenv("RAMP_JIT_DEFINES") : "";
     fprintf(csv, "# bench_stack plan=%s layers=%d,%d sets=%d reps=%d units=%d seed=%llu copy_tb_s=%.3f "
-                 "gpu=\"%s\" sms=%d driver=%d date=%s check=%d jit_defines=\"%s\"\n",
+                 "gpu=\"%s\" sms=%d driver=%d date=%s check=%d l2pf_mb=%d jit_defines=\"%s\"\n",
             plan_path, layers, 2 * layers, sets, reps, units, seed, copy_rate / 1e12, gi.limits.name,
-            gi.limits.sms, gi.driver_version, date, check, jit_defs);
+            gi.limits.sms, gi.driver_version, date, check, l2pf, jit_defs);
     fprintf(csv, "model,layout,tokens,routing,local_pairs,active,impl,entry,config,us_median,us_p10,us_p90\n");
     fprintf(md, "# %s %s, FP8, kernel v2%s: the layer in a stack\n\n", plan.model, plan.layout,
             units ? " on stage units" : "");
@@ -446,6 +451,9 @@ int main(int argc, char **argv) {
                 "stacks of %d and %d layers on %d weight sets, %d replays each; plan `%s`.\n\n",
             date, gi.limits.name, gi.limits.sms, copy_rate / 1e12, layers, 2 * layers, sets, reps,
             plan_path);
+    if (l2pf)
+        fprintf(md, "Every layer prefetches up to %d MB of its local weights into L2 under its "
+                    "selection (ramp_layer_desc.l2_prefetch_mb).\n\n", l2pf);
     if (*jit_defs || !check)
         fprintf(md, "Kernels compiled with RAMP_JIT_DEFINES=`%s`; output check %s.\n\n", jit_defs,
                 check ? "on (each stack adds N times one layer's output)"

@@ -24,14 +24,14 @@ cd build-gpucheck || exit 1
 for ds in qwen3-30b-ep8-v2 olmoe-ep8-v2; do
   ./ramp fit ../data/timing/$ds.safetensors -o $W/plan-$ds.json > /dev/null || exit 1
 done
-run() { # dataset tokens l2pf
+run() { # dataset tokens l2pf[a|b: the baseline twice, an A/A]
   local d=$W/$1-pf$3; mkdir -p $d
   fits 60 "$1 pf$3" || return
   timeout 90 ./bench_stack --plan $W/plan-$1.json --out-dir $d --tokens $2 --layers 8 --reps 10 \
-    --select-pdl 1 --l2pf $3 > $d/out.txt 2>&1
+    --select-pdl 1 --l2pf ${3%[ab]} > $d/out.txt 2>&1
   echo "$1 l2pf $3 exit $? ($SECONDS s)"
 }
-for pf in 0 12 6 24 0; do
+for pf in 0a 12 6 24 0b; do
   run qwen3-30b-ep8-v2 16,64,256,512 $pf; run olmoe-ep8-v2 16,64,256 $pf
 done
 echo "== in a stack, us a layer: model tokens routing pairs chosen pf | layer | select_pdl | select+read | read"

@@ -77,7 +77,7 @@
 #include "moe_v2.h"
 #include "select_cpu.h"
 
-#include "../kernels/timeline.cuh" /* --timeline: the stamp array's sizes */
+#include "bench_timeline.h" /* --timeline */
 
 #include "../tests/moe_data.h"
 
@@ -255,48 +255,6 @@ static void time_pair(timer *T, ramp_graph *a, ramp_graph *b, stat3 *sa, stat3 *
     free(xa);
 }
 
-/* --timeline: kernels/timeline.cuh's stamp array (its sizes come from
- * there), the CSV of every block's stamps, and a host copy. */
-typedef struct {
-    ramp_devptr buf;
-    FILE *csv;
-    unsigned long long *host;
-} tl_state;
-enum { TL_WORDS = RAMP_TL_KERNELS * RAMP_TL_BLOCKS * RAMP_TL_EVENTS };
-
-/* Allocates the array and hands its address to every later compile (so
- * before any); opens OUTDIR/timeline.csv. */
-static void tl_open(tl_state *tl, ramp_gpu *gpu, const char *outdir) {
-    TRY(ramp_gpu_alloc(gpu, TL_WORDS * sizeof(unsigned long long), &tl->buf));
-    char defs[96];
-    snprintf(defs, sizeof defs, "RAMP_TIMELINE=0x%llxull", (unsigned long long)tl->buf);
-    setenv("RAMP_JIT_DEFINES", defs, 1);
-    tl->host = malloc(TL_WORDS * sizeof *tl->host);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/timeline.csv", outdir);
-    tl->csv = fopen(path, "w");
-    if (!tl->host || !tl->csv) DIE("--timeline: cannot open %s or allocate its buffer", path);
-    fprintf(tl->csv, "# bench_layer --timeline: %%globaltimer stamps (kernels/timeline.cuh), ns "
-                     "after the run's first stamp, -1 not stamped. kernel 0 the selection, 1.. "
-                     "the polymorphic chain, 4 (5) a v2 entry alone (its phase 2); e0 start, e1 past the wait (selection: choice "
-                     "made), e2 producer done, e3/e4 consumer warpgroups done (selection: e3 "
-                     "end), e5 returned with no tile\n"
-                     "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5\n");
-}
-
-static int cmp_ll(const void *a, const void *b) {
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* min / median / max of v[0..n) in us, into buf */
-static const char *tl_span(long long *v, int n, char *buf, size_t size) {
-    if (n == 0) return snprintf(buf, size, "%20s", "-"), buf;
-    qsort(v, (size_t)n, sizeof *v, cmp_ll);
-    snprintf(buf, size, "%6.2f/%6.2f/%6.2f", v[0] / 1e3, v[n / 2] / 1e3, v[n - 1] / 1e3);
-    return buf;
-}
-
 /* Three runs of fn, each after time_it's flush with the stamps zeroed: per
  * kernel, when its blocks start, pass the wait and end (min/median/max over
  * the blocks, us after the run's first stamp); every block to the CSV. */
@@ -305,40 +263,13 @@ static void tl_run(timer *T, tl_state *tl, launch_fn fn, void *arg, const char *
     char cfg[64] = "-"; /* the selection alone: no entry */
     if (c) ramp_config_name(c, cfg, sizeof cfg);
     for (int run = 0; run < 3; run++) {
-        TRY(ramp_gpu_fill32_async(T->gpu, tl->buf, 0u, TL_WORDS * 2, T->st));
+        TRY(tl_zero(tl, T->gpu, T->st));
         if (T->flush_graph) TRY(ramp_graph_replay(T->flush_graph, T->st));
         else TRY(ramp_gpu_fill32_async(T->gpu, T->flush, (uint32_t)run, T->flush_bytes / 4, T->st));
         TRY(fn(arg, T->st));
         TRY(ramp_stream_sync(T->gpu, T->st));
-        TRY(ramp_gpu_download(T->gpu, tl->host, tl->buf, TL_WORDS * sizeof *tl->host));
-        unsigned long long t0 = 0;
-        for (int i = 0; i < TL_WORDS; i++)
-            if (tl->host[i] && (!t0 || tl->host[i] < t0)) t0 = tl->host[i];
-        for (int k = 0; k < RAMP_TL_KERNELS; k++) {
-            long long st[RAMP_TL_BLOCKS], wt[RAMP_TL_BLOCKS], en[RAMP_TL_BLOCKS];
-            int ns = 0, nw = 0, ne = 0;
-            for (int b = 0; b < RAMP_TL_BLOCKS; b++) {
-                const unsigned long long *e = tl->host + ((size_t)k * RAMP_TL_BLOCKS + b) * RAMP_TL_EVENTS;
-                if (!e[0]) continue;
-                long long rel[6], last = -1;
-                for (int j = 0; j < 6; j++) {
-                    rel[j] = e[j] ? (long long)(e[j] - t0) : -1;
-                    if (j >= 2 && rel[j] > last) last = rel[j];
-                }
-                fprintf(tl->csv, "%s,%d,%s,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld\n", what, tokens,
-                        routing, cfg, run, k, b, rel[0], rel[1], rel[2], rel[3], rel[4], rel[5]);
-                st[ns++] = rel[0];
-                if (rel[1] >= 0) wt[nw++] = rel[1];
-                if (last >= 0) en[ne++] = last;
-            }
-            if (!ns) continue;
-            char a[48], w[48], z[48];
-            printf("       timeline %-6s run %d kernel %d: %3d blocks, start %s, past wait %s, "
-                   "end %s us\n", what, run, k, ns, tl_span(st, ns, a, sizeof a),
-                   tl_span(wt, nw, w, sizeof w), tl_span(en, ne, z, sizeof z));
-        }
+        TRY(tl_report(tl, T->gpu, what, tokens, routing, cfg, run));
     }
-    fflush(tl->csv);
 }
 
 /* A variant layer's output against the plain layer's on the same batch (out
@@ -924,7 +855,12 @@ int main(int argc, char **argv) {
     TRY(ramp_gpu_open(0, &T.gpu));
     tl_state TL;
     memset(&TL, 0, sizeof TL);
-    if (timeline) tl_open(&TL, T.gpu, outdir);
+    if (timeline) {
+        char path[1200];
+        const char *why = NULL;
+        snprintf(path, sizeof path, "%s/timeline.csv", outdir);
+        if (tl_open(&TL, T.gpu, path, &why)) DIE("--timeline: %s (%s)", why, path);
+    }
     {
         cjob jobs[65 + 1 + RAMP_MENU_MAX];
         pthread_t th[65 + 1 + RAMP_MENU_MAX];
@@ -1662,9 +1598,7 @@ int main(int argc, char **argv) {
         fclose(lj);
     }
     fclose(csv);
-    if (TL.csv) fclose(TL.csv);
-    free(TL.host);
-    if (TL.buf) ramp_gpu_free(T.gpu, TL.buf);
+    tl_close(&TL, T.gpu);
     printf("\npolymorphic / alone per entry (median over %d loads; registers %d, smem %lld B, "
            "%d block(s)/SM, grid %u of %u):\n",
            nover, info.registers, info.smem_bytes, info.blocks_per_sm, info.grid,

@@ -50,6 +50,7 @@
 #include "bench_common.h"
 #include "bench_args.h"
 #include "bench_read.h"
+#include "bench_timeline.h"
 #include "select_cpu.h"
 
 #include "../tests/moe_data.h"
@@ -70,7 +71,7 @@ static const char *USAGE =
     "usage: bench_stack --plan PLAN.json --out-dir DIR [--tokens 64,128,256,512]\n"
     "                   [--layers N] [--sets S] [--reps R] [--seed S] [--units 0|1]\n"
     "                   [--select-pdl 0|1] [--one-menu 0|1] [--many-classes 0|1]\n"
-    "                   [--check 0|1] [--l2pf MB]\n"
+    "                   [--check 0|1] [--l2pf MB] [--timeline 0|1]\n"
     "\n"
     "Times RaMP's FP8 layer (kernel v2) as a forward pass runs it: N and 2N\n"
     "layers back to back in one CUDA graph, each on its own copy of the local\n"
@@ -98,6 +99,12 @@ static const char *USAGE =
     "  --l2pf MB    every layer asks L2 for up to MB of its local experts'\n"
     "               weights under its selection (ramp_layer_desc.l2_prefetch_mb,\n"
     "               an experiment; not with --units 1)\n"
+    "  --timeline 1 every kernel stamps kernels/timeline.cuh's %globaltimer events\n"
+    "               (with a diagnostic's defines too); per load, after the timings,\n"
+    "               one replay of the N-layer stack (the stamps left are its last\n"
+    "               layer's) and one of the single layer after the read flush:\n"
+    "               log lines `timeline`, every block in\n"
+    "               DIR/timeline-<model>-<layout>.csv\n"
     "  --check 0    do not compare a stack's output with N x one layer's: for\n"
     "               timing diagnostics, whose outputs are wrong by design\n"
     "               (RAMP_JIT_DEFINES=RAMP_MV2_DIAG=N, kernels/moe_v2.cuh); the\n"
@@ -252,7 +259,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi) {
 
 int main(int argc, char **argv) {
     const char *plan_path = NULL, *outdir = NULL, *tokens_arg = "64,128,256,512";
-    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0, many = 0, check = 1, l2pf = 0;
+    int layers = 8, sets = 8, reps = 20, units = 0, select_pdl = 0, one_menu = 0, many = 0, check = 1, l2pf = 0, timeline = 0;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -262,7 +269,7 @@ int main(int argc, char **argv) {
         }
         static const char *const known[] = {"--plan", "--out-dir", "--tokens", "--layers",
                                             "--sets",  "--reps",    "--units",  "--seed",
-                                            "--select-pdl", "--one-menu", "--many-classes", "--check", "--l2pf"};
+                                            "--select-pdl", "--one-menu", "--many-classes", "--check", "--l2pf", "--timeline"};
         const int rc = bench_option("bench_stack", USAGE, a, v, known, sizeof known / sizeof *known);
         if (rc >= 0) return rc;
         if (!strcmp(a, "--plan")) plan_path = v;
@@ -277,6 +284,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--many-classes")) many = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--check")) check = parse_int(a, v, 0, 1);
         else if (!strcmp(a, "--l2pf")) l2pf = parse_int(a, v, 0, RAMP_L2PF_MAX_MB);
+        else if (!strcmp(a, "--timeline")) timeline = parse_int(a, v, 0, 1);
         else { /* --seed */
             char *end = NULL;
             seed = strtoull(v, &end, 10);
@@ -329,6 +337,17 @@ int main(int argc, char **argv) {
     if (bench_copy_rate(T.gpu, T.st, gi.limits.sms, T.e0, T.e1, &copy_rate) != RAMP_OK)
         DIE("the copy rate");
     printf("copy rate %.2f TB/s\n", copy_rate / 1e12);
+    /* --timeline: the stamps' address must reach every compile, so before
+     * the layers; the CSV under a temporary name until the run completes */
+    tl_state TL;
+    memset(&TL, 0, sizeof TL);
+    char tl_path[1024], tl_tmp[1100];
+    snprintf(tl_path, sizeof tl_path, "%s/timeline-%s-%s.csv", outdir, plan.model, plan.layout);
+    snprintf(tl_tmp, sizeof tl_tmp, "%s.tmp", tl_path);
+    if (timeline) {
+        const char *why = NULL;
+        if (tl_open(&TL, T.gpu, tl_tmp, &why)) DIE("--timeline: %s (%s)", why, tl_tmp);
+    }
     const size_t flush_bytes = (size_t)512 << 20;
     ramp_devptr flush_buf;
     read_floor flush_rf;
@@ -581,6 +600,15 @@ int main(int argc, char **argv) {
                 if (stack.med / floor_us > worst) worst = stack.med / floor_us;
                 if (stack.med / floor_us < best) best = stack.med / floor_us;
             }
+            if (timeline) { /* the stack's last layer, then the single layer after the flush */
+                if (tl_zero(&TL, T.gpu, T.st) != RAMP_OK || ramp_graph_replay(gN, T.st) != RAMP_OK ||
+                    ramp_stream_sync(T.gpu, T.st) != RAMP_OK ||
+                    tl_report(&TL, T.gpu, "stack", Mt, rname, cn, 0) != RAMP_OK ||
+                    tl_zero(&TL, T.gpu, T.st) != RAMP_OK || ramp_graph_replay(T.flush, T.st) != RAMP_OK ||
+                    ramp_graph_replay(g1, T.st) != RAMP_OK || ramp_stream_sync(T.gpu, T.st) != RAMP_OK ||
+                    tl_report(&TL, T.gpu, "one", Mt, rname, cn, 0) != RAMP_OK)
+                    DIE("the timeline runs");
+            }
             ramp_graph *all[8] = {g1, gN, g2N, r1, srN, sr2N, rN, r2N};
             for (int i = 0; i < 8; i++) ramp_graph_free(all[i]);
             moe_batch_free(&b);
@@ -596,16 +624,20 @@ int main(int argc, char **argv) {
                 "512 MiB read emptied L2, events around the replay (bench_layer --flush read).\n",
             2 * layers, layers, layers, 2 * layers, 2 * layers);
     const int wrote = fclose(csv) == 0 && fclose(md) == 0;
+    tl_close(&TL, T.gpu);
     if (check_failed) { /* timings of a stack that did not do its work: none kept */
         remove(csv_tmp);
         remove(md_tmp);
+        if (timeline) remove(tl_tmp);
         fprintf(stderr, "bench_stack: a stack's output differed from N x one layer's: no files written\n");
         return 1;
     }
-    if (!wrote || rename(csv_tmp, csv_path) || rename(md_tmp, md_path)) {
+    if (!wrote || rename(csv_tmp, csv_path) || rename(md_tmp, md_path) ||
+        (timeline && rename(tl_tmp, tl_path))) {
         remove(csv_tmp);
         remove(md_tmp);
         remove(csv_path);
+        if (timeline) remove(tl_tmp);
         DIE("writing %s", csv_path);
     }
     printf("\nwrote %s and %s\n", csv_path, md_path);

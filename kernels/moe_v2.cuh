@@ -188,6 +188,14 @@
 #ifndef RAMP_V2_BODY_ONLY
 #define RAMP_V2_BODY_ONLY 0
 #endif
+/* timeline.cuh's kernel index for the stamps inside the roles (first
+ * weights requested, first stage landed): the polymorphic kernel's, which
+ * its generator sets, or the standalone kernel's 4 (5: its phase 2) */
+#if RAMP_V2_BODY_ONLY
+#define V2_TL_IDX RAMP_TL_K
+#else
+#define V2_TL_IDX (RAMP_MV2_PHASE == 2 ? 5 : 4)
+#endif
 #if RAMP_INTER % RAMP_WIDTH != 0 || RAMP_HIDDEN % RAMP_MV2_CHUNK != 0
 #error "w must divide h, and d must be a multiple of 256"
 #endif
@@ -921,6 +929,7 @@ static __device__ __forceinline__ void v2_producer_head(const ramp_moe_params &p
         const int i = it + st, s = i % V2_S;
         if (i >= V2_S) v2_wait_empty(empty + 8 * s, (i / V2_S - 1) & 1);
         v2_load_weights(prm, maps, sm, st, e, slice, s, mc);
+        if (i == 0) RAMP_TL(0, V2_TL_IDX, 6); /* the block's first weights requested */
     }
 #if RAMP_MV2_PF > 0
     for (int st = V2_HEAD; st < RAMP_MV2_PF && st < V2_NST; st++) v2_prefetch(maps, st, e, slice, mc);
@@ -1214,6 +1223,7 @@ static __device__ __forceinline__ void v2_up_issue(unsigned char *sm, int c, int
                                                    float *tu, float *xsc, float &wg, float &wu) {
     const int t = threadIdx.x & 3, s = it % V2_S;
     hop_mbar_wait(hop_smem(sm + V2_LAYOUT.bars) + 8 * s, (it / V2_S) & 1);
+    if (it == 0) RAMP_TL(128, V2_TL_IDX, 7); /* the block's first stage landed */
     hop_fence_proxy_async(); /* the producer's cp.async B tile, read by wgmma */
     const unsigned slot = hop_smem(sm) + s * (unsigned)V2_LAYOUT.slot_bytes;
     const unsigned char *sp = sm + s * V2_LAYOUT.slot_bytes;
@@ -2054,4 +2064,5 @@ enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_BLOCK_SYNC
 #undef V2_LATE_WAIT
 #undef V2_ROLE
+#undef V2_TL_IDX
 #endif

@@ -15,7 +15,10 @@
  * block starts, 1 past griddepcontrol.wait (the selection: its choice is
  * made; a phase-2 kernel with session 25's late wait: its top, as its
  * producers wait later, unstamped), 2 the producer warpgroup is done, 3 and 4 consumer warpgroups 1 and
- * 2 are done (the selection: 3, its end), 5 a block with no tile returns.
+ * 2 are done (the selection: 3, its end), 5 a block with no tile returns,
+ * 6 a narrow entry's first weights requested, 7 its first stage landed
+ * (consumer warpgroup 1 past its first wait; session 46, to split the time
+ * between the wait and the first bytes).
  * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
  * thread: the stamps cost a few instructions, not a barrier.
  */

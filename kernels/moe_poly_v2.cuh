@@ -183,11 +183,10 @@ static __device__ __forceinline__ void ramp_poly_l2pf(const ramp_moe_params &p) 
 #define RAMP_POLY_TX_MASK 0u
 #endif
 #if RAMP_POLY_TX_MASK
-static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &pp,
-                                                       unsigned long long xt, int xt_rows) {
-    const int c = *(const volatile int *)pp.choice;
+static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &pp, int c,
+                                                       int rows, unsigned long long xt,
+                                                       int xt_rows) {
     if (c < 0 || c > 31 || !((RAMP_POLY_TX_MASK >> c) & 1u)) return;
-    int rows = *(const volatile int *)pp.moe.num_tiles;
     rows = rows < 0 ? 0 : rows > xt_rows / 128 ? xt_rows / 128 : rows;
     rows *= 128;
     const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
@@ -231,7 +230,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
     __syncthreads();
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
-#define RAMP_POLY_V2_XCOPY() ramp_poly_xcopy(pp, ramp_poly_xt, ramp_poly_xt_rows)
+#define RAMP_POLY_V2_XCOPY() ramp_poly_xcopy(pp, choice, ramp_poly_tiles, ramp_poly_xt, ramp_poly_xt_rows)
 #else
 #define RAMP_POLY_V2_XCOPY() ((void)0)
 #endif
@@ -267,9 +266,12 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         if (RAMP_POLY_V2_TOP_WAIT)                                            \
             asm volatile("griddepcontrol.wait;\n" ::: "memory");             \
         RAMP_TL(0, RAMP_TL_K, 1);                                             \
-        after_wait;                                                           \
+        /* read once, the x copy's too: its own reads cost the first        \
+         * weights an L2 round trip (session 46's timeline) */               \
         const int choice = *(const volatile int *)pp.choice;                 \
-        int rtiles = *(const volatile int *)pp.moe.num_tiles;                \
+        const int ramp_poly_tiles = *(const volatile int *)pp.moe.num_tiles; \
+        after_wait;                                                           \
+        int rtiles = ramp_poly_tiles;                                         \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
         if (rtiles < 0) rtiles = 0;                                          \
         int total = 0, ks = 1, cl = 1; /* its tiles; CTAs per tile, cluster */ \

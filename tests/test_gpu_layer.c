@@ -1187,6 +1187,10 @@ static int kind_on(const char *env, const char *kind) {
 }
 
 int main(void) {
+    /* line by line, so that a run killed by its timeout (1,000 routings by
+     * default take minutes) still shows how far it got (session 46 lost two
+     * such logs to the buffer) */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int ngpu = 0;
     if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
         printf("test_gpu_layer: no GPU (%s): skipped\n", ramp_last_error());

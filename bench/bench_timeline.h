@@ -47,8 +47,11 @@ static int tl_open(tl_state *tl, ramp_gpu *gpu, const char *csv_path, const char
                      "not stamped. kernel 0 the selection, 1.. the polymorphic chain, 4 (5) a v2 entry "
                      "alone (its phase 2); e0 start, e1 past the wait (selection: choice made), e2 "
                      "producer done, e3/e4 consumer warpgroups done (selection: e3 end), e5 returned "
-                     "with no tile, e6 first weights requested, e7 first stage landed (consumer 1)\n"
-                     "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5,e6,e7\n");
+                     "with no tile, e6 first weights requested, e7 first stage landed (consumer 1); the "
+                     "polymorphic kernel's head: e8 choice arrived, e9 entry set up, e10 past the block "
+                     "barrier, e11 producer past setmaxnreg\n"
+                     "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5,e6,e7,e8,e9,e10,"
+                     "e11\n");
     return 0;
 }
 
@@ -84,14 +87,14 @@ static ramp_status tl_report(tl_state *tl, ramp_gpu *gpu, const char *what, int 
         for (int b = 0; b < RAMP_TL_BLOCKS; b++) {
             const unsigned long long *e = tl->host + ((size_t)k * RAMP_TL_BLOCKS + b) * RAMP_TL_EVENTS;
             if (!e[0]) continue;
-            long long rel[8], last = -1;
-            for (int j = 0; j < 8; j++) {
+            long long rel[RAMP_TL_EVENTS], last = -1;
+            for (int j = 0; j < RAMP_TL_EVENTS; j++) {
                 rel[j] = e[j] ? (long long)(e[j] - t0) : -1;
                 if (j >= 2 && j <= 5 && rel[j] > last) last = rel[j];
             }
-            fprintf(tl->csv, "%s,%d,%s,%s,%d,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", what,
-                    tokens, routing, cfg, run, k, b, rel[0], rel[1], rel[2], rel[3], rel[4], rel[5],
-                    rel[6], rel[7]);
+            fprintf(tl->csv, "%s,%d,%s,%s,%d,%d,%d", what, tokens, routing, cfg, run, k, b);
+            for (int j = 0; j < RAMP_TL_EVENTS; j++) fprintf(tl->csv, ",%lld", rel[j]);
+            fputc('\n', tl->csv);
             st[ns++] = rel[0];
             if (rel[1] >= 0) wt[nw++] = rel[1];
             if (last >= 0) en[ne++] = last;

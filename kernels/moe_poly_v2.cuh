@@ -270,6 +270,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
          * weights an L2 round trip (session 46's timeline) */               \
         const int choice = *(const volatile int *)pp.choice;                 \
         const int ramp_poly_tiles = *(const volatile int *)pp.moe.num_tiles; \
+        RAMP_TL_AFTER(0, RAMP_TL_K, 8, choice + ramp_poly_tiles);             \
         after_wait;                                                           \
         int rtiles = ramp_poly_tiles;                                         \
         if (rtiles > pp.moe.max_tiles) rtiles = pp.moe.max_tiles;            \
@@ -299,6 +300,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         default:                                                              \
             break;                                                            \
         }                                                                     \
+        RAMP_TL(0, RAMP_TL_K, 9); /* (after thread 0 stored the expert) */   \
         /* uniform per block, and per cluster for a split-K entry */        \
         if ((int)blockIdx.x / ks >= total) {                                  \
             if (!RAMP_POLY_V2_TOP_WAIT)                                       \
@@ -310,9 +312,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             hop_cluster_sync(); /* its partner's barriers initialised */     \
         else                                                                  \
             __syncthreads();                                                  \
+        RAMP_TL(0, RAMP_TL_K, 10);                                            \
         const int wg = hop_warpgroup();                                       \
         if (wg == 0) {                                                        \
             HOP_SETMAXNREG_DEC(RAMP_MV2_PRODUCER_REGS);                       \
+            RAMP_TL(0, RAMP_TL_K, 11);                                        \
             switch (choice) {
 
 #define RAMP_POLY_V2_PRODUCER(index, ns)                                      \

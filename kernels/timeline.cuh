@@ -18,7 +18,10 @@
  * 2 are done (the selection: 3, its end), 5 a block with no tile returns,
  * 6 a narrow entry's first weights requested, 7 its first stage landed
  * (consumer warpgroup 1 past its first wait; session 46, to split the time
- * between the wait and the first bytes).
+ * between the wait and the first bytes); the polymorphic kernel's head
+ * (session 47): 8 the choice and tile count arrived, 9 the entry's set-up
+ * done (its first tile's expert arrived, the ring's barriers made), 10 past
+ * the block barrier, 11 the producer past setmaxnreg.
  * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
  * thread: the stamps cost a few instructions, not a barrier.
  */
@@ -26,7 +29,7 @@
 #define RAMP_TIMELINE_CUH
 
 #define RAMP_TL_BLOCKS 160
-#define RAMP_TL_EVENTS 8
+#define RAMP_TL_EVENTS 12
 #define RAMP_TL_KERNELS 6
 
 #ifdef RAMP_TIMELINE
@@ -42,8 +45,16 @@ static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {
     do {                                                                       \
         if (threadIdx.x == (tid)) ramp_tl_stamp((kernel), (event));            \
     } while (0)
+/* ... once dep is known: a stamp that waits for a loaded value (a stamp
+ * after a load that nothing uses yet would not) */
+#define RAMP_TL_AFTER(tid, kernel, event, dep)                                 \
+    do {                                                                       \
+        if (threadIdx.x == (tid) && (dep) != -0x7fffffff)                      \
+            ramp_tl_stamp((kernel), (event));                                  \
+    } while (0)
 #else
 #define RAMP_TL(tid, kernel, event) ((void)0)
+#define RAMP_TL_AFTER(tid, kernel, event, dep) ((void)0)
 #endif
 
 #endif /* RAMP_TIMELINE_CUH */

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""timeline_head.py - the polymorphic kernel's head, step by step, from
+bench_stack/bench_layer --timeline CSVs (kernels/timeline.cuh's events).
+
+    python3 bench/timeline_head.py DIR_OR_CSV...
+
+One line per stamped run (what, tokens, routing, config): microseconds after
+the run's selection kernel starts, median over the MoE kernel's blocks (the
+first kernel of the chain, kernel 1) of each step on the way to its first
+weights: the selection's end, the block's start, past its wait, the choice
+arrived (e8), the entry set up (e9), past the block barrier (e10), the
+producer past setmaxnreg (e11), the first weights requested (e6) and landed
+(e7), and the blocks' end (median / latest). '-' where a step was not
+stamped (CSVs written before session 47 have no e8-e11)."""
+import csv
+import glob
+import os
+import statistics
+import sys
+
+STEPS = [("start", "e0"), ("wait", "e1"), ("choice", "e8"), ("setup", "e9"), ("bar", "e10"),
+         ("maxnreg", "e11"), ("asked", "e6"), ("landed", "e7")]
+
+
+def csvs(args):
+    for a in args:
+        if os.path.isdir(a):
+            yield from sorted(glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True))
+        else:
+            yield a
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if len(argv) >= 2 else 2
+    print(f"{'file':28s} {'what':6s} {'tok':>4s} {'routing':8s} {'config':22s} | sel end | " +
+          " | ".join(f"{n:>7s}" for n, _ in STEPS) + " | end med/max")
+    for path in csvs(argv[1:]):
+        runs = {}
+        for r in rows_of(path):
+            runs.setdefault((r["what"], r["tokens"], r["routing"], r["config"], r["run"]), []).append(r)
+        tag = os.path.basename(os.path.dirname(path)) or os.path.basename(path)
+        for key, rs in runs.items():
+            sel = [r for r in rs if r["kernel"] == "0" and int(r["e0"]) >= 0]
+            if not sel:
+                continue
+            t0 = min(int(r["e0"]) for r in sel)
+            sel_end = max(int(r["e3"]) for r in sel) - t0
+            ker = [r for r in rs if r["kernel"] == "1" and int(r["e0"]) >= 0]
+
+            def med(col):
+                v = [int(r[col]) - t0 for r in ker if col in r and int(r[col]) >= 0]
+                return f"{statistics.median(v) / 1e3:7.2f}" if v else f"{'-':>7s}"
+
+            ends = [max(int(r[c]) for c in ("e2", "e3", "e4", "e5")) - t0 for r in ker]
+            ends = [e for e in ends if e >= -t0]
+            end = (f"{statistics.median(ends) / 1e3:5.1f}/{max(ends) / 1e3:5.1f}" if ends else "-")
+            print(f"{tag[:28]:28s} {key[0][:6]:6s} {key[1]:>4s} {key[2][:8]:8s} {key[3][:22]:22s} | "
+                  f"{sel_end / 1e3:7.2f} | " + " | ".join(med(c) for _, c in STEPS) + f" | {end}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -64,14 +64,12 @@
  * more than per-entry kernels win).
  *
  * The kernel, per block (384 threads: every v2 entry's block):
- *   1. the weights' tensor maps prefetched; griddepcontrol.wait
- *      (programmatic dependent launch: the blocks start while the selection
- *      kernel runs), then the choice and num_tiles, and beside them every
- *      entry's first-tile reads (the phase-2 kernel: no wait here, its
- *      producers wait inside the roles);
+ *   1. griddepcontrol.wait (programmatic dependent launch: the blocks start
+ *      while the selection kernel runs), then the choice and num_tiles (the
+ *      phase-2 kernel: no wait here, its producers wait inside the roles);
  *   2. switch (choice): the entry's tile count (row tiles x slices); a block
  *      past it, or a choice outside the menu, returns; else its first tile's
- *      expert and slots are parked in shared memory and thread 0
+ *      expert and slots are loaded into shared memory and thread 0
  *      initialises the entry's mbarrier ring (its stages, its layout);
  *   3. __syncthreads, then the role split ABOVE the switch: warpgroup 0
  *      setmaxnreg.dec and switch (choice) to the entry's producer, the
@@ -252,17 +250,18 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
 #ifndef RAMP_POLY_V2_TOP_WAIT
 #define RAMP_POLY_V2_TOP_WAIT 1
 #endif
-/* RAMP_POLY_V2_EARLY_MAPS 1 (session 47): thread 0 asks for the weights'
- * tensor maps (kernel parameters, not the selection's outputs) before the
- * wait, so that the first TMA load does not wait for its descriptor (the
- * entries' v2_init asks again, harmlessly). RAMP_POLY_V2_EARLY_FIRST: the
- * first tile's reads beside the choice's (RAMP_POLY_V2_EARLY, below). Both
- * 0 reproduce the kernel before session 47. */
+/* Two experiments on the head (session 47; 0 by default: neither moved the
+ * first weights request or the layer on an H100, A/B in stacks within
+ * +-0.5 us, bench/results/s47-run1): RAMP_POLY_V2_EARLY_MAPS 1, thread 0
+ * asks for the weights' tensor maps (kernel parameters, not the
+ * selection's outputs) before the wait (the entries' v2_init asks again,
+ * harmlessly); RAMP_POLY_V2_EARLY_FIRST 1, the first tile's reads beside
+ * the choice's (RAMP_POLY_V2_EARLY, below). */
 #ifndef RAMP_POLY_V2_EARLY_MAPS
-#define RAMP_POLY_V2_EARLY_MAPS 1
+#define RAMP_POLY_V2_EARLY_MAPS 0
 #endif
 #ifndef RAMP_POLY_V2_EARLY_FIRST
-#define RAMP_POLY_V2_EARLY_FIRST 1
+#define RAMP_POLY_V2_EARLY_FIRST 0
 #endif
 #define RAMP_POLY_V2_BEGIN(kernel_name, before_wait)                         \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
@@ -291,12 +290,11 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         const int choice = *(const volatile int *)pp.choice;                 \
         const int ramp_poly_tiles = *(const volatile int *)pp.moe.num_tiles;
 
-/* Each entry's first-tile reads, issued beside the choice's (above), so
- * that the chosen one's have arrived with it (session 47's timeline: the
- * first tile's reads after the choice cost ~0.5-0.8 us of the head). Every
- * address is one the entry reads when chosen (v2_first_read: in bounds for
- * any choice). RAMP_POLY_V2_EARLY_FIRST 0: read after the choice, as before
- * (for comparisons). */
+/* With RAMP_POLY_V2_EARLY_FIRST 1, each entry's first-tile reads, issued
+ * beside the choice's (above), so that the chosen one's arrive with it.
+ * Every address is one the entry reads when chosen (v2_first_read: in
+ * bounds for any choice). 0 (the default): nothing here, the chosen entry
+ * reads after the choice (SETUP). */
 #define RAMP_POLY_V2_EARLY(index, ns)                                         \
         ns::v2_first_regs ramp_poly_f##index = {-1, -1, -1, 0};               \
         if (RAMP_POLY_V2_EARLY_FIRST && ns::v2_first_early)                   \

@@ -1815,9 +1815,9 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * fill only after the first tile's two block barriers; thread 0 stores the
  * count into head[0] (v2_init). Before the block's __syncthreads.
  * Two halves, v2_first_read (the loads, into registers) and v2_first_park
- * (the stores): the polymorphic kernel issues every entry's reads beside
- * the choice's and parks the chosen one's (moe_poly_v2.cuh, session 47),
- * so that the first tile costs no round trip of its own after the choice.
+ * (the stores): with RAMP_POLY_V2_EARLY_FIRST the polymorphic kernel issues
+ * every entry's reads beside the choice's and parks the chosen one's
+ * (moe_poly_v2.cuh, session 47; off: it moved nothing measurable).
  * What they read depends only on the entry's constants and the block, not
  * on the choice, except with RAMP_MV2_GROUP > 1 (the order needs the
  * launch's row tiles): v2_first_early 0, read once the count is known.

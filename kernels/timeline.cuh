@@ -21,7 +21,9 @@
  * between the wait and the first bytes); the polymorphic kernel's head
  * (session 47): 8 the choice and tile count arrived, 9 the entry's set-up
  * done (its first tile's expert arrived, the ring's barriers made), 10 past
- * the block barrier, 11 the producer past setmaxnreg.
+ * the block barrier, 11 the producer past setmaxnreg. Slot 12 is no time:
+ * the block's SM (%smid + 1), stored with event 0, to tell where the blocks
+ * that end late ran.
  * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
  * thread: the stamps cost a few instructions, not a barrier.
  */
@@ -29,16 +31,24 @@
 #define RAMP_TIMELINE_CUH
 
 #define RAMP_TL_BLOCKS 160
-#define RAMP_TL_EVENTS 12
+#define RAMP_TL_EVENTS 13
+#define RAMP_TL_SM_SLOT 12
 #define RAMP_TL_KERNELS 6
 
 #ifdef RAMP_TIMELINE
 static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    if (blockIdx.x < RAMP_TL_BLOCKS && kernel < RAMP_TL_KERNELS)
-        ((volatile unsigned long long *)(RAMP_TIMELINE))
-            [((unsigned)kernel * RAMP_TL_BLOCKS + blockIdx.x) * RAMP_TL_EVENTS + event] = t;
+    if (blockIdx.x < RAMP_TL_BLOCKS && kernel < RAMP_TL_KERNELS) {
+        volatile unsigned long long *b = (volatile unsigned long long *)(RAMP_TIMELINE) +
+                                         ((unsigned)kernel * RAMP_TL_BLOCKS + blockIdx.x) * RAMP_TL_EVENTS;
+        b[event] = t;
+        if (event == 0) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            b[RAMP_TL_SM_SLOT] = sm + 1ull;
+        }
+    }
 }
 /* stamp by the thread whose index in the block is tid */
 #define RAMP_TL(tid, kernel, event)                                            \

@@ -229,6 +229,18 @@ static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     return d;
 }
 
+/* A generated kernel's prologue: what runs before its wait (BEGIN's line,
+ * from b) and after it (the SETUPS line that follows, before e), as one
+ * string; 0, or -1 when either line is missing. */
+static int prologue_of(const char *b, const char *e, char *line, size_t size) {
+    const char *eol = strchr(b, '\n');
+    const char *su = strstr(b, "RAMP_POLY_V2_SETUPS(");
+    const char *sueol = su ? strchr(su, '\n') : NULL;
+    if (!eol || !su || !sueol || (e && su > e)) return -1;
+    snprintf(line, size, "%.*s %.*s", (int)(eol - b), b, (int)(sueol - su), su);
+    return 0;
+}
+
 static void test_v2_source_and_shape(void) {
     ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     char *src = NULL;
@@ -562,11 +574,12 @@ static void test_v2_label_source(void) {
     char *src = NULL;
     CHECK_OK(ramp_moe_poly_source(&d, &src));
     if (!src) return;
-    CHECK_EQ_INT(count_of(src, "(1, ramp_poly_e0)"), 3); /* setup, producer, consumer */
-    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_e1)"), 3);
-    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_e2)"), 3);
-    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_d1)"), 3); /* phase 2 of both two-phase ones */
-    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_d2)"), 3);
+    /* first-tile reads, setup, producer, consumer */
+    CHECK_EQ_INT(count_of(src, "(1, ramp_poly_e0)"), 4);
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_e1)"), 4);
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_e2)"), 4);
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_d1)"), 4); /* phase 2 of both two-phase ones */
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_d2)"), 4);
     CHECK_EQ_INT(count_of(src, "(0, ramp_poly"), 0);
     CHECK_EQ_INT(count_of(src, "(2, ramp_poly"), 0);
     CHECK(strstr(src, "#define RAMP_POLY_TX_MASK 0x18u\n") != NULL);
@@ -630,13 +643,9 @@ static void test_v2_split_source(void) {
             if (!e || !eol) continue;
             const int is_up = !strcmp(chain[j], RAMP_POLY_V2_UP_KERNEL);
             const int is_down = !strcmp(chain[j], RAMP_POLY_V2_DOWN_KERNEL);
-            /* the prologue: prefetch and copy of x first, trigger but last
-             * (before and after the wait: BEGIN's line and SETUPS') */
-            const char *su = strstr(b, "RAMP_POLY_V2_SETUPS("), *sueol = su ? strchr(su, '\n') : NULL;
-            CHECK(su && sueol && su < e);
-            if (!su || !sueol) continue;
+            /* the prologue: prefetch and copy of x first, trigger but last */
             char line[512];
-            snprintf(line, sizeof line, "%.*s %.*s", (int)(eol - b), b, (int)(sueol - su), su);
+            CHECK(prologue_of(b, e, line, sizeof line) == 0);
             CHECK((strstr(line, "RAMP_POLY_V2_L2PF") != NULL) == (j == 0));
             CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (j == 0));
             CHECK((strstr(line, trig) != NULL) == (j < n - 1));
@@ -763,7 +772,7 @@ static void test_v2_split_source(void) {
                 snprintf(setup, sizeof setup, "%d%c", i, ph ? 'd' : 'e');
                 CHECK(strcmp(got, setup) == 0);
                 char line[512];
-                snprintf(line, sizeof line, "%.*s", (int)(eol - b), b);
+                CHECK(prologue_of(b, e, line, sizeof line) == 0);
                 CHECK((strstr(line, trig) != NULL) == (!ph && two));
                 CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (!ph && d.cfgs[i].tma_x));
             }

@@ -15,9 +15,7 @@
  *   }
  *   #undef RAMP_ROWS ...
  *   ... one namespace per entry ...
- *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;)
- *   RAMP_POLY_V2_EARLY(0, ramp_poly_e0)     ... one per entry
- *   RAMP_POLY_V2_SETUPS(;)
+ *   RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, ;)
  *   RAMP_POLY_V2_SETUP(0, ramp_poly_e0)     ... one per entry
  *   RAMP_POLY_V2_PRODUCERS
  *   RAMP_POLY_V2_PRODUCER(0, ramp_poly_e0)  ...
@@ -69,8 +67,8 @@
  *      phase-2 kernel: no wait here, its producers wait inside the roles);
  *   2. switch (choice): the entry's tile count (row tiles x slices); a block
  *      past it, or a choice outside the menu, returns; else its first tile's
- *      expert and slots are loaded into shared memory and thread 0
- *      initialises the entry's mbarrier ring (its stages, its layout);
+ *      expert and slots are loaded and thread 0 initialises the entry's
+ *      mbarrier ring (its stages, its layout);
  *   3. __syncthreads, then the role split ABOVE the switch: warpgroup 0
  *      setmaxnreg.dec and switch (choice) to the entry's producer, the
  *      others setmaxnreg.inc and switch to its consumer. setmaxnreg has to
@@ -237,8 +235,8 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
 #define RAMP_POLY_V2_XCOPY() ((void)0)
 #endif
 
-/* before_wait (BEGIN) / after_wait (SETUPS): statements run right before
- * griddepcontrol.wait / after the choice is read (the first kernel's L2 prefetch, above, and its
+/* before_wait / after_wait: statements run right before / after
+ * griddepcontrol.wait (the first kernel's L2 prefetch, above, and its
  * trigger of the second, file comment). RAMP_POLY_V2_TOP_WAIT 0 (set by the
  * generator before the phase-2 kernel, with RAMP_MV2_LATE_WAIT for its
  * entries; session 25): no wait at the top, the entries' producers wait
@@ -250,20 +248,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
 #ifndef RAMP_POLY_V2_TOP_WAIT
 #define RAMP_POLY_V2_TOP_WAIT 1
 #endif
-/* Two experiments on the head (session 47; 0 by default: neither moved the
- * first weights request or the layer on an H100, A/B in stacks within
- * +-0.5 us, bench/results/s47-run1): RAMP_POLY_V2_EARLY_MAPS 1, thread 0
- * asks for the weights' tensor maps (kernel parameters, not the
- * selection's outputs) before the wait (the entries' v2_init asks again,
- * harmlessly); RAMP_POLY_V2_EARLY_FIRST 1, the first tile's reads beside
- * the choice's (RAMP_POLY_V2_EARLY, below). */
-#ifndef RAMP_POLY_V2_EARLY_MAPS
-#define RAMP_POLY_V2_EARLY_MAPS 0
-#endif
-#ifndef RAMP_POLY_V2_EARLY_FIRST
-#define RAMP_POLY_V2_EARLY_FIRST 0
-#endif
-#define RAMP_POLY_V2_BEGIN(kernel_name, before_wait)                         \
+#define RAMP_POLY_V2_BEGIN(kernel_name, before_wait, after_wait)              \
     extern "C" __global__ void __launch_bounds__(RAMP_MV2_THREADS, 1)        \
     kernel_name(const __grid_constant__ ramp_poly_params pp,                 \
                      const __grid_constant__ ramp_moe_v2_maps maps,          \
@@ -277,10 +262,6 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         /* launched with programmatic dependent launch, the blocks start    \
          * while the previous kernel runs; wait for its outputs here */      \
         RAMP_TL(0, RAMP_TL_K, 0);                                             \
-        if (RAMP_POLY_V2_EARLY_MAPS && threadIdx.x == 0) {                    \
-            hop_tma_prefetch_map(&maps.w13);                                  \
-            hop_tma_prefetch_map(&maps.w2);                                   \
-        }                                                                     \
         before_wait;                                                          \
         if (RAMP_POLY_V2_TOP_WAIT)                                            \
             asm volatile("griddepcontrol.wait;\n" ::: "memory");             \
@@ -288,19 +269,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
         /* read once, the x copy's too: its own reads cost the first        \
          * weights an L2 round trip (session 46's timeline) */               \
         const int choice = *(const volatile int *)pp.choice;                 \
-        const int ramp_poly_tiles = *(const volatile int *)pp.moe.num_tiles;
-
-/* With RAMP_POLY_V2_EARLY_FIRST 1, each entry's first-tile reads, issued
- * beside the choice's (above), so that the chosen one's arrive with it.
- * Every address is one the entry reads when chosen (v2_first_read: in
- * bounds for any choice). 0 (the default): nothing here, the chosen entry
- * reads after the choice (SETUP). */
-#define RAMP_POLY_V2_EARLY(index, ns)                                         \
-        ns::v2_first_regs ramp_poly_f##index = {-1, -1, -1, 0};               \
-        if (RAMP_POLY_V2_EARLY_FIRST && ns::v2_first_early)                   \
-            ramp_poly_f##index = ns::v2_first_read(pp.moe, 0);
-
-#define RAMP_POLY_V2_SETUPS(after_wait)                                       \
+        const int ramp_poly_tiles = *(const volatile int *)pp.moe.num_tiles; \
         RAMP_TL_AFTER(0, RAMP_TL_K, 8, choice + ramp_poly_tiles);             \
         after_wait;                                                           \
         int rtiles = ramp_poly_tiles;                                         \
@@ -322,10 +291,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
             ks = ns::v2_ks;                                                   \
             cl = ns::v2_cl;                                                   \
             if ((int)blockIdx.x / ks < total) {                               \
-                if (RAMP_POLY_V2_EARLY_FIRST && ns::v2_first_early)           \
-                    ns::v2_first_park(sm, ramp_poly_f##index);                \
-                else                                                          \
-                    ns::v2_first_tile(pp.moe, sm, rtiles);                    \
+                ns::v2_first_tile(pp.moe, sm, rtiles);                        \
                 if (threadIdx.x == 0) ns::v2_init(sm, maps, total, rtiles);   \
             }                                                                 \
             break;

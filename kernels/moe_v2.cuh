@@ -1813,55 +1813,32 @@ static __device__ __forceinline__ int v2_tile(const ramp_moe_params &prm, const 
  * (-1 past max_tiles * h/w) into head[1], thread t < RAMP_ROWS (a
  * producer) its slot into the router-weight array, which the consumers
  * fill only after the first tile's two block barriers; thread 0 stores the
- * count into head[0] (v2_init). Before the block's __syncthreads.
- * Two halves, v2_first_read (the loads, into registers) and v2_first_park
- * (the stores): with RAMP_POLY_V2_EARLY_FIRST the polymorphic kernel issues
- * every entry's reads beside the choice's and parks the chosen one's
- * (moe_poly_v2.cuh, session 47; off: it moved nothing measurable).
- * What they read depends only on the entry's constants and the block, not
- * on the choice, except with RAMP_MV2_GROUP > 1 (the order needs the
- * launch's row tiles): v2_first_early 0, read once the count is known.
- * Volatile: issued where they are written, not sunk into the switch. */
-typedef struct {
-    int e, e1, slot, in; /* expert; multicast: the pair's other; slot; r0 in range */
-} v2_first_regs;
-enum { v2_first_early = RAMP_MV2_GROUP == 1 };
-static __device__ __forceinline__ v2_first_regs v2_first_read(const ramp_moe_params &prm,
-                                                              int rtiles) {
-    const volatile int *te = (const volatile int *)prm.tile_expert;
-    v2_first_regs f = {-1, -1, -1, 0};
+ * count into head[0] (v2_init). Before the block's __syncthreads. */
+static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
+                                                     unsigned char *sm, int rtiles) {
 #if V2_MC > 1 /* the first pair's two row tiles (v2_tile) */
     (void)rtiles;
     const int r0 = 2 * (V2_CID / V2_TPR) + (int)hop_cluster_rank(), r1 = r0 ^ 1;
-    f.in = r0 < prm.max_tiles;
-    if (threadIdx.x == 0 && r1 < prm.max_tiles) f.e1 = te[r1];
+    const int in = r0 < prm.max_tiles;
+    if (threadIdx.x == 0)
+        ((volatile int *)(sm + V2_LAYOUT.head))[3] =
+            r1 < prm.max_tiles ? ((const int *)prm.tile_expert)[r1] : -1;
 #elif RAMP_MV2_GROUP > 1 /* the order needs the row tiles of this launch */
-    f.in = (int)blockIdx.x < rtiles * V2_TPR;
+    const int in = (int)blockIdx.x < rtiles * V2_TPR;
     int r0 = 0, s0 = 0;
-    if (f.in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
+    if (in) ramp_mv2_tile_of(blockIdx.x, rtiles, V2_TPR, RAMP_MV2_GROUP, &r0, &s0);
     (void)s0;
 #else
     (void)rtiles;
-    f.in = V2_CID < prm.max_tiles * V2_TPR;
+    const int in = V2_CID < prm.max_tiles * V2_TPR;
     const int r0 = V2_CID / V2_TPR;
 #endif
-    if (f.in && threadIdx.x == 0) f.e = te[r0];
-    if (f.in && threadIdx.x < RAMP_ROWS)
-        f.slot = ((const volatile int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
-    return f;
-}
-static __device__ __forceinline__ void v2_first_park(unsigned char *sm, const v2_first_regs &f) {
-    if (threadIdx.x == 0) {
-        ((volatile int *)(sm + V2_LAYOUT.head))[1] = f.e;
-#if V2_MC > 1
-        ((volatile int *)(sm + V2_LAYOUT.head))[3] = f.e1;
-#endif
-    }
-    if (f.in && threadIdx.x < RAMP_ROWS) ((volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x] = f.slot;
-}
-static __device__ __forceinline__ void v2_first_tile(const ramp_moe_params &prm,
-                                                     unsigned char *sm, int rtiles) {
-    v2_first_park(sm, v2_first_read(prm, rtiles));
+    if (threadIdx.x == 0)
+        ((volatile int *)(sm + V2_LAYOUT.head))[1] =
+            in ? ((const int *)prm.tile_expert)[r0] : -1;
+    if (in && threadIdx.x < RAMP_ROWS)
+        ((volatile int *)(sm + V2_LAYOUT.rw))[threadIdx.x] =
+            ((const int *)prm.sorted_ids)[(size_t)r0 * RAMP_ROWS + threadIdx.x];
 }
 /* Thread 0: the block's tile count (head[0]), the launch's row tiles
  * (head[2]), the ring's barriers and the maps' prefetch. */

@@ -403,20 +403,16 @@ static void put_entry_v2(text_buf *b, const ramp_config *c, int i, int phase, in
     if (pipe) put(b, "#undef RAMP_MV2_PIPE\n#define RAMP_MV2_PIPE %d\n", RAMP_MV2_PIPE_DEFAULT);
 }
 
-/* A kernel's first-tile reads and three switches over the entries it holds
- * (member()): BEGIN, EARLY per entry (their reads beside the choice's),
- * SETUPS, SETUP per entry, PRODUCERS, ..., END (moe_poly_v2.cuh). */
+/* A kernel's three switches over the entries it holds (member()). */
 static void put_kernel_v2(text_buf *b, const ramp_poly_desc *d, const poly_link *chain0,
                           const poly_link *l, const char *before_wait, const char *after_wait) {
-    static const char *const parts[4][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_EARLY"},
-                                            {"RAMP_POLY_V2_SETUPS", "RAMP_POLY_V2_SETUP"},
+    static const char *const parts[3][2] = {{"RAMP_POLY_V2_BEGIN", "RAMP_POLY_V2_SETUP"},
                                             {"RAMP_POLY_V2_PRODUCERS", "RAMP_POLY_V2_PRODUCER"},
                                             {"RAMP_POLY_V2_CONSUMERS", "RAMP_POLY_V2_CONSUMER"}};
     /* its index among the chain's kernels, for timeline.cuh's stamps */
     put(b, "\n#undef RAMP_TL_K\n#define RAMP_TL_K %d\n", (int)(l - chain0) + 1);
-    for (int p = 0; p < 4; p++) {
-        if (p == 0) put(b, "%s(%s, %s)\n", parts[p][0], l->name, before_wait);
-        else if (p == 1) put(b, "%s(%s)\n", parts[p][0], after_wait);
+    for (int p = 0; p < 3; p++) {
+        if (p == 0) put(b, "%s(%s, %s, %s)\n", parts[p][0], l->name, before_wait, after_wait);
         else put(b, "%s\n", parts[p][0]);
         for (int i = 0; i < d->count; i++) {
             const char ns = member(d, l->parts, i);

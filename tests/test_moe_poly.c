@@ -229,18 +229,6 @@ static ramp_poly_desc v2_menu(const char *model, const char *const *menu) {
     return d;
 }
 
-/* A generated kernel's prologue: what runs before its wait (BEGIN's line,
- * from b) and after it (the SETUPS line that follows, before e), as one
- * string; 0, or -1 when either line is missing. */
-static int prologue_of(const char *b, const char *e, char *line, size_t size) {
-    const char *eol = strchr(b, '\n');
-    const char *su = strstr(b, "RAMP_POLY_V2_SETUPS(");
-    const char *sueol = su ? strchr(su, '\n') : NULL;
-    if (!eol || !su || !sueol || (e && su > e)) return -1;
-    snprintf(line, size, "%.*s %.*s", (int)(eol - b), b, (int)(sueol - su), su);
-    return 0;
-}
-
 static void test_v2_source_and_shape(void) {
     ramp_poly_desc d = v2_menu("qwen3-30b", MENU_V2_QWEN);
     char *src = NULL;
@@ -249,13 +237,13 @@ static void test_v2_source_and_shape(void) {
     CHECK_EQ_INT(count_of(src, "#include \"moe_v2.cuh\""), d.count);
     CHECK_EQ_INT(count_of(src, "moe_v1.cuh"), 0);
     CHECK_EQ_INT(count_of(src, "#include \"moe_poly_v2.cuh\""), 1);
-    /* every entry's first-tile reads, then three switches of one case per
-     * entry, in menu order, the role split between the second and third */
-    static const char *const cases[4] = {"RAMP_POLY_V2_EARLY(", "RAMP_POLY_V2_SETUP(",
-                                         "RAMP_POLY_V2_PRODUCER(", "RAMP_POLY_V2_CONSUMER("};
+    /* three switches of one case per entry, in menu order, the role split
+     * between the first and the second */
+    static const char *const cases[3] = {"RAMP_POLY_V2_SETUP(", "RAMP_POLY_V2_PRODUCER(",
+                                         "RAMP_POLY_V2_CONSUMER("};
     const char *prev = strstr(src, "RAMP_POLY_V2_BEGIN");
     CHECK(prev != NULL);
-    for (int p = 0; p < 4 && prev; p++)
+    for (int p = 0; p < 3 && prev; p++)
         for (int i = 0; i < d.count; i++) {
             char cs[96];
             snprintf(cs, sizeof cs, "%s%d, ramp_poly_e%d)", cases[p], i, i);
@@ -263,8 +251,6 @@ static void test_v2_source_and_shape(void) {
             CHECK(q && q > prev);
             if (q) prev = q;
         }
-    CHECK(strstr(src, "RAMP_POLY_V2_SETUPS(;)") > strstr(src, "RAMP_POLY_V2_EARLY(5"));
-    CHECK(strstr(src, "RAMP_POLY_V2_SETUPS(;)") < strstr(src, "RAMP_POLY_V2_SETUP(0"));
     CHECK(strstr(src, "RAMP_POLY_V2_PRODUCERS") < strstr(src, "RAMP_POLY_V2_PRODUCER(0"));
     CHECK(strstr(src, "RAMP_POLY_V2_END") > strstr(src, "RAMP_POLY_V2_CONSUMER(5"));
     /* the split-K entry (1) alone defines its cluster split, inside its namespace */
@@ -301,14 +287,12 @@ static void test_v2_source_and_shape(void) {
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 2\n"), 1);
     CHECK_EQ_INT(count_of(src, "#define RAMP_MV2_P2K 4\n"), 1);
     CHECK_EQ_INT(count_of(src, "#undef RAMP_MV2_PHASE"), d.count + 3);
-    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;)");
-    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;)");
+    const char *down = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)");
+    const char *first = strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, ");
     CHECK(down && first && down > first);
-    CHECK(down && strstr(down, "RAMP_POLY_V2_SETUPS(;)") != NULL);
     /* the first kernel lets the second start (only with a second kernel) */
-    const char *setups = first ? strstr(first, "RAMP_POLY_V2_SETUPS(") : NULL;
-    CHECK(setups && strncmp(setups + strlen("RAMP_POLY_V2_SETUPS("),
-                            "asm volatile(\"griddepcontrol.launch_dependents", 44) == 0);
+    CHECK(first && strncmp(first + strlen("RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, "),
+                           "asm volatile(\"griddepcontrol.launch_dependents", 44) == 0);
     for (int i = 0; i < d.count && down; i++) {
         char cs[96];
         snprintf(cs, sizeof cs, "RAMP_POLY_V2_CONSUMER(%d, ramp_poly_d%d)", i, i);
@@ -326,8 +310,8 @@ static void test_v2_source_and_shape(void) {
     if (!src) return;
     CHECK(strstr(src, "#define RAMP_POLY_L2PF_BYTES 25165824ull\n") != NULL &&
           strstr(src, "#define RAMP_POLY_L2PF_BYTES") < strstr(src, "#include \"moe_poly_v2.cuh\""));
-    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, RAMP_POLY_V2_L2PF(pp.moe))") != NULL);
-    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;)") != NULL);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, RAMP_POLY_V2_L2PF(pp.moe), asm") != NULL);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)") != NULL);
     CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_L2PF"), 1);
     free(src);
 }
@@ -372,9 +356,9 @@ static void test_v2_tma_x_source(void) {
                                 "#define RAMP_POLY_TX_ROW_BYTES 6144\n");
     CHECK(m && m < strstr(src, "#include \"moe_poly_v2.cuh\""));
     CHECK_EQ_INT(count_of(src, "RAMP_POLY_V2_XCOPY()"), 1);
-    CHECK(strstr(src, "RAMP_POLY_V2_SETUPS(asm volatile(\"griddepcontrol."
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2, ;, asm volatile(\"griddepcontrol."
                       "launch_dependents;\\n\" ::: \"memory\"); RAMP_POLY_V2_XCOPY())") != NULL);
-    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;)") != NULL);
+    CHECK(strstr(src, "RAMP_POLY_V2_BEGIN(ramp_moe_poly_v2_down, ;, ;)") != NULL);
     free(src);
     d.geom.bf16 = 1; /* a BF16 layer's rows: 2 d bytes (no narrow two-phase entry) */
     CHECK_OK(ramp_config_parse("r16.w128.s4", &d.cfgs[0]));
@@ -574,12 +558,11 @@ static void test_v2_label_source(void) {
     char *src = NULL;
     CHECK_OK(ramp_moe_poly_source(&d, &src));
     if (!src) return;
-    /* first-tile reads, setup, producer, consumer */
-    CHECK_EQ_INT(count_of(src, "(1, ramp_poly_e0)"), 4);
-    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_e1)"), 4);
-    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_e2)"), 4);
-    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_d1)"), 4); /* phase 2 of both two-phase ones */
-    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_d2)"), 4);
+    CHECK_EQ_INT(count_of(src, "(1, ramp_poly_e0)"), 3); /* setup, producer, consumer */
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_e1)"), 3);
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_e2)"), 3);
+    CHECK_EQ_INT(count_of(src, "(3, ramp_poly_d1)"), 3); /* phase 2 of both two-phase ones */
+    CHECK_EQ_INT(count_of(src, "(4, ramp_poly_d2)"), 3);
     CHECK_EQ_INT(count_of(src, "(0, ramp_poly"), 0);
     CHECK_EQ_INT(count_of(src, "(2, ramp_poly"), 0);
     CHECK(strstr(src, "#define RAMP_POLY_TX_MASK 0x18u\n") != NULL);
@@ -645,7 +628,7 @@ static void test_v2_split_source(void) {
             const int is_down = !strcmp(chain[j], RAMP_POLY_V2_DOWN_KERNEL);
             /* the prologue: prefetch and copy of x first, trigger but last */
             char line[512];
-            CHECK(prologue_of(b, e, line, sizeof line) == 0);
+            snprintf(line, sizeof line, "%.*s", (int)(eol - b), b);
             CHECK((strstr(line, "RAMP_POLY_V2_L2PF") != NULL) == (j == 0));
             CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (j == 0));
             CHECK((strstr(line, trig) != NULL) == (j < n - 1));
@@ -772,7 +755,7 @@ static void test_v2_split_source(void) {
                 snprintf(setup, sizeof setup, "%d%c", i, ph ? 'd' : 'e');
                 CHECK(strcmp(got, setup) == 0);
                 char line[512];
-                CHECK(prologue_of(b, e, line, sizeof line) == 0);
+                snprintf(line, sizeof line, "%.*s", (int)(eol - b), b);
                 CHECK((strstr(line, trig) != NULL) == (!ph && two));
                 CHECK((strstr(line, "RAMP_POLY_V2_XCOPY") != NULL) == (!ph && d.cfgs[i].tma_x));
             }

@@ -10,8 +10,10 @@ first kernel of the chain, kernel 1) of each step on the way to its first
 weights: the selection's end, the block's start, past its wait, the choice
 arrived (e8), the entry set up (e9), past the block barrier (e10), the
 producer past setmaxnreg (e11), the first weights requested (e6) and landed
-(e7), and the blocks' end (median / latest). '-' where a step was not
-stamped (CSVs written before session 47 have no e8-e11)."""
+(e7); then over the blocks that ran a tile, when their producer finished
+(mean / latest) and when they ended (mean / latest, and latest - mean: what
+the layer would save if every block ended together; session 47). '-' where
+a step was not stamped (CSVs written before session 47 have no e8-e11)."""
 import csv
 import glob
 import os
@@ -40,7 +42,7 @@ def main(argv):
         print(__doc__)
         return 0 if len(argv) >= 2 else 2
     print(f"{'file':28s} {'what':6s} {'tok':>4s} {'routing':8s} {'config':22s} | sel end | " +
-          " | ".join(f"{n:>7s}" for n, _ in STEPS) + " | end med/max")
+          " | ".join(f"{n:>7s}" for n, _ in STEPS) + " | prod mean/max |  end mean/max | late")
     for path in csvs(argv[1:]):
         runs = {}
         for r in rows_of(path):
@@ -58,11 +60,17 @@ def main(argv):
                 v = [int(r[col]) - t0 for r in ker if col in r and int(r[col]) >= 0]
                 return f"{statistics.median(v) / 1e3:7.2f}" if v else f"{'-':>7s}"
 
-            ends = [max(int(r[c]) for c in ("e2", "e3", "e4", "e5")) - t0 for r in ker]
-            ends = [e for e in ends if e >= -t0]
-            end = (f"{statistics.median(ends) / 1e3:5.1f}/{max(ends) / 1e3:5.1f}" if ends else "-")
+            tiled = [r for r in ker if int(r["e5"]) < 0 and int(r["e2"]) >= 0]
+
+            def span(v):
+                return f"{statistics.mean(v) / 1e3:6.1f}/{max(v) / 1e3:6.1f}" if v else f"{'-':>13s}"
+
+            prod = [int(r["e2"]) - t0 for r in tiled]
+            ends = [max(int(r["e3"]), int(r["e4"])) - t0 for r in tiled]
+            late = f"{(max(ends) - statistics.mean(ends)) / 1e3:4.1f}" if ends else "   -"
             print(f"{tag[:28]:28s} {key[0][:6]:6s} {key[1]:>4s} {key[2][:8]:8s} {key[3][:22]:22s} | "
-                  f"{sel_end / 1e3:7.2f} | " + " | ".join(med(c) for _, c in STEPS) + f" | {end}")
+                  f"{sel_end / 1e3:7.2f} | " + " | ".join(med(c) for _, c in STEPS) +
+                  f" | {span(prod)} | {span(ends)} | {late}")
     return 0
 
 

@@ -547,6 +547,24 @@ static __device__ __forceinline__ int v2_crank() { return 0; }
 #define V2_UP_SLICE(slice) ((slice) * V2_CG + v2_crank())
 #define V2_DN_COL(slice) ((slice) * (V2_CG * RAMP_WIDTH))
 static __device__ __forceinline__ int v2_dpart() { return v2_kpart() + v2_crank(); }
+/* Up stage st's K block. RAMP_MV2_KROT k > 0 (session 47, an experiment;
+ * narrow tiles): a tile group's up passes start at K block (group * k) mod
+ * this CTA's K blocks and wrap, instead of all at 0. A W13 box is 128 rows
+ * of one 128-byte column block, rows `hidden` bytes apart, so CTAs at the
+ * same K block ask for addresses that differ only above the column bits;
+ * at the stream's start every CTA is at K block 0. The consumers take
+ * every operand and scale from the stage's slot, so only the producer's
+ * two maps (v2_stage_box, v2_gather) follow the order; the group (V2_CID),
+ * not the block, so the CTAs sharing a tile's stages (multicast, split-K,
+ * .gg) agree. Only the float sum's order changes. */
+#ifndef RAMP_MV2_KROT
+#define RAMP_MV2_KROT 0
+#endif
+#if RAMP_MV2_KROT > 0 && !V2_WIDE
+#define V2_UP_KB(st) (v2_kpart() * V2_KBL + ((st) % V2_KBL + V2_CID * RAMP_MV2_KROT) % V2_KBL)
+#else
+#define V2_UP_KB(st) (v2_kpart() * V2_KBL + (st) % V2_KBL)
+#endif
 /* The intermediate's scale of token n for down K block kk: block kk / passes
  * (the CTA of that rank), pass kk % passes */
 #define V2_ISC(n, kk) \
@@ -659,7 +677,7 @@ static __device__ __forceinline__ v2_box v2_stage_box(const ramp_moe_v2_maps &ma
     } else
 #endif
     if (st < V2_PASSES * V2_KBL) {
-        const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
+        const int p = st / V2_KBL, kb = V2_UP_KB(st);
         b.map = &maps.w13;
         b.w2 = 0;
         b.x = kb * (V2_KE / V2_CU);
@@ -855,7 +873,7 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
     } else
 #endif
     if (st < V2_PASSES * V2_KBL) {
-        const int p = st / V2_KBL, kb = v2_kpart() * V2_KBL + st % V2_KBL;
+        const int p = st / V2_KBL, kb = V2_UP_KB(st);
         const int col = V2_UP_SLICE(slice) * RAMP_WIDTH + p * 128; /* first intermediate column */
         const unsigned char *x = (const unsigned char *)prm.x;
         const unsigned sb = slot + (unsigned)V2_LAYOUT.slot_b;
@@ -2058,6 +2076,7 @@ enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_FIRST
 #undef V2_KS
 #undef V2_KBL
+#undef V2_UP_KB
 #undef V2_CHL
 #undef V2_CID
 #undef V2_CGRID

@@ -941,10 +941,10 @@ static __device__ __forceinline__ void v2_gather(const ramp_moe_params &prm,
 static __device__ __forceinline__ void v2_producer_head(const ramp_moe_params &prm,
                                                         const ramp_moe_v2_maps &maps,
                                                         unsigned char *sm, int e, int slice,
-                                                        int it, int mc V2_SKP) {
+                                                        int it, int mc, int early V2_SKP) {
     if (threadIdx.x != 0) return;
     const unsigned empty = hop_smem(sm + V2_LAYOUT.bars) + 8 * V2_S;
-    for (int st = 0; st < V2_HEAD; st++) {
+    for (int st = early ? V2_HEAD : 0; st < V2_HEAD; st++) {
         const int i = it + st, s = i % V2_S;
         if (i >= V2_S) v2_wait_empty(empty + 8 * s, (i / V2_S - 1) & 1);
         v2_load_weights(prm, maps, sm, st, e, slice, s, mc);
@@ -1882,6 +1882,54 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     hop_tma_prefetch_map(&maps.w2);
 }
 
+/* RAMP_MV2_EARLY_HEAD = 1 (session 48; an experiment, off until measured):
+ * thread 0 asks for the block's first tile's head stages (v2_producer_head's
+ * weights) in the set-up, right after it made the ring's barriers, instead
+ * of after the block barrier, setmaxnreg and the producer's own read of the
+ * first tile. Session 47's timeline put 0.9-2.2 us between the set-up and
+ * the first request on those three steps, and nothing else the weights
+ * wait for: they need the expert and slice only, and the first tile's
+ * slots are free (the ring is new). The TMA writes only this CTA's slots
+ * and arrives on its own full barriers (visible to the async proxy after
+ * v2_init's fence), so entries whose CTAs share a stage (multicast) are
+ * left out, and so are those whose first tile's length is a parameter
+ * (stream-K, uneven phase-2 parts). The producer then skips those stages
+ * for the first tile (V2_FIRST); every other tile is as before. */
+#ifndef RAMP_MV2_EARLY_HEAD
+#define RAMP_MV2_EARLY_HEAD 0
+#endif
+#define V2_EARLY (RAMP_MV2_EARLY_HEAD && V2_MC == 1 && !V2_SK && !V2_P2U)
+
+/* Thread 0, after v2_init: the first tile's head stages, when V2_EARLY
+ * and the block's first tile is one its roles will run (V2_FOR_TILES'
+ * first iteration with v2_tile's valid expert, which thread 0 stored in
+ * head[1]). */
+static __device__ __forceinline__ void v2_early_head(const ramp_moe_params &prm,
+                                                     const ramp_moe_v2_maps &maps,
+                                                     unsigned char *sm, int total, int rtiles) {
+#if V2_EARLY
+    const int tt = V2_CID;
+    if (tt >= total || (V2_CGG && V2_CID >= V2_CGRID)) return;
+    const int e = v2_head(sm, 1);
+    if (e < 0 || e >= RAMP_EXPERTS) return;
+    int r, slice;
+#if RAMP_MV2_GROUP > 1
+    ramp_mv2_tile_of(tt, rtiles, V2_TPR, RAMP_MV2_GROUP, &r, &slice);
+#else
+    (void)rtiles;
+    slice = tt % V2_TPR;
+#endif
+    (void)r;
+#pragma unroll 1 /* once a launch: code size (instruction fetch, session 27) over speed */
+    for (int st = 0; st < V2_HEAD; st++) {
+        v2_load_weights(prm, maps, sm, st, e, slice, st, 0);
+        if (st == 0) RAMP_TL(0, V2_TL_IDX, 6); /* the block's first weights requested */
+    }
+#else
+    (void)prm; (void)maps; (void)sm; (void)total; (void)rtiles;
+#endif
+}
+
 /* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < head[0]
  * and stage counts (it), so the ring's phases agree. Per tile: the
  * producer's thread 0 starts the first stages' weights (v2_producer_head:
@@ -1905,7 +1953,9 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
             if (sl >= prm.num_tokens * RAMP_TOPK) sl = -1;
         }
-        v2_producer_head(prm, maps, sm, e, slice, it, mc V2_SKA);
+        /* V2_EARLY: the first tile's head stages were asked for in the
+         * set-up (v2_early_head, same expert and slice) */
+        v2_producer_head(prm, maps, sm, e, slice, it, mc, V2_EARLY && V2_FIRST(tt) V2_SKA);
         if (!waited) { /* V2_LATE_WAIT: phase 1's intermediate is read from here on */
             asm volatile("griddepcontrol.wait;\n" ::: "memory");
             waited = 1;
@@ -1996,7 +2046,10 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
         return;
     }
 
-    if (threadIdx.x == 0) v2_init(sm, maps, total, rtiles);
+    if (threadIdx.x == 0) {
+        v2_init(sm, maps, total, rtiles);
+        v2_early_head(prm, maps, sm, total, rtiles);
+    }
 #if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */
 #else
@@ -2083,6 +2136,7 @@ enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_CGRID
 #undef V2_BLOCK_SYNC
 #undef V2_LATE_WAIT
+#undef V2_EARLY
 #undef V2_ROLE
 #undef V2_TL_IDX
 #endif

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# s48-run1 call 1 (repo root, carry [".debs"]; written in session 48, which
+# had no device: to run in the next session that has one). The first
+# tile's head stages asked for in the set-up (RAMP_MV2_EARLY_HEAD=1, new,
+# off by default). Session 47's timeline: after the entry's set-up, the
+# block barrier (0.1-0.4 us), setmaxnreg (0.15-0.6) and the producer's way
+# to its first request (0.65-1.25) pass before the first weights are asked
+# for, and session 46 found that the part of the kernel with no loads (d3)
+# does not overlap the stream: the layer ends about as much later as the
+# first request is. Thread 0 knows the expert and slice at the set-up and
+# the ring is new, so it can ask right after making the barriers.
+# (a) correct with EARLY_HEAD=1: test_gpu_moe_v2 (Qwen3-30B and OLMoE,
+# every configuration against the CPU reference and v1; DeepSeek-V3 for
+# two-phase entries), its .gg variant; test_gpu_layer (default and .tx
+# menus); memcheck and racecheck on narrow, split-K and two-phase entries.
+# (b) A/B/A/B in stacks (EARLY 0 and 1), Qwen3/OLMoE (with a timeline
+# each), Mixtral-8x22B and DeepSeek-V3.
+# Predicted: (a) every check holds, 0 memcheck/racecheck errors; (b) the
+# first request 0.5-1.5 us earlier after the wait on non-multicast entries
+# (timeline), the layer 0.5-1.5 us faster on Qwen3/OLMoE 16-256 tokens,
+# ~0 on entries it leaves out (multicast); never slower beyond the A/A
+# spread (~0.5 us). If the layer does not gain what the request gains, the
+# stream's start is not what the head delays.
+set -u
+O=${OUT:-/tmp/out}; W=/tmp/s48r1; rm -rf $W; mkdir -p $W
+trap 'tar czf $O/s48-run1.tgz -C /tmp s48r1' EXIT
+nvidia-smi --query-gpu=name --format=csv,noheader
+tools/gpu-check env deps build > $W/build.txt 2>&1 || { tail -20 $W/build.txt; exit 1; }
+L=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export RAMP_CACHE_DIR=$PWD/build-gpucheck/jit-cache RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+cd build-gpucheck || exit 1
+export RAMP_TEST_TMP=$PWD/test-tmp; mkdir -p $RAMP_TEST_TMP
+E1="RAMP_MV2_EARLY_HEAD=1"
+t() { # tag timeout env... -- command...
+  local tag=$1 to=$2; shift 2
+  timeout $to env RAMP_JIT_DEFINES="$E1" "$@" > $W/$tag.txt 2>&1
+  echo "$tag exit $? ($SECONDS s)"; grep -E "ERROR SUMMARY|^test_gpu|failed|differ" $W/$tag.txt | tail -3
+}
+t moe-v2 170 RAMP_MOE_V2_MODELS=qwen3-30b,olmoe ./test_gpu_moe_v2
+t moe-v2-dsv3 90 RAMP_MOE_V2_MODELS=deepseek-v3 ./test_gpu_moe_v2
+t moe-v2-gg 60 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_V2_GGATHER=2 ./test_gpu_moe_v2
+TX=r4.w128.s4,r128.w256.s3.tx,r16.w256.s4,r128.w128.s4.ph2.tx,r128.w256.s3.ph2.mc.tx,r16.w128.s4.k2
+t layer-default 60 RAMP_LAYER_KERNEL=v2 RAMP_LAYER_KINDS=fp8 RAMP_LAYER_ROUTINGS=20 ./test_gpu_layer
+t layer-tx 60 RAMP_LAYER_KERNEL=v2 RAMP_LAYER_KINDS=fp8 RAMP_LAYER_ROUTINGS=20 RAMP_LAYER_MENU=$TX ./test_gpu_layer
+t memcheck 60 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4,r16.w128.s4.k2,r128.w128.s4.ph2 \
+  RAMP_MOE_TOKENS=12 RAMP_MOE_V2_NO_V1=1 compute-sanitizer --tool memcheck --error-exitcode 3 ./test_gpu_moe_v2
+t racecheck 90 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4 RAMP_MOE_TOKENS=12 \
+  RAMP_MOE_V2_NO_V1=1 compute-sanitizer --tool racecheck --error-exitcode 3 ./test_gpu_moe_v2
+for ds in qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2 deepseek-v3-ep8-v2; do
+  ./ramp fit ../data/timing/$ds.safetensors -o $W/plan-$ds.json > /dev/null || exit 1
+done
+run() { # tag dataset tokens early timeline
+  local d=$W/$1; mkdir -p $d
+  RAMP_JIT_DEFINES="RAMP_MV2_EARLY_HEAD=$4" timeout 60 ./bench_stack --plan $W/plan-$2.json --out-dir $d \
+    --tokens $3 --layers 8 --reps 10 --select-pdl 0 --timeline $5 > $d/out.txt 2>&1
+  echo "$1 exit $? ($SECONDS s)"
+}
+for ab in a b; do
+  run qwen3-e0-$ab qwen3-30b-ep8-v2 16,64,256,512 0 0; run qwen3-e1-$ab qwen3-30b-ep8-v2 16,64,256,512 1 0
+  run olmoe-e0-$ab olmoe-ep8-v2 16,64,256 0 0; run olmoe-e1-$ab olmoe-ep8-v2 16,64,256 1 0
+done
+run qwen3-e0-tl qwen3-30b-ep8-v2 16,64,256 0 1; run qwen3-e1-tl qwen3-30b-ep8-v2 16,64,256 1 1
+run olmoe-e0-tl olmoe-ep8-v2 16,64,256 0 1; run olmoe-e1-tl olmoe-ep8-v2 16,64,256 1 1
+run mixtral-e0 mixtral-8x22b-ep8-v2 16,64,256 0 0; run mixtral-e1 mixtral-8x22b-ep8-v2 16,64,256 1 0
+run dsv3-e0 deepseek-v3-ep8-v2 16,64,256 0 0; run dsv3-e1 deepseek-v3-ep8-v2 16,64,256 1 0
+for f in $W/*-e[01]*/out.txt; do echo "== $f"; grep -E "^ *[0-9]+ +(uniform|skewed)" $f; done
+python3 ../bench/timeline_head.py $W > $W/head.txt
+grep -E " stack .* uniform" $W/head.txt | cut -c1-29,36-70,168-

@@ -21,22 +21,9 @@
 # ~0 on entries it leaves out (multicast); never slower beyond the A/A
 # spread (~0.5 us). If the layer does not gain what the request gains, the
 # stream's start is not what the head delays.
-set -u
-O=${OUT:-/tmp/out}; W=/tmp/s48r1; rm -rf $W; mkdir -p $W
-trap 'tar czf $O/s48-run1.tgz -C /tmp s48r1' EXIT
-nvidia-smi --query-gpu=name --format=csv,noheader
-tools/gpu-check env deps build > $W/build.txt 2>&1 || { tail -20 $W/build.txt; exit 1; }
-L=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH=$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export RAMP_CACHE_DIR=$PWD/build-gpucheck/jit-cache RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
-cd build-gpucheck || exit 1
-export RAMP_TEST_TMP=$PWD/test-tmp; mkdir -p $RAMP_TEST_TMP
-E1="RAMP_MV2_EARLY_HEAD=1"
-t() { # tag timeout env... -- command...
-  local tag=$1 to=$2; shift 2
-  timeout $to env RAMP_JIT_DEFINES="$E1" "$@" > $W/$tag.txt 2>&1
-  echo "$tag exit $? ($SECONDS s)"; grep -E "ERROR SUMMARY|^test_gpu|failed|differ" $W/$tag.txt | tail -3
-}
+DEFINES="RAMP_MV2_EARLY_HEAD=1" # ramp_check's runs; bench_stack's below set their own
+source bench/device_run.sh s48-run1
+t() { ramp_check "$@"; }
 t moe-v2 170 RAMP_MOE_V2_MODELS=qwen3-30b,olmoe ./test_gpu_moe_v2
 t moe-v2-dsv3 90 RAMP_MOE_V2_MODELS=deepseek-v3 ./test_gpu_moe_v2
 t moe-v2-gg 60 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_V2_GGATHER=2 ./test_gpu_moe_v2
@@ -47,9 +34,7 @@ t memcheck 60 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4,r16.w128.
   RAMP_MOE_TOKENS=12 RAMP_MOE_V2_NO_V1=1 compute-sanitizer --tool memcheck --error-exitcode 3 ./test_gpu_moe_v2
 t racecheck 90 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4 RAMP_MOE_TOKENS=12 \
   RAMP_MOE_V2_NO_V1=1 compute-sanitizer --tool racecheck --error-exitcode 3 ./test_gpu_moe_v2
-for ds in qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2 deepseek-v3-ep8-v2; do
-  ./ramp fit ../data/timing/$ds.safetensors -o $W/plan-$ds.json > /dev/null || exit 1
-done
+ramp_fit_plans qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2 deepseek-v3-ep8-v2
 run() { # tag dataset tokens early timeline
   local d=$W/$1; mkdir -p $d
   RAMP_JIT_DEFINES="RAMP_MV2_EARLY_HEAD=$4" timeout 60 ./bench_stack --plan $W/plan-$2.json --out-dir $d \

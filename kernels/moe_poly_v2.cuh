@@ -324,7 +324,8 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
 
 #define RAMP_POLY_V2_PRODUCER(index, ns)                                      \
             case index:                                                       \
-                ns::v2_producer_role(pp.moe, maps, sm);                       \
+                /* (RAMP_MV2_DYN's counters: sched[2..5]; [0..1] the x copy's) */ \
+                ns::v2_producer_role(pp.moe, maps, sm, (unsigned *)pp.sched + 2); \
                 break;
 
 #define RAMP_POLY_V2_CONSUMERS                                                \

@@ -25,6 +25,8 @@ struct ramp_moe_v2_kernel {
     int gg;       /* opts.ggather (1: none): the exchange through gg_ws, no cluster */
     ramp_devptr gg_ws;  /* ggather: the blocks and counters (ramp_moe_v2_gg_ws) */
     int gg_tiles;       /* row tiles gg_ws holds */
+    ramp_devptr dyn;    /* 16 zeroed bytes: RAMP_MV2_DYN's tile counters (moe_v2.cuh),
+                           passed as ws_count where the program gathers nothing */
     int launch_cluster; /* CTAs per cluster of the launch: ks, or opts.cluster */
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
@@ -575,6 +577,13 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
         if (s == RAMP_OK) s = ramp_module_kernel(k->xt_module, "ramp_moe_v2_xtile", 0, &k->xt_kernel);
         ramp_jit_result_free(jx);
     }
+    /* (every program: the switch is a compile-time define the host does
+     * not see, RAMP_JIT_DEFINES; the kernel leaves the words zero) */
+    if (s == RAMP_OK) s = ramp_gpu_alloc(gpu, 16, &k->dyn);
+    if (s == RAMP_OK) {
+        static const uint32_t zero[4];
+        s = ramp_gpu_upload(gpu, k->dyn, zero, sizeof zero);
+    }
     if (s != RAMP_OK) {
         ramp_moe_v2_free(k);
         return s;
@@ -602,6 +611,7 @@ void ramp_moe_v2_free(ramp_moe_v2_kernel *k) {
     if (!k) return;
     if (k->xt) ramp_gpu_free(k->gpu, k->xt);
     if (k->gg_ws) ramp_gpu_free(k->gpu, k->gg_ws);
+    if (k->dyn) ramp_gpu_free(k->gpu, k->dyn);
     ramp_module_free(k->xt_module);
     ramp_module_free(k->module);
     ramp_module_free(k->module2);
@@ -930,6 +940,7 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
     unsigned grid[3] = {ramp_moe_v2_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {RAMP_MV2_THREADS, 1, 1};
     ramp_moe_params copy = *p;
+    copy.ws_count = k->dyn; /* (unless the exchange's, below: v2 reads it for nothing else) */
     if (k->gg > 1) { /* the workspace of the exchange, its counters zeroed once */
         if (p->max_tiles > k->gg_tiles) {
             const ramp_moe_v2_gg_ws gw = ramp_moe_v2_gg_ws_of(

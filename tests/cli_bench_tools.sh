@@ -6,7 +6,8 @@
 # bench/v1_vs_v2.py and bench/row_tile_fit.py (CPU, numpy) on shipped datasets,
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
-# bench/timeline_plot.py on shipped stamps, bench/inflow_plot.py on a shipped
+# bench/timeline_plot.py and bench/timeline_balance.py on shipped stamps,
+# bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters, bench/power_join.py on samples made here,
 # bench/power_roofline.py on a shipped bench_wgmma CSV; bench_stack's refusals;
@@ -391,6 +392,22 @@ r = E.parse(sys.argv[1]).getroot()
 ns = "{http://www.w3.org/2000/svg}"
 print(len(list(r.iter(ns + "polyline"))), len(list(r.iter(ns + "circle"))), len(list(r.iter(ns + "path"))))'
 expect 0 "^5 16 1$" -- python3 -c "$roofsvg" "$tmp/roof.svg"
+# bench/timeline_balance.py on s47-run1's DeepSeek-V3 and Qwen3 stamps: the
+# figures bench/results/s48-cpu quotes (unissued work at the mean end, the
+# rate-shared end, the groups by SM), then its refusals
+tb=$2/bench/timeline_balance.py
+expect 0 "timeline_balance.py - what balancing" -- python3 "$tb" --help
+expect 0 "^dsv3-d0 +stack +64 uniform +r8.w512.s4 +\| +104 +104 \| +369.5/ 407.1 \| 36.5 \| +365.2 \| +41.9 \| sm 4, 38/12/54$" -- \
+  python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0"
+expect 0 "^dsv3-d0 +stack +16 uniform +r8.w128.s4 +\| +132 +208 \|" -- \
+  python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0"
+expect 0 "^qwen3-d0-1 +stack +64 uniform +r8.w128.s4 +\| +96 +96 \| +33.9/ +35.8 \| -0.7 \|" -- \
+  python3 "$tb" "$2/bench/results/s47-run1/call4/qwen3-d0-1/timeline-Qwen3-30B-A3B-EP8.csv"
+expect 2 "timeline_balance.py: $tmp/none: no such file or folder" -- python3 "$tb" "$tmp/none"
+expect 1 "not a --timeline CSV \(no column what\)" -- \
+  python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0/stack-DeepSeek-V3-EP8.csv"
+mkdir -p "$tmp/notl"
+expect 1 "no timeline-\*.csv under" -- python3 "$tb" "$tmp/notl"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

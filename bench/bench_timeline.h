@@ -49,9 +49,10 @@ static int tl_open(tl_state *tl, ramp_gpu *gpu, const char *csv_path, const char
                      "producer done, e3/e4 consumer warpgroups done (selection: e3 end), e5 returned "
                      "with no tile, e6 first weights requested, e7 first stage landed (consumer 1); the "
                      "polymorphic kernel's head: e8 choice arrived, e9 entry set up, e10 past the block "
-                     "barrier, e11 producer past setmaxnreg; sm the block's SM (%%smid)\n"
+                     "barrier, e11 producer past setmaxnreg; sm the block's SM (%%smid); tiles the tiles its "
+                     "producer ran (a v2 entry)\n"
                      "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5,e6,e7,e8,e9,e10,"
-                     "e11,sm\n");
+                     "e11,sm,tiles\n");
     return 0;
 }
 
@@ -78,8 +79,8 @@ static ramp_status tl_report(tl_state *tl, ramp_gpu *gpu, const char *what, int 
     ramp_status s = ramp_gpu_download(gpu, tl->host, tl->buf, TL_WORDS * sizeof *tl->host);
     if (s != RAMP_OK) return s;
     unsigned long long t0 = 0;
-    for (int i = 0; i < TL_WORDS; i++) /* (the SM slot holds no time) */
-        if (i % RAMP_TL_EVENTS != RAMP_TL_SM_SLOT && tl->host[i] && (!t0 || tl->host[i] < t0))
+    for (int i = 0; i < TL_WORDS; i++) /* (the SM and tile-count slots hold no time) */
+        if (i % RAMP_TL_EVENTS < RAMP_TL_SM_SLOT && tl->host[i] && (!t0 || tl->host[i] < t0))
             t0 = tl->host[i];
     for (int k = 0; k < RAMP_TL_KERNELS; k++) {
         long long st[RAMP_TL_BLOCKS], wt[RAMP_TL_BLOCKS], en[RAMP_TL_BLOCKS], rq[RAMP_TL_BLOCKS],
@@ -95,7 +96,8 @@ static ramp_status tl_report(tl_state *tl, ramp_gpu *gpu, const char *what, int 
             }
             fprintf(tl->csv, "%s,%d,%s,%s,%d,%d,%d", what, tokens, routing, cfg, run, k, b);
             for (int j = 0; j < RAMP_TL_SM_SLOT; j++) fprintf(tl->csv, ",%lld", rel[j]);
-            fprintf(tl->csv, ",%lld", (long long)e[RAMP_TL_SM_SLOT] - 1);
+            fprintf(tl->csv, ",%lld,%lld", (long long)e[RAMP_TL_SM_SLOT] - 1,
+                    (long long)e[RAMP_TL_TILES_SLOT] - 1);
             fputc('\n', tl->csv);
             st[ns++] = rel[0];
             if (rel[1] >= 0) wt[nw++] = rel[1];

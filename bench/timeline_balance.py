@@ -9,10 +9,11 @@ One line per stamped run of the first MoE kernel (kernel 1) whose blocks ran
 a tile (producer-done stamp e2 and first-request stamp e6 set), times in us
 after the run's selection starts:
   blocks     blocks that ran a tile
-  tiles      the tiles they ran, inferred: a block whose request-to-end
-             time is over 1.45x the shortest, in a run whose longest is over
-             1.6x it, ran two (the static stride's second wave); else one.
-             A heuristic: the CSVs do not hold the tile count
+  tiles      the tiles they ran: the CSV's `tiles` column where the kernel
+             stamped it (session 48 on); for older CSVs inferred: a block
+             whose request-to-end time is over 1.45x the shortest, in a run
+             whose longest is over 1.6x it, ran two (the static stride's
+             second wave), else one
   end        the blocks' mean and latest end (max of the consumers' stamps)
   left       latest producer done - mean block end: > 0 when some block still
              had stages to ask for as the mean block ended; <= 0 when every
@@ -28,7 +29,7 @@ after the run's selection starts:
              the latest end's SM and, when the blocks' ends fall in groups
              (gaps over 10% of the spread between sorted ends), their sizes
 With RAMP_MV2_DYN (tiles claimed, not strided) a block runs as many tiles as
-it claims and the tile heuristic does not hold: read end, left and groups.
+it claims; only the stamped count says how many.
 Exit status 0; 1 when a file is not a timeline CSV or none is found; 2 on
 usage errors.
 """
@@ -119,7 +120,11 @@ def main(argv):
                 continue
             lo = min(dur)
             two = max(dur) > 1.6 * lo
-            tiles = [2 if two and d > 1.45 * lo else 1 for d in dur]
+            stamped = [int(r.get("tiles") or -1) for r in ker]
+            if all(n > 0 for n in stamped):
+                tiles = stamped
+            else:
+                tiles = [2 if two and d > 1.45 * lo else 1 for d in dur]
             rate = sum(t / d for t, d in zip(tiles, dur))
             fluid = statistics.median(req) + sum(tiles) / rate
             mean_end = statistics.mean(end)

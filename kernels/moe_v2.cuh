@@ -2015,8 +2015,9 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                                                 unsigned *dyn) {
     (void)dyn;
     int *tok = (int *)(sm + V2_LAYOUT.tok);
-    int it = 0, waited = !V2_LATE_WAIT, claim = 0;
+    int it = 0, waited = !V2_LATE_WAIT, claim = 0, ran = 0;
     (void)claim;
+    (void)ran;
     V2_FOR_TILES {
         int r, slice, mc;
         V2_SK_SEGMENT;
@@ -2043,7 +2044,11 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
         V2_DYN_PUBLISH(claim);
         V2_BLOCK_SYNC();
         if (V2_LIVE(e)) v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it V2_SKA);
+#ifdef RAMP_TIMELINE
+        ran += V2_LIVE(e);
+#endif
     }
+    RAMP_TL_COUNT(0, V2_TL_IDX, RAMP_TL_TILES_SLOT, ran); /* (timeline.cuh: tiles run) */
 #if V2_DYN
     if (threadIdx.x == 0) v2_dyn_done(sm, dyn);
 #endif

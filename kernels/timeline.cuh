@@ -23,7 +23,9 @@
  * done (its first tile's expert arrived, the ring's barriers made), 10 past
  * the block barrier, 11 the producer past setmaxnreg. Slot 12 is no time:
  * the block's SM (%smid + 1), stored with event 0, to tell where the blocks
- * that end late ran.
+ * that end late ran; slot 13 is no time either: the tiles the block ran + 1
+ * (a v2 entry's producer, at its end; session 48, for RAMP_MV2_DYN, where
+ * blocks run as many as they claim).
  * Blocks past RAMP_TL_BLOCKS are not recorded. One store per stamp, by one
  * thread: the stamps cost a few instructions, not a barrier.
  */
@@ -31,8 +33,9 @@
 #define RAMP_TIMELINE_CUH
 
 #define RAMP_TL_BLOCKS 160
-#define RAMP_TL_EVENTS 13
+#define RAMP_TL_EVENTS 14
 #define RAMP_TL_SM_SLOT 12
+#define RAMP_TL_TILES_SLOT 13 /* (the slots from RAMP_TL_SM_SLOT on hold no time) */
 #define RAMP_TL_KERNELS 6
 
 #ifdef RAMP_TIMELINE
@@ -50,6 +53,17 @@ static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {
         }
     }
 }
+/* a count, not a time, into slot `slot` (stored + 1: 0 is "not stamped") */
+static __device__ __forceinline__ void ramp_tl_count(int kernel, int slot, unsigned n) {
+    if (blockIdx.x < RAMP_TL_BLOCKS && kernel < RAMP_TL_KERNELS)
+        ((volatile unsigned long long *)(RAMP_TIMELINE))[((unsigned)kernel * RAMP_TL_BLOCKS +
+                                                          blockIdx.x) * RAMP_TL_EVENTS + slot] =
+            n + 1ull;
+}
+#define RAMP_TL_COUNT(tid, kernel, slot, n)                                    \
+    do {                                                                       \
+        if (threadIdx.x == (tid)) ramp_tl_count((kernel), (slot), (n));        \
+    } while (0)
 /* stamp by the thread whose index in the block is tid */
 #define RAMP_TL(tid, kernel, event)                                            \
     do {                                                                       \
@@ -63,6 +77,7 @@ static __device__ __forceinline__ void ramp_tl_stamp(int kernel, int event) {
             ramp_tl_stamp((kernel), (event));                                  \
     } while (0)
 #else
+#define RAMP_TL_COUNT(tid, kernel, slot, n) ((void)0)
 #define RAMP_TL(tid, kernel, event) ((void)0)
 #define RAMP_TL_AFTER(tid, kernel, event, dep) ((void)0)
 #endif

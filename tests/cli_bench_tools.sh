@@ -408,6 +408,14 @@ expect 1 "not a --timeline CSV \(no column what\)" -- \
   python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0/stack-DeepSeek-V3-EP8.csv"
 mkdir -p "$tmp/notl"
 expect 1 "no timeline-\*.csv under" -- python3 "$tb" "$tmp/notl"
+# a CSV with the tile counts the kernel stamps (session 48): counted, not inferred
+{ echo "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5,e6,e7,e8,e9,e10,e11,sm,tiles"
+  echo "stack,16,uniform,r8.w128.s4,0,0,0,0,1000,-1,2000,-1,-1,-1,-1,-1,-1,-1,-1,3,-1"
+  echo "stack,16,uniform,r8.w128.s4,0,1,0,1000,3000,95000,100000,100000,-1,5000,9000,-1,-1,-1,-1,4,3"
+  echo "stack,16,uniform,r8.w128.s4,0,1,1,1000,3000,55000,60000,60000,-1,5000,9000,-1,-1,-1,-1,5,1"
+} > "$tmp/notl/timeline-x.csv"
+expect 0 "stack +16 uniform +r8.w128.s4 +\| +2 +4 \| +80.0/ 100.0 \| 15.0 \| +85.4 \| +14.6 \| sm 3, 1/1$" -- \
+  python3 "$tb" "$tmp/notl"
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

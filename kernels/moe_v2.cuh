@@ -1953,10 +1953,10 @@ static __device__ __forceinline__ void v2_early_head(const ramp_moe_params &prm,
  * pp.sched[2..3] (phase 2: [4..5]; [0..1] are the x copy's barrier), the
  * standalone kernel's prm.ws_count[0..1] (phase 2: [2..3]), 16 zeroed
  * bytes src/moe_v2.c gives every launch that gathers nothing through
- * global memory. Entries with
- * more than one CTA a tile (clusters, .gg), multicast (head[2..3] are its)
- * and stream-K keep the stride. A tile whose expert is invalid still runs
- * both barriers and its claim (the roles must meet). */
+ * global memory. Entries with more than one CTA a tile (clusters, .gg),
+ * multicast (head[2..3] are its) and stream-K keep the stride. A tile
+ * whose expert is invalid still runs both barriers and its claim (the
+ * roles must meet). */
 #ifndef RAMP_MV2_DYN
 #define RAMP_MV2_DYN 0
 #endif

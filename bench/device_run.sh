@@ -17,6 +17,11 @@
 #       lines that say pass or fail (sanitizer summaries, test verdicts)
 #   ramp_fit_plans DATASET...
 #       $W/plan-DATASET.json from data/timing/DATASET.safetensors
+#   ramp_stack TAG PLAN TOKENS DEFINES TIMELINE REPS [SECONDS]
+#       bench_stack (8-layer stacks, selection without PDL) on $W/plan-PLAN.json
+#       at the token counts (comma list) with RAMP_JIT_DEFINES=DEFINES and
+#       --timeline TIMELINE (0 or 1), REPS repetitions, into $W/TAG/ (its
+#       output in out.txt); limit SECONDS (default 60)
 #
 # Run scripts before session 48 spell these steps out; they stay as they ran.
 set -u
@@ -47,4 +52,12 @@ ramp_fit_plans() {
   for ds in "$@"; do
     ./ramp fit "../data/timing/$ds.safetensors" -o "$W/plan-$ds.json" > /dev/null || exit 1
   done
+}
+
+ramp_stack() {
+  local d=$W/$1
+  mkdir -p "$d"
+  RAMP_JIT_DEFINES="$4" timeout "${7:-60}" ./bench_stack --plan "$W/plan-$2.json" --out-dir "$d" \
+    --tokens "$3" --layers 8 --reps "$6" --select-pdl 0 --timeline "$5" > "$d/out.txt" 2>&1
+  echo "$1 exit $? ($SECONDS s)"
 }

@@ -34,18 +34,11 @@ Exit status 0; 1 when a file is not a timeline CSV or none is found; 2 on
 usage errors.
 """
 import csv
-import glob
 import os
 import statistics
 import sys
 
-
-def csvs(args):
-    for a in args:
-        if os.path.isdir(a):
-            yield from sorted(glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True))
-        else:
-            yield a
+from timeline_head import csvs  # (the same files: timeline-*.csv under each folder)
 
 
 NEEDED = ("what", "tokens", "routing", "config", "run", "kernel", "block", "e0", "e2", "e3",

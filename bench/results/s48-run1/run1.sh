@@ -46,12 +46,7 @@ t racecheck 90 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4 RAMP_MOE
 DEFINES="RAMP_MV2_EARLY_HEAD=1"
 t moe-v2-early 90 RAMP_MOE_V2_MODELS=qwen3-30b ./test_gpu_moe_v2
 ramp_fit_plans qwen3-30b-ep8-v2 olmoe-ep8-v2 mixtral-8x22b-ep8-v2 deepseek-v3-ep8-v2
-run() { # tag dataset tokens early timeline
-  local d=$W/$1; mkdir -p $d
-  RAMP_JIT_DEFINES="RAMP_MV2_EARLY_HEAD=$4" timeout 60 ./bench_stack --plan $W/plan-$2.json --out-dir $d \
-    --tokens $3 --layers 8 --reps 10 --select-pdl 0 --timeline $5 > $d/out.txt 2>&1
-  echo "$1 exit $? ($SECONDS s)"
-}
+run() { ramp_stack "$1" "$2" "$3" "RAMP_MV2_EARLY_HEAD=$4" "$5" 10; } # tag plan tokens early timeline
 for ab in a b; do
   run qwen3-e0-$ab qwen3-30b-ep8-v2 16,64,256,512 0 0; run qwen3-e1-$ab qwen3-30b-ep8-v2 16,64,256,512 1 0
   run olmoe-e0-$ab olmoe-ep8-v2 16,64,256 0 0; run olmoe-e1-$ab olmoe-ep8-v2 16,64,256 1 0

@@ -27,12 +27,7 @@ for c in r8.w128.s4 r8.w256.s4 r8.w512.s4; do
   ./ramp fit ../data/timing/deepseek-v3-ep8-v2.safetensors -o $W/plan-dsv3-$c.json --menu 1 \
     --include $c > /dev/null || exit 1
 done
-run() { # tag plan tokens dyn timeline reps
-  local d=$W/$1; mkdir -p $d
-  RAMP_JIT_DEFINES="RAMP_MV2_DYN=$4" timeout 150 ./bench_stack --plan $W/plan-$2.json --out-dir $d \
-    --tokens $3 --layers 8 --reps $6 --select-pdl 0 --timeline $5 > $d/out.txt 2>&1
-  echo "$1 exit $? ($SECONDS s)"
-}
+run() { ramp_stack "$1" "$2" "$3" "RAMP_MV2_DYN=$4" "$5" "$6" 150; } # tag plan tokens dyn timeline reps
 for c in r8.w128.s4 r8.w512.s4 r8.w256.s4; do
   run dsv3-$c-y0 dsv3-$c 16,64,256 0 $([ $c = r8.w128.s4 ] && echo 1 || echo 0) 5
   run dsv3-$c-y1 dsv3-$c 16,64,256 1 $([ $c = r8.w128.s4 ] && echo 1 || echo 0) 5

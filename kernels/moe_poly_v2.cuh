@@ -294,7 +294,7 @@ static __device__ __forceinline__ void ramp_poly_xcopy(const ramp_poly_params &p
                 ns::v2_first_tile(pp.moe, sm, rtiles);                        \
                 if (threadIdx.x == 0) {                                       \
                     ns::v2_init(sm, maps, total, rtiles);                     \
-                    ns::v2_early_head(pp.moe, maps, sm, total, rtiles);       \
+                    ns::v2_early_head(pp.moe, maps, sm, total);               \
                 }                                                             \
             }                                                                 \
             break;

@@ -1902,31 +1902,24 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
 
 /* Thread 0, after v2_init: the first tile's head stages, when V2_EARLY
  * and the block's first tile is one its roles will run (V2_FOR_TILES'
- * first iteration with v2_tile's valid expert, which thread 0 stored in
- * head[1]). */
+ * first iteration, v2_tile's valid expert: the one thread 0 stored in
+ * head[1]; v2_tile reads head[0] too, which v2_init stored). */
 static __device__ __forceinline__ void v2_early_head(const ramp_moe_params &prm,
                                                      const ramp_moe_v2_maps &maps,
-                                                     unsigned char *sm, int total, int rtiles) {
+                                                     unsigned char *sm, int total) {
 #if V2_EARLY
     const int tt = V2_CID;
     if (tt >= total || (V2_CGG && V2_CID >= V2_CGRID)) return;
-    const int e = v2_head(sm, 1);
-    if (e < 0 || e >= RAMP_EXPERTS) return;
-    int r, slice;
-#if RAMP_MV2_GROUP > 1
-    ramp_mv2_tile_of(tt, rtiles, V2_TPR, RAMP_MV2_GROUP, &r, &slice);
-#else
-    (void)rtiles;
-    slice = tt % V2_TPR;
-#endif
-    (void)r;
+    int r, slice, mc;
+    const int e = v2_tile(prm, sm, tt, &r, &slice, &mc);
+    if (e < 0) return;
 #pragma unroll 1 /* once a launch: code size (instruction fetch, session 27) over speed */
     for (int st = 0; st < V2_HEAD; st++) {
         v2_load_weights(prm, maps, sm, st, e, slice, st, 0);
         if (st == 0) RAMP_TL(0, V2_TL_IDX, 6); /* the block's first weights requested */
     }
 #else
-    (void)prm; (void)maps; (void)sm; (void)total; (void)rtiles;
+    (void)prm; (void)maps; (void)sm; (void)total;
 #endif
 }
 
@@ -2137,7 +2130,7 @@ ramp_moe_v2(const ramp_moe_params prm, const __grid_constant__ ramp_moe_v2_maps 
 
     if (threadIdx.x == 0) {
         v2_init(sm, maps, total, rtiles);
-        v2_early_head(prm, maps, sm, total, rtiles);
+        v2_early_head(prm, maps, sm, total);
     }
 #if V2_CL > 1
     hop_cluster_sync(); /* the partner's barriers initialised before any remote arrival */

@@ -1923,62 +1923,69 @@ static __device__ __forceinline__ void v2_early_head(const ramp_moe_params &prm,
 #endif
 }
 
-/* RAMP_MV2_DYN = 1 (session 48; an experiment, off until measured): tiles
- * after a block's first are claimed from a counter (atomicAdd) instead of
- * taken by stride (tt += grid), so that blocks whose SMs stream faster take
- * more. Why: session 47's timeline on DeepSeek-V3 EP8 (s47-run1 call 6)
- * showed the blocks' ends in discrete groups by SM, 315-322, 356-365 and
- * 398-406 us at 64 tokens uniform (one 11 MB tile each), and at 16 tokens
- * the blocks with two tiles of the static stride ending 60-100 us after
- * those with one; a fluid estimate from each block's own rate puts the
- * balanced end 13-42 us earlier (bench/results/s48-cpu). A claim pays
- * off only where an entry has more tiles than the grid, so the finer
- * tiles (w128 there: 416) would be what the plan chooses with it.
- * Protocol: the block's first tile is its index (as now); at each tile's
- * top the producer's thread 0 claims the next (grid + the counter's old
- * value), publishes it in head[2 + (i & 1)] between the tile's two block
- * barriers (double-buffered: the roles read slot i & 1 after the second,
- * before the next tile's first), and every thread moves on to it; each
- * participating block's last claim fails (>= head[0]), then it counts
- * itself in a second word, and the last to do so sets both back to zero
- * (the counters are zero before a launch and after it, as the split-K
- * counters). Words (v2_producer_role's dyn): the polymorphic kernel's
- * pp.sched[2..3] (phase 2: [4..5]; [0..1] are the x copy's barrier), the
- * standalone kernel's prm.ws_count[0..1] (phase 2: [2..3]), 16 zeroed
- * bytes src/moe_v2.c gives every launch that gathers nothing through
- * global memory. Entries with more than one CTA a tile (clusters, .gg),
- * multicast (head[2..3] are its) and stream-K keep the stride. A tile
- * whose expert is invalid still runs both barriers and its claim (the
- * roles must meet). */
+/* RAMP_MV2_DYN = 1 (sessions 48-49; an experiment, off until measured):
+ * tiles after a block's first are claimed from a counter (atomicAdd)
+ * instead of taken by stride (tt += grid), so that blocks whose SMs stream
+ * faster take more. Why: session 47's timeline on DeepSeek-V3 EP8 (s47-run1
+ * call 6) showed the blocks' ends in discrete groups by SM, 315-322,
+ * 356-365 and 398-406 us at 64 tokens uniform (one 11 MB tile each), and at
+ * 16 tokens the blocks with two tiles of the static stride ending 60-100 us
+ * after those with one; a fluid estimate from each block's own rate puts
+ * the balanced end 13-42 us earlier (bench/results/s48-cpu). A claim pays
+ * off only where an entry has more tiles than the grid, so the finer tiles
+ * (w128 there: 416) would be what the plan chooses with it.
+ * When: the producer claims its next tile once it has asked for every
+ * stage of the current one, so the claim's horizon is the ring's depth.
+ * Session 48's first version claimed at the current tile's top, a whole
+ * tile ahead: at 16 tokens every block then claimed at the start and the
+ * second round went to blocks in atomic order, not to the first done (s49-run1:
+ * the end's spread grew, 33 -> 43 us; at 64 tokens it fell, 45 -> 11).
+ * Protocol: the block's first tile is its index (as static); the
+ * producer's thread 0 claims (grid + the counter's old value) into
+ * head[2 + (i & 1)] and the producer warpgroup reads it behind a named
+ * barrier; the consumers read it after the tile's two block barriers,
+ * which every role meets for each claim, the failed last (>= head[0]) too,
+ * and which order the claim's store before their reads (double-buffered:
+ * the next store of that slot comes after the next tile's barriers). After
+ * its failed claim a block counts itself in a second word, and the last
+ * to do so sets both back to zero (the counters are zero before a launch
+ * and after it, as the split-K counters). Words (v2_producer_role's dyn):
+ * the polymorphic kernel's pp.sched[2..3] (phase 2: [4..5]; [0..1] are the
+ * x copy's barrier), the standalone kernel's prm.ws_count[0..1] (phase 2:
+ * [2..3]), 16 zeroed bytes src/moe_v2.c gives every launch that gathers
+ * nothing through global memory. Entries with more than one CTA a tile
+ * (clusters, .gg), multicast (head[2..3] are its) and stream-K keep the
+ * stride. */
 #ifndef RAMP_MV2_DYN
 #define RAMP_MV2_DYN 0
 #endif
 #define V2_DYN (RAMP_MV2_DYN && V2_TG == 1 && V2_MC == 1 && !V2_SK)
-/* work happens on this tile (static: the loop skipped invalid tiles before) */
-#define V2_LIVE(e) (!V2_DYN || (e) >= 0)
 #if V2_DYN
 #define V2_DYN_CTR (dyn + 2 * (RAMP_MV2_PHASE == 2)) /* (dyn: the producer role's) */
-#undef V2_FOR_TILES
-#if V2_P2U
-#define V2_FOR_TILES \
-    for (int tt = V2_CID, sk_n = 0, dyn_i = 0; tt < v2_head(sm, 0); tt = v2_dyn_next(sm, dyn_i++))
-#else
-#define V2_FOR_TILES \
-    for (int tt = V2_CID, dyn_i = 0; tt < v2_head(sm, 0); tt = v2_dyn_next(sm, dyn_i++))
-#endif
-static __device__ __forceinline__ int v2_dyn_next(const unsigned char *sm, int i) {
-    return v2_head(sm, 2 + (i & 1));
+#define V2_DYN_BAR 3 /* named barrier of the producer warpgroup (1: consumers, 2: block) */
+/* the producer warpgroup, done asking for a tile's stages: its next tile */
+static __device__ __forceinline__ int v2_dyn_claim(unsigned char *sm, unsigned *dyn, int i) {
+    volatile int *slot = (volatile int *)(sm + V2_LAYOUT.head) + 2 + (i & 1);
+    if (threadIdx.x == 0) *slot = V2_CGRID + (int)atomicAdd(V2_DYN_CTR, 1u);
+    HOP_BAR_SYNC(V2_DYN_BAR, 128);
+    return *slot;
 }
-/* thread 0, at a tile's top: the next tile (its value is needed only at
- * the publication, after the first block barrier) */
-#define V2_DYN_CLAIM(c)                                                        \
-    do {                                                                       \
-        if (threadIdx.x == 0) (c) = V2_CGRID + (int)atomicAdd(V2_DYN_CTR, 1u); \
-    } while (0)
-#define V2_DYN_PUBLISH(c)                                                      \
-    do {                                                                       \
-        if (threadIdx.x == 0) ((volatile int *)(sm + V2_LAYOUT.head))[2 + (dyn_i & 1)] = (c); \
-    } while (0)
+/* the consumers: the tile's block barriers, then the tile they publish */
+static __device__ __forceinline__ int v2_dyn_meet(const unsigned char *sm, int i) {
+    V2_BLOCK_SYNC();
+    V2_BLOCK_SYNC();
+    return i == 0 ? V2_CID : v2_head(sm, 2 + (i & 1));
+}
+#if V2_P2U
+#define V2_DYN_SKN , sk_n = 0
+#else
+#define V2_DYN_SKN
+#endif
+/* (the producer's loop ends inside, after the barriers of its failed claim) */
+#define V2_FOR_TILES_P \
+    for (int tt = V2_CID, dyn_i = 0 V2_DYN_SKN;; tt = v2_dyn_claim(sm, dyn, ++dyn_i))
+#define V2_FOR_TILES_C \
+    for (int tt = 0, dyn_i = 0 V2_DYN_SKN; (tt = v2_dyn_meet(sm, dyn_i)) < v2_head(sm, 0); dyn_i++)
 /* thread 0 of a block that ran the loop, after its last (failed) claim */
 static __device__ __forceinline__ void v2_dyn_done(const unsigned char *sm, unsigned *dyn) {
     unsigned *c = V2_DYN_CTR;
@@ -1991,8 +1998,8 @@ static __device__ __forceinline__ void v2_dyn_done(const unsigned char *sm, unsi
     }
 }
 #else
-#define V2_DYN_CLAIM(c) ((void)0)
-#define V2_DYN_PUBLISH(c) ((void)0)
+#define V2_FOR_TILES_P V2_FOR_TILES
+#define V2_FOR_TILES_C V2_FOR_TILES
 #endif
 
 /* Both roles walk the same tiles tt = blockIdx.x + i * gridDim.x < head[0]
@@ -2008,16 +2015,19 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
                                                 unsigned *dyn) {
     (void)dyn;
     int *tok = (int *)(sm + V2_LAYOUT.tok);
-    int it = 0, waited = !V2_LATE_WAIT, claim = 0, ran = 0;
-    (void)claim;
+    int it = 0, waited = !V2_LATE_WAIT, ran = 0;
     (void)ran;
-    V2_FOR_TILES {
-        int r, slice, mc;
-        V2_SK_SEGMENT;
-        const int e = v2_tile(prm, sm, tt, &r, &slice, &mc);
-        if (e < 0 && !V2_DYN) continue; /* (V2_DYN: the barriers and the claim still run) */
+    V2_FOR_TILES_P {
+        /* (V2_DYN: a failed claim still meets the consumers at the barriers) */
+        const int more = !V2_DYN || tt < v2_head(sm, 0);
+        int r = -1, slice = 0, mc = 0, e = -1;
+        if (more) {
+            V2_SK_SEGMENT;
+            e = v2_tile(prm, sm, tt, &r, &slice, &mc);
+        }
+        if (e < 0 && !V2_DYN) continue;
         int sl = -1;
-        if (threadIdx.x < RAMP_ROWS && r >= 0 && V2_LIVE(e)) { /* (r < 0: a phantom, no tokens) */
+        if (threadIdx.x < RAMP_ROWS && r >= 0 && e >= 0) { /* (r < 0: a phantom, no tokens) */
             sl = V2_FIRST(tt)
                      ? v2_first_slot(sm)
                      : ((const int *)prm.sorted_ids)[(size_t)r * RAMP_ROWS + threadIdx.x];
@@ -2025,20 +2035,19 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
         }
         /* V2_EARLY: the first tile's head stages were asked for in the
          * set-up (v2_early_head, same expert and slice) */
-        if (V2_LIVE(e))
+        if (e >= 0)
             v2_producer_head(prm, maps, sm, e, slice, it, mc, V2_EARLY && V2_FIRST(tt) V2_SKA);
-        V2_DYN_CLAIM(claim);
         if (!waited) { /* V2_LATE_WAIT: phase 1's intermediate is read from here on */
             asm volatile("griddepcontrol.wait;\n" ::: "memory");
             waited = 1;
         }
         V2_BLOCK_SYNC();
         if (threadIdx.x < V2_N) tok[threadIdx.x] = sl < 0 ? -1 : sl;
-        V2_DYN_PUBLISH(claim);
         V2_BLOCK_SYNC();
-        if (V2_LIVE(e)) v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it V2_SKA);
+        if (!more) break;
+        if (e >= 0) v2_producer(prm, maps, sm, e, slice, r < 0 ? 0 : r, mc, it V2_SKA);
 #ifdef RAMP_TIMELINE
-        ran += V2_LIVE(e);
+        ran += e >= 0;
 #endif
     }
     RAMP_TL_COUNT(0, V2_TL_IDX, RAMP_TL_TILES_SLOT, ran); /* (timeline.cuh: tiles run) */
@@ -2060,14 +2069,15 @@ static __device__ V2_ROLE void v2_consumer_role(const ramp_moe_params &prm, unsi
     int *tok = (int *)(sm + V2_LAYOUT.tok);
     float *rw = (float *)(sm + V2_LAYOUT.rw);
     int it = 0;
-    V2_FOR_TILES {
+    V2_FOR_TILES_C { /* (V2_DYN: the tile's block barriers are in the loop's test) */
         int r, slice, mc;
         V2_SK_SEGMENT;
         const int e = v2_tile(prm, sm, tt, &r, &slice, &mc);
-        if (e < 0 && !V2_DYN) continue;
+        if (e < 0) continue;
+#if !V2_DYN
         V2_BLOCK_SYNC();
         V2_BLOCK_SYNC();
-        if (!V2_LIVE(e)) continue; /* (V2_DYN: after the barriers, as the producer) */
+#endif
         /* the router weights, read first at the end of the first up pass
          * (v2_act_quant's extra barrier): off the producer's path */
 #if RAMP_MV2_PHASE != 2 /* phase 1 applied them */
@@ -2220,10 +2230,11 @@ enum { v2_slices = V2_TPR, v2_ks = V2_TG, v2_cl = V2_CL };
 #undef V2_LATE_WAIT
 #undef V2_EARLY
 #undef V2_DYN
-#undef V2_LIVE
 #undef V2_DYN_CTR
-#undef V2_DYN_CLAIM
-#undef V2_DYN_PUBLISH
+#undef V2_DYN_BAR
+#undef V2_DYN_SKN
+#undef V2_FOR_TILES_P
+#undef V2_FOR_TILES_C
 #undef V2_ROLE
 #undef V2_TL_IDX
 #endif

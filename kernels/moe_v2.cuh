@@ -1986,7 +1986,7 @@ static __device__ __forceinline__ int v2_dyn_meet(const unsigned char *sm, int i
     for (int tt = V2_CID, dyn_i = 0 V2_DYN_SKN;; tt = v2_dyn_claim(sm, dyn, ++dyn_i))
 #define V2_FOR_TILES_C \
     for (int tt = 0, dyn_i = 0 V2_DYN_SKN; (tt = v2_dyn_meet(sm, dyn_i)) < v2_head(sm, 0); dyn_i++)
-/* thread 0 of a block that ran the loop, after its last (failed) claim */
+/* thread 0 of a block that ran the loop, at its last (failed) claim */
 static __device__ __forceinline__ void v2_dyn_done(const unsigned char *sm, unsigned *dyn) {
     unsigned *c = V2_DYN_CTR;
     const int total = v2_head(sm, 0);
@@ -2026,6 +2026,12 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
             e = v2_tile(prm, sm, tt, &r, &slice, &mc);
         }
         if (e < 0 && !V2_DYN) continue;
+#if V2_DYN
+        /* the failed claim: this block's claims are done, counted while the
+         * consumers finish the last tile (at the block's end its atomic's
+         * round trip cost Qwen3/OLMoE 0.3-1.1 us a layer, s49-run1 call 1) */
+        if (!more && threadIdx.x == 0) v2_dyn_done(sm, dyn);
+#endif
         int sl = -1;
         if (threadIdx.x < RAMP_ROWS && r >= 0 && e >= 0) { /* (r < 0: a phantom, no tokens) */
             sl = V2_FIRST(tt)
@@ -2051,9 +2057,6 @@ static __device__ V2_ROLE void v2_producer_role(const ramp_moe_params &prm,
 #endif
     }
     RAMP_TL_COUNT(0, V2_TL_IDX, RAMP_TL_TILES_SLOT, ran); /* (timeline.cuh: tiles run) */
-#if V2_DYN
-    if (threadIdx.x == 0) v2_dyn_done(sm, dyn);
-#endif
     /* no block completes before phase 1 (V2_LATE_WAIT: a block with no tile) */
     if (!waited) asm volatile("griddepcontrol.wait;\n" ::: "memory");
     /* no thread leaves with its copies in flight (their arrivals) */

@@ -7,6 +7,7 @@
 # bench/bf16_predict.py, bench/targets.py and bench/layer_table.py on shipped
 # layer results, bench/v2_roofline.py and bench/split_gain.py on shipped datasets,
 # bench/timeline_plot.py and bench/timeline_balance.py on shipped stamps,
+# bench/stack_ab.py on shipped bench_stack folders,
 # bench/inflow_plot.py on a shipped
 # bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters, bench/power_join.py on samples made here,
@@ -416,6 +417,24 @@ expect 1 "no timeline-\*.csv under" -- python3 "$tb" "$tmp/notl"
 } > "$tmp/notl/timeline-x.csv"
 expect 0 "stack +16 uniform +r8.w128.s4 +\| +2 +4 \| +80.0/ 100.0 \| 15.0 \| +85.4 \| +14.6 \| sm 3, 1/1$" -- \
   python3 "$tb" "$tmp/notl"
+# bench/stack_ab.py on s49-run1's stacks: the A/B figures its README quotes
+# (a mean over two repeats and their spread; a difference from the first
+# variant), then its refusals
+sa=$2/bench/stack_ab.py
+c1=$2/bench/results/s49-run1/call1
+expect 0 "usage: stack_ab.py" -- python3 "$sa" --help
+expect 0 "^\| 64 \| uniform \| r8.w128.s4 \| 434.82 \| 0.00 \| r8.w128.s4 \| 404.70 \| 0.00 \| -30.12 \|$" -- \
+  python3 "$sa" y0="$c1/dsv3-r8.w128.s4-y0" y1="$c1/dsv3-r8.w128.s4-y1"
+expect 0 "^16,uniform,r8.w128.s4,30.18,0.35,r8.w128.s4,29.50,0.46,-0.69$" -- \
+  python3 "$sa" --csv e0="$c1/qwen3-e0-a,$c1/qwen3-e0-b" e1="$c1/qwen3-e1-a,$c1/qwen3-e1-b"
+expect 0 "^16,uniform,r8.w128.s4,24.35,0.00,r8.w128.s4,24.35,0.00,\+0.00$" -- \
+  python3 "$sa" --csv --impl select+read-bulk a="$c1/qwen3-e0-a" b="$c1/qwen3-e0-a"
+expect 1 "stack_ab.py: $tmp/none: no stack-\*.csv" -- python3 "$sa" a="$c1/qwen3-e0-a" b="$tmp/none"
+expect 1 "stack_ab.py: b: load 512 skewed missing from $c1/olmoe-e0-a" -- \
+  python3 "$sa" a="$c1/qwen3-e0-a" b="$c1/olmoe-e0-a"
+expect 2 "at least two variants" -- python3 "$sa" a="$c1/qwen3-e0-a"
+expect 2 "unknown argument '--bogus'" -- python3 "$sa" --bogus a="$c1/qwen3-e0-a" b="$c1/qwen3-e0-b"
+
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"
 

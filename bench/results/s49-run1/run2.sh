@@ -6,6 +6,8 @@
 # uniform (end spread 45 -> 11 us, layer 435 -> 405 us) but not at 16,
 # where every block claimed its second tile at the start (spread 33 ->
 # 43 us, layer 207 -> 220 us).
+# And the block's done count moved from its exit to its failed claim
+# (call 1: DYN cost Qwen3/OLMoE 0.3-1.1 us a layer, where no claim succeeds).
 # (a) correct with both switches on (EARLY_HEAD and the new DYN): call 1's
 # checks, with its three script slips fixed (DeepSeek-V3's configuration
 # list and memcheck's two-phase entry need RAMP_MOE_V2_SPLIT=1; the grouped

@@ -85,10 +85,11 @@ def main(argv):
     out = []
     for k in keys:
         row, means = [str(k[0]), k[1]], []
-        for name, reps in data:
-            missing = [i for i, r in enumerate(reps) if k not in r]
+        for (name, reps), (_, dirs) in zip(data, variants):
+            missing = [d for d, r in zip(dirs, reps) if k not in r]
             if missing:
-                print(f"stack_ab.py: {name}: load {k[0]} {k[1]} missing from {variants[[n for n, _ in variants].index(name)][1][missing[0]]}", file=sys.stderr)
+                print(f"stack_ab.py: {name}: load {k[0]} {k[1]} missing from {missing[0]}",
+                      file=sys.stderr)
                 return 1
             v = [r[k][0] for r in reps]
             m = sum(v) / len(v)

@@ -1882,7 +1882,9 @@ static __device__ __forceinline__ void v2_init(unsigned char *sm, const ramp_moe
     hop_tma_prefetch_map(&maps.w2);
 }
 
-/* RAMP_MV2_EARLY_HEAD = 1 (session 48; an experiment, off until measured):
+/* RAMP_MV2_EARLY_HEAD = 1 (session 48; an experiment, off: measured in
+ * session 49, the first weights land -1.0..+0.3 us earlier, the layer
+ * moves within noise):
  * thread 0 asks for the block's first tile's head stages (v2_producer_head's
  * weights) in the set-up, right after it made the ring's barriers, instead
  * of after the block barrier, setmaxnreg and the producer's own read of the
@@ -1923,7 +1925,9 @@ static __device__ __forceinline__ void v2_early_head(const ramp_moe_params &prm,
 #endif
 }
 
-/* RAMP_MV2_DYN = 1 (sessions 48-49; an experiment, off until measured):
+/* RAMP_MV2_DYN = 1 (sessions 48-49; an experiment, off: measured in
+ * session 50, -14 to -50 us on DeepSeek-V3 entries with 3-5x more tiles than
+ * blocks, which the plans do not choose, +0.1-0.9 us where no claim succeeds):
  * tiles after a block's first are claimed from a counter (atomicAdd)
  * instead of taken by stride (tt += grid), so that blocks whose SMs stream
  * faster take more. Why: session 47's timeline on DeepSeek-V3 EP8 (s47-run1

@@ -33,6 +33,9 @@
  * RAMP_MOE_V2_PLAIN_BOUND=1 makes test_gpu_moe.c's plain bound (not the
  * tensor-core one, see below) the pass criterion.
  *
+ * RAMP_MOE_V2_LIST=1 prints the configurations the run would test (by the
+ * names RAMP_MOE_CONFIGS takes) and exits, on any machine, GPU or not: a
+ * device script's lists checked before device time is spent.
  * Environment: RAMP_MOE_V2_MODELS (default all five, e.g. qwen3-30b,olmoe), RAMP_MOE_CONFIGS
  * (comma list of configuration names, e.g. r2.w128.s4), RAMP_MOE_TOKENS
  * (tokens per routing), RAMP_MOE_V2_NO_V1=1 (skip the v1 comparison: for
@@ -377,11 +380,6 @@ int main(void) {
         if (models_env && check_list_unknown("RAMP_MOE_V2_MODELS", models_env, names, NMODELS))
             return 1;
     }
-    int ngpu = 0;
-    if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
-        printf("test_gpu_moe_v2: no GPU (%s): skipped\n", ramp_last_error());
-        return 77;
-    }
     unsigned long long seed = check_seed();
     ramp_rng rng;
     ramp_rng_seed(&rng, seed);
@@ -464,45 +462,6 @@ int main(void) {
         fprintf(stderr, "RAMP_MOE_V2_BF16 with TILED 1, 2 or RED4: v2 runs BF16 layers on "
                         "row-major or stage-unit, unpermuted weights only\n");
         return 1;
-    }
-
-    runner R;
-    memset(&R, 0, sizeof R);
-    R.rng = &rng;
-    R.plain_bound = plain_env && atoi(plain_env) > 0;
-    R.bf16 = bf16;
-    GPU_OK(ramp_gpu_open(0, &R.gpu));
-    GPU_OK(ramp_stream_create(R.gpu, &R.st));
-    ramp_gpu_info info;
-    GPU_OK(ramp_gpu_get_info(R.gpu, &info));
-    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s%s\n", info.limits.name,
-           info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
-           opts.tiled == 3   ? "in stage units (RAMP_MOE_V2_TILED=3)"
-           : opts.tiled == 2 ? "pre-tiled K block-major (RAMP_MOE_V2_TILED=2)"
-           : opts.tiled == 1 ? "pre-tiled (RAMP_MOE_V2_TILED=1)"
-                             : "row-major",
-           opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
-    if (bf16) printf("BF16 layer (RAMP_MOE_V2_BF16=1): bf16 weights and hidden states, no scales\n");
-    if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
-    if (opts.bulkred)
-        printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
-    if (opts.mcast)
-        printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles "
-               "and narrow fused FP8 tiles\n");
-    if (opts.cgather > 1)
-        printf("intermediates gathered over clusters of %d CTAs (RAMP_MOE_V2_CGATHER): the "
-               "narrow fused FP8 tiles it divides\n", opts.cgather);
-    if (opts.ggather > 1)
-        printf("intermediates gathered through global memory in groups of %d blocks "
-               "(RAMP_MOE_V2_GGATHER): the narrow fused FP8 tiles it divides\n", opts.ggather);
-    if (opts.pipe) printf("consumer ping-pong RAMP_MOE_V2_PIPE=%d%s\n", opts.pipe,
-                          bf16 ? " (BF16: wide tiles only)" : "");
-    if (info.cc_major != 9 || info.cc_minor != 0) {
-        printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
-               info.cc_major, info.cc_minor);
-        ramp_stream_destroy(R.gpu, R.st);
-        ramp_gpu_close(R.gpu);
-        return 77;
     }
 
     /* every variant to compile, both models, v2 and v1 interleaved */
@@ -590,7 +549,8 @@ int main(void) {
                 found = wanted(item, &c);
             }
         if (!found) {
-            fprintf(stderr, "RAMP_MOE_CONFIGS: '%s' is no v2 configuration of the selected models%s\n",
+            fprintf(stderr, "RAMP_MOE_CONFIGS: '%s' is no v2 configuration of the selected models%s "
+                    "(RAMP_MOE_V2_LIST=1 lists the names this run takes)\n",
                     item, opts.split ? " (a split run takes no split-K, BF16 narrow tile, "
                                        "red4 or bulkred)" : "");
             check_failures++;
@@ -602,6 +562,70 @@ int main(void) {
         check_failures++;
     }
     if (check_failures) return check_finish("test_gpu_moe_v2");
+    /* RAMP_MOE_V2_LIST=1: the configurations this run would test, on any
+     * machine, so that a device script's lists can be checked before the
+     * device time is spent */
+    const char *list_env = getenv("RAMP_MOE_V2_LIST");
+    if (list_env && atoi(list_env) > 0) {
+        for (int mi = 0; mi < NMODELS; mi++) {
+            if (!on[mi]) continue;
+            printf("%s:", MODELS[mi].name);
+            for (int k = 0; k < nvar[mi]; k++) {
+                char name[64];
+                ramp_config c = vars[mi][k].cfg;
+                c.two_phase = 0; /* the name RAMP_MOE_CONFIGS takes */
+                ramp_config_name(&c, name, sizeof name);
+                printf(" %s", name);
+            }
+            printf("\n");
+        }
+        return check_finish("test_gpu_moe_v2");
+    }
+    int ngpu = 0;
+    if (ramp_gpu_count(&ngpu) != RAMP_OK || ngpu < 1) {
+        printf("test_gpu_moe_v2: no GPU (%s): skipped\n", ramp_last_error());
+        return 77;
+    }
+
+    runner R;
+    memset(&R, 0, sizeof R);
+    R.rng = &rng;
+    R.plain_bound = plain_env && atoi(plain_env) > 0;
+    R.bf16 = bf16;
+    GPU_OK(ramp_gpu_open(0, &R.gpu));
+    GPU_OK(ramp_stream_create(R.gpu, &R.st));
+    ramp_gpu_info info;
+    GPU_OK(ramp_gpu_get_info(R.gpu, &info));
+    printf("GPU %s (sm_%d%d), %d SMs; %d threads; seed %llu; v2 weights %s%s\n", info.limits.name,
+           info.cc_major, info.cc_minor, info.limits.sms, threads, seed,
+           opts.tiled == 3   ? "in stage units (RAMP_MOE_V2_TILED=3)"
+           : opts.tiled == 2 ? "pre-tiled K block-major (RAMP_MOE_V2_TILED=2)"
+           : opts.tiled == 1 ? "pre-tiled (RAMP_MOE_V2_TILED=1)"
+                             : "row-major",
+           opts.red4 ? ", W2 rows permuted, float4 output (RAMP_MOE_V2_RED4=1)" : "");
+    if (bf16) printf("BF16 layer (RAMP_MOE_V2_BF16=1): bf16 weights and hidden states, no scales\n");
+    if (opts.group > 1) printf("tile order: groups of %d row tiles (RAMP_MOE_V2_GROUP)\n", opts.group);
+    if (opts.bulkred)
+        printf("output by bulk reductions (RAMP_MOE_V2_BULKRED=1): the configurations that have them\n");
+    if (opts.mcast)
+        printf("weights by TMA multicast to pairs of row tiles (RAMP_MOE_V2_MCAST=1): wide tiles "
+               "and narrow fused FP8 tiles\n");
+    if (opts.cgather > 1)
+        printf("intermediates gathered over clusters of %d CTAs (RAMP_MOE_V2_CGATHER): the "
+               "narrow fused FP8 tiles it divides\n", opts.cgather);
+    if (opts.ggather > 1)
+        printf("intermediates gathered through global memory in groups of %d blocks "
+               "(RAMP_MOE_V2_GGATHER): the narrow fused FP8 tiles it divides\n", opts.ggather);
+    if (opts.pipe) printf("consumer ping-pong RAMP_MOE_V2_PIPE=%d%s\n", opts.pipe,
+                          bf16 ? " (BF16: wide tiles only)" : "");
+    if (info.cc_major != 9 || info.cc_minor != 0) {
+        printf("test_gpu_moe_v2: v2 is built for sm_90a; this GPU is sm_%d%d: skipped\n",
+               info.cc_major, info.cc_minor);
+        ramp_stream_destroy(R.gpu, R.st);
+        ramp_gpu_close(R.gpu);
+        return 77;
+    }
+
     printf("%d kernels to compile\n", ncjobs);
     const double t_start = now_s();
     int ncomp = threads;

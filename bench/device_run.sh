@@ -23,18 +23,36 @@
 #       --timeline TIMELINE (0 or 1), REPS repetitions, into $W/TAG/ (its
 #       output in out.txt); limit SECONDS (default 60)
 #
+# RAMP_DEVICE_DRY=1 (session 50) checks a script here, with no GPU, before
+# device time is spent on it: no build (it uses ${RAMP_DRY_BUILD:-build-rel},
+# built already), ramp_check runs test_gpu_moe_v2 with RAMP_MOE_V2_LIST=1
+# (the configuration lists checked, no kernel run; a sanitizer in front of
+# it left out) and only names the other checks, ramp_stack checks its plan
+# exists, ramp_fit_plans and the script's own CPU steps run as they will
+# there. W is then /tmp/TAG-dry and nothing is archived.
+#
 # Run scripts before session 48 spell these steps out; they stay as they ran.
 set -u
 [ $# -eq 1 ] || { echo "device_run.sh: source it with one TAG" >&2; return 2 2>/dev/null || exit 2; }
 O=${OUT:-/tmp/out}
-W=/tmp/$1
-rm -rf "$W" && mkdir -p "$W" || exit 1
-trap "tar czf '$O/$1.tgz' -C /tmp '$1'" EXIT
-nvidia-smi --query-gpu=name --format=csv,noheader
-tools/gpu-check env deps build > "$W/build.txt" 2>&1 || { tail -20 "$W/build.txt"; exit 1; }
-export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export RAMP_CACHE_DIR=$PWD/build-gpucheck/jit-cache RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
-cd build-gpucheck || exit 1
+DRY=${RAMP_DEVICE_DRY:-0}
+if [ "$DRY" = 1 ]; then
+  W=/tmp/$1-dry
+  rm -rf "$W" && mkdir -p "$W" || exit 1
+  export RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+  cd "${RAMP_DRY_BUILD:-build-rel}" || exit 1
+  [ -x ./test_gpu_moe_v2 ] && [ -x ./ramp ] || { echo "dry run: build $PWD first" >&2; exit 1; }
+  echo "dry run in $PWD, files in $W"
+else
+  W=/tmp/$1
+  rm -rf "$W" && mkdir -p "$W" || exit 1
+  trap "tar czf '$O/$1.tgz' -C /tmp '$1'" EXIT
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  tools/gpu-check env deps build > "$W/build.txt" 2>&1 || { tail -20 "$W/build.txt"; exit 1; }
+  export LD_LIBRARY_PATH=$PWD/build-gpucheck-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export RAMP_CACHE_DIR=$PWD/build-gpucheck/jit-cache RAMP_KERNEL_DIR=$PWD/kernels RAMP_DATA_DIR=$PWD/data
+  cd build-gpucheck || exit 1
+fi
 export RAMP_TEST_TMP=$PWD/test-tmp
 mkdir -p "$RAMP_TEST_TMP"
 DEFINES=${DEFINES:-}
@@ -42,6 +60,18 @@ DEFINES=${DEFINES:-}
 ramp_check() {
   local tag=$1 to=$2
   shift 2
+  if [ "$DRY" = 1 ]; then
+    local vars=() cmd=()
+    while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+    if [[ " $* " == *" ./test_gpu_moe_v2 "* ]]; then
+      env "${vars[@]}" RAMP_MOE_V2_LIST=1 ./test_gpu_moe_v2 > "$W/$tag.txt" 2>&1
+      echo "$tag: lists exit $?"
+      grep -vE "^seed|^test_gpu_moe_v2: all" "$W/$tag.txt"
+    else
+      echo "$tag: not checked in a dry run: $*"
+    fi
+    return 0
+  fi
   timeout "$to" env RAMP_JIT_DEFINES="$DEFINES" "$@" > "$W/$tag.txt" 2>&1
   echo "$tag exit $? ($SECONDS s)"
   grep -E "ERROR SUMMARY|^test_gpu|failed|differ" "$W/$tag.txt" | tail -3
@@ -57,6 +87,10 @@ ramp_fit_plans() {
 ramp_stack() {
   local d=$W/$1
   mkdir -p "$d"
+  if [ "$DRY" = 1 ]; then
+    [ -f "$W/plan-$2.json" ] && echo "$1: plan $2 ok" || echo "$1: NO PLAN $W/plan-$2.json"
+    return 0
+  fi
   RAMP_JIT_DEFINES="$4" timeout "${7:-60}" ./bench_stack --plan "$W/plan-$2.json" --out-dir "$d" \
     --tokens "$3" --layers 8 --reps "$6" --select-pdl 0 --timeline "$5" > "$d/out.txt" 2>&1
   echo "$1 exit $? ($SECONDS s)"

@@ -12,7 +12,8 @@
 # bench_inflow CSV, bench/ncu_source.py on shipped
 # Nsight Compute source counters, bench/power_join.py on samples made here,
 # bench/power_roofline.py on a shipped bench_wgmma CSV; bench_stack's refusals;
-# bench/costmodel_forms.py's base form against `ramp eval`'s own gaps.
+# bench/costmodel_forms.py's base form against `ramp eval`'s own gaps;
+# bench/device_run.sh's dry run.
 set -u
 source "$(dirname "$0")/lib_cli.sh" "$1"
 bin=$(dirname "$ramp")
@@ -434,6 +435,24 @@ expect 1 "stack_ab.py: b: load 512 skewed missing from $c1/olmoe-e0-a" -- \
   python3 "$sa" a="$c1/qwen3-e0-a" b="$c1/olmoe-e0-a"
 expect 2 "at least two variants" -- python3 "$sa" a="$c1/qwen3-e0-a"
 expect 2 "unknown argument '--bogus'" -- python3 "$sa" --bogus a="$c1/qwen3-e0-a" b="$c1/qwen3-e0-b"
+
+# bench/device_run.sh's dry run (RAMP_DEVICE_DRY=1): a device script's test_gpu_moe_v2
+# lists checked here, a wrong name caught, a stack without its plan named
+cat > "$tmp/dry.sh" <<'DRY'
+source bench/device_run.sh cli-dry-$$
+ramp_check good 10 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s4 ./test_gpu_moe_v2
+ramp_check bad 10 RAMP_MOE_V2_MODELS=qwen3-30b RAMP_MOE_CONFIGS=r8.w128.s2 \
+  compute-sanitizer --tool memcheck ./test_gpu_moe_v2
+ramp_check layer 10 RAMP_LAYER_KINDS=fp8 ./test_gpu_layer
+ramp_stack st nothing 16 "" 0 1
+rm -rf "$W"
+DRY
+dry=$(cd "$2" && RAMP_DEVICE_DRY=1 RAMP_DRY_BUILD="$bin" bash "$tmp/dry.sh" 2>&1)
+for want in "good: lists exit 0" "qwen3-30b: r8.w128.s4$" "bad: lists exit 1" \
+            "'r8.w128.s2' is no v2 configuration" "layer: not checked in a dry run" \
+            "st: NO PLAN"; do
+  grep -qE -- "$want" <<< "$dry" || fail "device_run.sh dry run lacks /$want/: $dry"
+done
 
 # bench/peer_torch.py refuses a run with neither loads nor ceilings before importing torch
 expect 2 "--loads \(or --ceilings\) is required" -- python3 "$2/bench/peer_torch.py"

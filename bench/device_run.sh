@@ -61,7 +61,7 @@ ramp_check() {
   local tag=$1 to=$2
   shift 2
   if [ "$DRY" = 1 ]; then
-    local vars=() cmd=()
+    local vars=()
     while [ $# -gt 0 ] && [[ $1 == *=* ]]; do vars+=("$1"); shift; done
     if [[ " $* " == *" ./test_gpu_moe_v2 "* ]]; then
       env "${vars[@]}" RAMP_MOE_V2_LIST=1 ./test_gpu_moe_v2 > "$W/$tag.txt" 2>&1

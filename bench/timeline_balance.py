@@ -38,7 +38,7 @@ import os
 import statistics
 import sys
 
-from timeline_head import csvs  # (the same files: timeline-*.csv under each folder)
+from timeline_head import csvs, open_csv  # (the same files: timeline-*.csv[.gz] under each folder)
 
 
 NEEDED = ("what", "tokens", "routing", "config", "run", "kernel", "block", "e0", "e2", "e3",
@@ -47,7 +47,7 @@ NEEDED = ("what", "tokens", "routing", "config", "run", "kernel", "block", "e0",
 
 def rows_of(path):
     """the CSV's rows; None (with a message) when it is not a timeline CSV"""
-    with open(path, newline="") as f:
+    with open_csv(path) as f:
         r = csv.DictReader(l for l in f if not l.startswith("#"))
         missing = [c for c in NEEDED if c not in (r.fieldnames or [])]
         if missing:
@@ -83,7 +83,7 @@ def main(argv):
             print(f"timeline_balance.py: {p}: no such file or folder", file=sys.stderr)
             return 2
     if not paths:
-        print("timeline_balance.py: no timeline-*.csv under " + " ".join(argv[1:]), file=sys.stderr)
+        print("timeline_balance.py: no timeline-*.csv[.gz] under " + " ".join(argv[1:]), file=sys.stderr)
         return 1
     bad = 0
     print(f"{'file':18s} {'what':5s} {'tok':>4s} {'routing':8s} {'config':26s} | blocks tiles |"

@@ -16,6 +16,7 @@ the layer would save if every block ended together; session 47). '-' where
 a step was not stamped (CSVs written before session 47 have no e8-e11)."""
 import csv
 import glob
+import gzip
 import os
 import statistics
 import sys
@@ -27,13 +28,22 @@ STEPS = [("start", "e0"), ("wait", "e1"), ("choice", "e8"), ("setup", "e9"), ("b
 def csvs(args):
     for a in args:
         if os.path.isdir(a):
-            yield from sorted(glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True))
+            yield from sorted(glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True) +
+                              glob.glob(os.path.join(a, "**", "timeline-*.csv.gz"), recursive=True))
         else:
             yield a
 
 
+def open_csv(path):
+    """a timeline CSV as text; bench/results stores the large ones gzipped
+    (session 51: the device's 64 MiB limit on the working tree)"""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
 def rows_of(path):
-    with open(path, newline="") as f:
+    with open_csv(path) as f:
         return list(csv.DictReader(l for l in f if not l.startswith("#")))
 
 

@@ -16,6 +16,7 @@ selection.
 """
 import argparse
 import csv
+import gzip
 import os
 import sys
 from xml.sax.saxutils import escape
@@ -26,7 +27,8 @@ NAMES = {0: "selection", 1: "MoE kernel 1", 2: "MoE kernel 2", 3: "MoE kernel 3"
 
 
 def read(path):
-    with open(path, newline="") as f:
+    # bench/results stores the large timeline CSVs gzipped (session 51)
+    with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     need = {"what", "tokens", "routing", "config", "run", "kernel", "block", "e0", "e1", "e2",
             "e3", "e4", "e5"}

@@ -274,7 +274,7 @@ expect 0 "--timeline 1 \(with --kernel v2\)" -- "$bin/bench_layer" --help
 # layer at 64 tokens: one bar per block that ran (1 selection block, 128 +
 # 96 MoE blocks with a tile, 4 + 36 that returned at once), as well-formed SVG
 tp=$2/bench/timeline_plot.py
-TL=$2/bench/results/s26-run2/mixtral/timeline.csv
+TL=$2/bench/results/s26-run2/mixtral/timeline.csv.gz
 expect 0 "usage: timeline_plot.py" -- python3 "$tp" --help
 expect 1 "not a bench_layer --timeline CSV" -- python3 "$tp" "$TD/peer.csv" --out "$tmp/tl"
 expect 1 "no rows of run 7" -- python3 "$tp" "$TL" --out "$tmp/tl" --run 7
@@ -295,7 +295,7 @@ print(len(solid), col('#d62728'), sum(float(e.get('width')) > 50 for e in solid 
 ip=$2/bench/inflow_plot.py
 IC=$2/bench/results/s38-run1/call7/inflow.csv
 expect 0 "usage: inflow_plot.py" -- python3 "$ip" --help
-expect 1 "not a bench_inflow CSV" -- python3 "$ip" "$2/bench/results/s26-run2/mixtral/timeline.csv" --out "$tmp/in.svg"
+expect 1 "not a bench_inflow CSV" -- python3 "$ip" "$TD/peer.csv" --out "$tmp/in.svg"
 expect 1 "kinds: nope not in" -- python3 "$ip" "$IC" --out "$tmp/in.svg" --kinds nope,loads
 [ -e "$tmp/in.svg" ] && fail "a refused inflow plot left its SVG"
 expect 0 "^HBM 1024 MiB: best at 132 blocks mc32k-s4 33.0 B/clk per SM" -- python3 "$ip" "$IC" --out "$tmp/in.svg"
@@ -404,12 +404,12 @@ expect 0 "^dsv3-d0 +stack +64 uniform +r8.w512.s4 +\| +104 +104 \| +369.5/ 407.1
 expect 0 "^dsv3-d0 +stack +16 uniform +r8.w128.s4 +\| +132 +208 \|" -- \
   python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0"
 expect 0 "^qwen3-d0-1 +stack +64 uniform +r8.w128.s4 +\| +96 +96 \| +33.9/ +35.8 \| -0.7 \|" -- \
-  python3 "$tb" "$2/bench/results/s47-run1/call4/qwen3-d0-1/timeline-Qwen3-30B-A3B-EP8.csv"
+  python3 "$tb" "$2/bench/results/s47-run1/call4/qwen3-d0-1/timeline-Qwen3-30B-A3B-EP8.csv.gz"
 expect 2 "timeline_balance.py: $tmp/none: no such file or folder" -- python3 "$tb" "$tmp/none"
 expect 1 "not a --timeline CSV \(no column what\)" -- \
   python3 "$tb" "$2/bench/results/s47-run1/call6/dsv3-d0/stack-DeepSeek-V3-EP8.csv"
 mkdir -p "$tmp/notl"
-expect 1 "no timeline-\*.csv under" -- python3 "$tb" "$tmp/notl"
+expect 1 "no timeline-\*\.csv\[\.gz\] under" -- python3 "$tb" "$tmp/notl"
 # a CSV with the tile counts the kernel stamps (session 48): counted, not inferred
 { echo "what,tokens,routing,config,run,kernel,block,e0,e1,e2,e3,e4,e5,e6,e7,e8,e9,e10,e11,sm,tiles"
   echo "stack,16,uniform,r8.w128.s4,0,0,0,0,1000,-1,2000,-1,-1,-1,-1,-1,-1,-1,-1,3,-1"

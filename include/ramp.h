@@ -1422,6 +1422,15 @@ ramp_status ramp_plan_parse(const char *text, size_t size, const char *label,
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load);
 /* S_c of entry i: slots[i], or sms * blocks_per_sm where it is 0. */
 int ramp_plan_slots(const ramp_plan *p, int i);
+/* What differs between the GPU whose timings a plan was fit on (p->device,
+ * p->sms) and a GPU of gpu_name with gpu_sms SMs, as the text
+ * ramp_layer_info.warning carries: their SM counts, or else their names (a
+ * plan fit on another GPU's timings chooses less well: an H200 plan on an
+ * H100 costs 1-3% of the batch time, bench/results/s51-run1). Writes "" when
+ * both agree. Returns the length of the text (truncated to size - 1), or -1
+ * for a NULL argument or size 0. */
+int ramp_plan_gpu_mismatch(const ramp_plan *p, const char *gpu_name, int gpu_sms, char *buf,
+                           size_t size);
 /* The size classes a kernel v2 layer serving p on a GPU of the plan's
  * experts (p->geom.experts) makes for batches of up to max_tokens
  * (ramp_layer_desc.one_menu 0): class c serves host token counts up to

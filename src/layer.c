@@ -319,10 +319,8 @@ ramp_status ramp_layer_create(ramp_gpu *gpu, const ramp_plan *plan, const ramp_l
     in->grid = ramp_moe_poly_grid(L->poly);
     in->plan_sms = plan->sms;
     in->device_sms = gi.limits.sms;
-    if (plan->sms != gi.limits.sms)
-        snprintf(in->warning, sizeof in->warning,
-                 "plan tuned on %d SMs (%s), this GPU has %d: choices may be off", plan->sms,
-                 plan->device, gi.limits.sms);
+    ramp_plan_gpu_mismatch(plan, gi.limits.name, gi.limits.sms, in->warning,
+                           sizeof in->warning);
     if (plan->kernel != d->kernel) {
         size_t n = strlen(in->warning);
         snprintf(in->warning + n, sizeof in->warning - n,

@@ -221,6 +221,23 @@ ramp_status ramp_plan_make(const ramp_timing *t, const ramp_menu *menu,
     return RAMP_OK;
 }
 
+int ramp_plan_gpu_mismatch(const ramp_plan *p, const char *gpu_name, int gpu_sms, char *buf,
+                           size_t size) {
+    if (!p || !gpu_name || !buf || size == 0) return -1;
+    int n = 0;
+    if (p->sms != gpu_sms)
+        n = snprintf(buf, size, "plan tuned on %d SMs (%s), this GPU has %d: choices may be off",
+                     p->sms, p->device, gpu_sms);
+    else if (strcmp(p->device, gpu_name) != 0)
+        n = snprintf(buf, size,
+                     "plan fit on timings of %s, this GPU is %s: choices may be off (fit one "
+                     "on this GPU's timings)",
+                     p->device, gpu_name);
+    else
+        buf[0] = 0;
+    return n < 0 ? -1 : n < (int)size ? n : (int)size - 1;
+}
+
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load) {
     int best = 0;
     double bv = INFINITY;

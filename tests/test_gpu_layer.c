@@ -964,6 +964,8 @@ static void test_bad_input(ctx *C) {
     ramp_gpu_info gi;
     CHECK_OK(ramp_gpu_get_info(C->gpu, &gi));
     ramp_plan plan = make_plan(gi.limits.sms, 0);
+    /* fit on this GPU's timings: no warning (another name warns, below) */
+    snprintf(plan.device, sizeof plan.device, "%s", gi.limits.name);
     dev_weights W;
     memset(&W, 0, sizeof W);
     W.w13 = W.w2 = W.w13s = W.w2s = 256; /* never dereferenced: creation fails first */
@@ -1173,6 +1175,18 @@ static void test_bad_input(ctx *C) {
         ramp_layer_info info;
         CHECK_OK(ramp_layer_get_info(L, &info));
         CHECK(strstr(info.warning, "SMs") != NULL);
+        ramp_layer_free(L);
+    }
+    /* another GPU's name, the same SM count: a warning naming both */
+    other = plan;
+    snprintf(other.device, sizeof other.device, "NVIDIA H0");
+    L = NULL;
+    CHECK_OK(ramp_layer_create(C->gpu, &other, &d, &L));
+    if (L) {
+        ramp_layer_info info;
+        CHECK_OK(ramp_layer_get_info(L, &info));
+        CHECK(strstr(info.warning, "timings of NVIDIA H0, this GPU is ") != NULL);
+        CHECK(strstr(info.warning, gi.limits.name) != NULL);
         ramp_layer_free(L);
     }
     free_weights(C, &RW);

@@ -231,6 +231,26 @@ int main(void) {
     CHECK_EQ_INT(plan.blocks_per_sm, menu.blocks_per_sm);
     CHECK(strcmp(plan.layout, "EP8") == 0 && strcmp(plan.libramp, RAMP_VERSION_STRING) == 0);
 
+    /* the layer's warning when the GPU is not the one the timings came from */
+    {
+        char w[256], small[12];
+        memset(w, 'x', sizeof w);
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "NVIDIA H200 \"test\"", plan.sms, w, sizeof w), 0);
+        CHECK_EQ_INT(w[0], 0);
+        int n = ramp_plan_gpu_mismatch(&plan, "NVIDIA H100 80GB HBM3", plan.sms, w, sizeof w);
+        CHECK(n > 0 && n == (int)strlen(w));
+        CHECK(strstr(w, "timings of NVIDIA H200 \"test\", this GPU is NVIDIA H100 80GB HBM3: "
+                        "choices may be off") != NULL);
+        n = ramp_plan_gpu_mismatch(&plan, "NVIDIA H200 \"test\"", plan.sms + 2, w, sizeof w);
+        CHECK(n > 0 && strstr(w, "SMs") != NULL && strstr(w, "timings of") == NULL);
+        /* truncated to the buffer, the length says what was kept */
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "other", plan.sms, small, sizeof small), 11);
+        CHECK_EQ_INT((int)strlen(small), 11);
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "other", plan.sms, small, 0), -1);
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(NULL, "other", plan.sms, w, sizeof w), -1);
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, NULL, plan.sms, w, sizeof w), -1);
+    }
+
     char path[1024], tmpname[1100];
     snprintf(path, sizeof path, "%s/plan_test.json", check_tmpdir());
     remove(path);

@@ -46,13 +46,14 @@ static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEP
 
 /* The shipped dataset for this model and layout: fully measured, contiguous
  * placement (the balanced ones are Table 8's pair, not the default), of the
- * wanted kernel, FP8 on row-major weights, if there is one (else the first
- * other, by name: BF16 and stage units' times are options', not the
- * default, and sort before it). 1 if found; *kernel_out says which kernel
- * it holds. */
+ * wanted kernel, FP8 on row-major weights, measured on an H200 (the
+ * project's reference GPU; the `-h100` files are the same loads on an H100,
+ * for --dataset) if there is one, else on another GPU, else the first other,
+ * by name (BF16 and stage units' times are options', not the default, and
+ * sort before it). 1 if found; *kernel_out says which kernel it holds. */
 static int find_shipped(const char *dir, const char *model, const char *layout, int kernel,
                         char *out, size_t n, int *kernel_out) {
-    char path[4096], other[4400] = "";
+    char path[4096], other[4400] = "", other_gpu[4400] = "";
     int other_kernel = -1, found = 0;
     snprintf(path, sizeof path, "%s/timing", dir);
     struct dirent **names = NULL;
@@ -67,9 +68,12 @@ static int find_shipped(const char *dir, const char *model, const char *layout, 
             if (ramp_timing_read(file, 0, &t) == RAMP_OK && strcmp(t->model, model) == 0 &&
                 strcasecmp(t->layout, layout) == 0 && !ramp_placement_is_balanced(t->placement)) {
                 if (t->kernel == kernel && !t->weight_units && !t->geom.bf16) {
-                    snprintf(out, n, "%s", file);
-                    *kernel_out = kernel;
-                    found = 1;
+                    if (strstr(t->device, "H200")) {
+                        snprintf(out, n, "%s", file);
+                        found = 1;
+                    } else if (!other_gpu[0]) {
+                        snprintf(other_gpu, sizeof other_gpu, "%s", file);
+                    }
                 } else if (other_kernel < 0) {
                     snprintf(other, sizeof other, "%s", file);
                     other_kernel = t->kernel;
@@ -80,7 +84,13 @@ static int find_shipped(const char *dir, const char *model, const char *layout, 
         free(names[i]);
     }
     free(names);
-    if (!found && other_kernel >= 0) {
+    if (found) {
+        *kernel_out = kernel;
+    } else if (other_gpu[0]) {
+        snprintf(out, n, "%s", other_gpu);
+        *kernel_out = kernel;
+        found = 1;
+    } else if (other_kernel >= 0) {
         snprintf(out, n, "%s", other);
         *kernel_out = other_kernel;
         found = 1;

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Does the best configuration depend on the GPU? Two timing datasets of the
+same loads measured on two GPUs (or twice on one, as the noise control):
+what each load loses on GPU B when it runs the configuration that was best
+on GPU A, and what a plan fit on A's timings loses on B against the plan
+fit on B's own (each plan's picks by its cost model, libramp's
+ramp_plan_pick through python/ramp.py; timed on B). Losses are per load
+(B's time of the pick over B's best) and per batch (the paper's: a batch
+takes its slowest GPU's time).
+
+    bench/cross_gpu.py data/timing/qwen3-30b-ep8-v2.safetensors \\
+        data/timing/qwen3-30b-ep8-v2-h100.safetensors \\
+        --plans plan-h200.json plan-h100.json --label-a H200 --label-b H100
+
+--plans A_PLAN B_PLAN: plans fit on A and on B (`ramp fit`); both are scored
+on B, or with --score on another measurement of the same loads on B's GPU
+(so that B's plan is not scored on the very times it was fit on). Prints
+Markdown. Needs numpy and libramp.so (RAMP_LIBRARY, or a build in
+build-rel).
+"""
+import argparse
+import importlib.util
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("v1_vs_v2", os.path.join(HERE, "v1_vs_v2.py"))
+_v = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_v)
+
+BANDS = ((1, 16), (17, 64), (65, 128), (129, 256), (257, 512), (513, 2048), (2049, 1 << 30))
+
+
+def read(path):
+    """(meta, loads, times with 0 -> inf, config names, batch ids)."""
+    meta, d = _v.read_v2_timing(path, "cross_gpu")
+    t = d["times_us"].astype(np.float64)
+    if not (t > 0).all():
+        sys.exit(f"cross_gpu: {path}: {(t <= 0).sum()} cells not measured (complete it first)")
+    return meta, d["loads"], t, meta["configs"].split(","), d["batch"]
+
+
+def band_name(lo, hi):
+    return f"{lo}-{hi}" if hi < (1 << 30) else f">= {lo}"
+
+
+def batch_total(times_per_load, batch):
+    """sum over batches of the slowest GPU's time"""
+    return sum(times_per_load[batch == b].max() for b in np.unique(batch))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a", help="timing dataset measured on GPU A")
+    ap.add_argument("b", help="timing dataset of the same loads measured on GPU B")
+    ap.add_argument("--plans", nargs=2, metavar=("A_PLAN", "B_PLAN"),
+                    help="plans fit on A and on B, both scored on B")
+    ap.add_argument("--score", metavar="DATASET",
+                    help="score the plans on this dataset (the same loads, measured again on "
+                         "B's GPU) instead of B")
+    ap.add_argument("--label-a", default="A")
+    ap.add_argument("--label-b", default="B")
+    args = ap.parse_args()
+
+    ma, la, ta, ca, _ = read(args.a)
+    mb, lb, tb, cb, batch = read(args.b)
+    for k in ("model", "layout", "hidden", "inter", "experts"):
+        if ma.get(k) != mb.get(k):
+            sys.exit(f"cross_gpu: {k} differs: {ma.get(k)} ({args.a}) and {mb.get(k)} ({args.b})")
+    if la.shape != lb.shape or not (la == lb).all():
+        sys.exit(f"cross_gpu: {args.a} and {args.b} hold different loads (rebuild both from the "
+                 "same traces: tools/gpu-check datasets)")
+    sl, st, sc = lb, tb, cb
+    if args.score:
+        ms, sl, st, sc, _ = read(args.score)
+        if sl.shape != lb.shape or not (sl == lb).all() or ms.get("model") != mb.get("model"):
+            sys.exit(f"cross_gpu: {args.score} holds other loads than {args.b}")
+    common = [c for c in cb if c in ca]
+    ia = np.array([ca.index(c) for c in common])
+    ib = np.array([cb.index(c) for c in common])
+    ta, tb = ta[:, ia], tb[:, ib]
+    pairs = lb.sum(axis=1)
+    rows = np.arange(len(lb))
+    best_b = tb.min(axis=1)
+    pick_a = ta.argmin(axis=1)
+    lost = tb[rows, pick_a] / best_b
+    A, B = args.label_a, args.label_b
+    print(f"## {mb['model']} {mb['layout']}: {len(lb)} loads, {len(common)} configurations "
+          f"timed on both\n")
+    print(f"A: {args.a} ({ma.get('device')}, {ma.get('date')}); "
+          f"B: {args.b} ({mb.get('device')}, {mb.get('date')})\n")
+    print(f"### The best configuration per load: {A}'s best, run on {B}\n")
+    print(f"| pairs | loads | same best | {B}'s time of {A}'s best over {B}'s best: median "
+          "| p90 | max |")
+    print("|---|---|---|---|---|---|")
+    for lo, hi in BANDS + ((1, 1 << 30),):
+        m = (pairs >= lo) & (pairs <= hi)
+        if not m.any():
+            continue
+        name = "all" if (lo, hi) == (1, 1 << 30) else band_name(lo, hi)
+        same = (pick_a[m] == tb[m].argmin(axis=1)).mean()
+        print(f"| {name} | {int(m.sum())} | {same:.0%} | {np.median(lost[m]):.3f} "
+              f"| {np.percentile(lost[m], 90):.3f} | {lost[m].max():.3f} |")
+    tot = batch_total(tb[rows, pick_a], batch) / batch_total(best_b, batch)
+    print(f"\nBatches (slowest GPU): {A}'s per-load best on {B} takes {tot:.4f}x {B}'s own best.\n")
+
+    if not args.plans:
+        return
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+    import ramp  # noqa: E402 (python/ramp.py, the binding)
+    scored = args.score or args.b
+    print(f"### Plans: fit on {A} and on {B}, both run on {B} (times of {scored})\n")
+    best_s = st.min(axis=1)
+    res = {}
+    for label, path in ((A, args.plans[0]), (B, args.plans[1])):
+        p = ramp.Plan.read(path)
+        menu = p.configs
+        missing = [c for c in menu if c not in sc]
+        if missing:
+            sys.exit(f"cross_gpu: {path}: menu entries not timed in {scored}: {missing}")
+        col = np.array([sc.index(c) for c in menu])
+        picks = np.array([col[p.pick([int(x) for x in load])] for load in lb])
+        res[label] = (menu, st[rows, picks])
+        print(f"- plan fit on {label} ({path}): {', '.join(menu)}")
+    print(f"\n| pairs | loads | {A} plan over {B}'s best (sum) | {B} plan over {B}'s best (sum) "
+          f"| {A} plan / {B} plan |")
+    print("|---|---|---|---|---|")
+    for lo, hi in BANDS + ((1, 1 << 30),):
+        m = (pairs >= lo) & (pairs <= hi)
+        if not m.any():
+            continue
+        name = "all" if (lo, hi) == (1, 1 << 30) else band_name(lo, hi)
+        sa, sb, so = res[A][1][m].sum(), res[B][1][m].sum(), best_s[m].sum()
+        print(f"| {name} | {int(m.sum())} | {sa / so:.4f} | {sb / so:.4f} | {sa / sb:.4f} |")
+    ba, bb, bo = (batch_total(res[A][1], batch), batch_total(res[B][1], batch),
+                  batch_total(best_s, batch))
+    print(f"\nBatches (slowest GPU): {A} plan {ba / bo:.4f}x of {B}'s oracle, {B} plan "
+          f"{bb / bo:.4f}x; {A} plan / {B} plan = {ba / bb:.4f}. Both plans are fit on every "
+          "load of their dataset (as `ramp fit` ships them)" +
+          (f"; scored on {scored}, a measurement neither was fit on.\n" if args.score else
+           f", so the {B} plan is scored in sample (--score: on another run).\n"))
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,10 @@ takes its slowest GPU's time).
         data/timing/qwen3-30b-ep8-v2-h100.safetensors \\
         --plans plan-h200.json plan-h100.json --label-a H200 --label-b H100
 
+--svg OUT: the per-load losses as a plot (x: the load's pairs, log; y: B's
+time of A's best over B's best), with --control DATASET's (another run of
+the same loads on B's GPU: what run-to-run noise alone loses) beside them.
+
 --plans A_PLAN B_PLAN: plans fit on A and on B (`ramp fit`); both are scored
 on B, or with --score on another measurement of the same loads on B's GPU
 (so that B's plan is not scored on the very times it was fit on). Prints
@@ -20,8 +24,10 @@ build-rel).
 """
 import argparse
 import importlib.util
+import math
 import os
 import sys
+from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -51,6 +57,63 @@ def batch_total(times_per_load, batch):
     return sum(times_per_load[batch == b].max() for b in np.unique(batch))
 
 
+def plot(path, title, series):
+    """Per-load losses as points (x: pairs, log; y: loss in %), one colour a
+    series, with each series' median by pair band as a line. Written whole
+    or not at all."""
+    W, H, x0, y0, w, h = 760, 420, 70, 40, 640, 310
+    pts = [(p, (v - 1) * 100) for _, _, ps, vs in series for p, v in zip(ps, vs) if p >= 1]
+    xmax = max(p for p, _ in pts)
+    ymax = max(5.0, math.ceil(max(v for _, v in pts) / 5) * 5)
+    hi = math.log10(max(xmax, 10))
+
+    def px(p):
+        return x0 + math.log10(p) / hi * w
+
+    def py(v):
+        return y0 + h - v / ymax * h
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="11">',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="13">{escape(title)}</text>']
+    for k in range(0, int(ymax) + 1, 5):
+        out.append(f'<line x1="{x0}" y1="{py(k):.1f}" x2="{x0 + w}" y2="{py(k):.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{x0 - 6}" y="{py(k) + 4:.1f}" text-anchor="end">{k}%</text>')
+    for e in range(0, int(hi) + 1):
+        out.append(f'<text x="{px(10 ** e):.1f}" y="{y0 + h + 16}" text-anchor="middle">{10 ** e}</text>')
+    out.append(f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#999"/>')
+    out.append(f'<text x="{x0 + w / 2}" y="{H - 12}" text-anchor="middle">token-expert pairs '
+               'on the GPU (log)</text>')
+    out.append(f'<text x="16" y="{y0 + h / 2}" transform="rotate(-90 16 {y0 + h / 2})" '
+               'text-anchor="middle">time over that GPU\'s best</text>')
+    for i, (name, colour, ps, vs) in enumerate(series):
+        for p, v in zip(ps, vs):
+            if p >= 1:
+                out.append(f'<circle cx="{px(p):.1f}" cy="{py((v - 1) * 100):.1f}" r="2" '
+                           f'fill="{colour}" fill-opacity="0.35"/>')
+        line = []
+        for lo, hi_ in BANDS:
+            m = (ps >= lo) & (ps <= hi_)
+            if m.any():
+                line.append(f"{px(math.sqrt(lo * min(hi_, ps[m].max()))):.1f},"
+                            f"{py((np.median(vs[m]) - 1) * 100):.1f}")
+        out.append(f'<polyline points="{" ".join(line)}" fill="none" stroke="{colour}" '
+                   'stroke-width="2"/>')
+        out.append(f'<rect x="{x0 + 10}" y="{y0 + 8 + 16 * i}" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{x0 + 26}" y="{y0 + 17 + 16 * i}">{escape(name)} (line: median '
+                   'by pair band)</text>')
+    out.append("</svg>\n")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write("\n".join(out))
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        sys.exit(f"cross_gpu: {path}: {e.strerror}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,6 +124,9 @@ def main():
     ap.add_argument("--score", metavar="DATASET",
                     help="score the plans on this dataset (the same loads, measured again on "
                          "B's GPU) instead of B")
+    ap.add_argument("--svg", metavar="OUT", help="write the per-load losses as an SVG plot")
+    ap.add_argument("--control", metavar="DATASET",
+                    help="with --svg: another run of the same loads on B's GPU, plotted beside")
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
     args = ap.parse_args()
@@ -81,6 +147,7 @@ def main():
     common = [c for c in cb if c in ca]
     ia = np.array([ca.index(c) for c in common])
     ib = np.array([cb.index(c) for c in common])
+    tb_all = tb
     ta, tb = ta[:, ia], tb[:, ib]
     pairs = lb.sum(axis=1)
     rows = np.arange(len(lb))
@@ -106,6 +173,20 @@ def main():
               f"| {np.percentile(lost[m], 90):.3f} | {lost[m].max():.3f} |")
     tot = batch_total(tb[rows, pick_a], batch) / batch_total(best_b, batch)
     print(f"\nBatches (slowest GPU): {A}'s per-load best on {B} takes {tot:.4f}x {B}'s own best.\n")
+    if args.svg:
+        series = [(f"{A}'s best on {B}", "#d62728", pairs, lost)]
+        if args.control:
+            mc, lc, tc, cc, _ = read(args.control)
+            if lc.shape != lb.shape or not (lc == lb).all() or mc.get("model") != mb.get("model"):
+                sys.exit(f"cross_gpu: {args.control} holds other loads than {args.b}")
+            both = [c for c in cb if c in cc]
+            tcb = tb_all[:, [cb.index(c) for c in both]]
+            pc = tc[:, [cc.index(c) for c in both]].argmin(axis=1)
+            series.append((f"another {B} run's best on {B}", "#1f77b4", pairs,
+                           tcb[rows, pc] / tcb.min(axis=1)))
+        plot(args.svg, f"{mb['model']} {mb['layout']}: a load's best from another measurement, "
+             f"run on {B}", series)
+        print(f"wrote {args.svg}\n")
 
     if not args.plans:
         return

@@ -86,6 +86,24 @@ def main():
         check(rc == 0 and re.search(r"^\| all \| \d+ \| [0-9.]+ \| [0-9.]+ \| 1\.0000 \|$", out, re.M)
               and "a measurement neither was fit on" in out, f"a plan against itself:\n{out}")
 
+        # the plot: every load once a series, a median line a series, written whole
+        svg = os.path.join(tmp, "x.svg")
+        rc, out = run(h200, h100, "--svg", svg, "--control", h100)
+        import xml.etree.ElementTree as ET
+        root = ET.parse(svg).getroot() if rc == 0 and os.path.exists(svg) else None
+        ns = "{http://www.w3.org/2000/svg}"
+        check(root is not None and len(list(root.iter(ns + "circle"))) == 2 * int(m.sum())
+              and len(list(root.iter(ns + "polyline"))) == 2, f"svg: {rc} {out}")
+        if root is not None:  # the control is B itself: every one of its points at 0%
+            ys = [float(c.get("cy")) for c in root.iter(ns + "circle") if c.get("fill") == "#1f77b4"]
+            check(len(set(ys)) == 1, "a dataset against itself plotted off the 0% line")
+        bad = os.path.join(tmp, "bad.svg")
+        rc, out = run(h200, h100, "--svg", bad, "--control",
+                      os.path.join(DATA, "olmoe-ep8-v2-h100.safetensors"))
+        check(rc == 1 and "holds other loads" in out and not os.path.exists(bad)
+              and not [f for f in os.listdir(tmp) if f.endswith(".tmp")],
+              f"a control of other loads: {rc} {out}")
+
         # refusals, each with exit 1 and what is wrong
         rc, out = run(h200, os.path.join(DATA, "olmoe-ep8-v2-h100.safetensors"))
         check(rc == 1 and "cross_gpu: model differs" in out, f"other model: {rc} {out}")

@@ -48,8 +48,13 @@ def read(path):
     return meta, d["loads"], t, meta["configs"].split(","), d["batch"]
 
 
-def band_name(lo, hi):
-    return f"{lo}-{hi}" if hi < (1 << 30) else f">= {lo}"
+def bands(pairs):
+    """(name, mask) of each pair band holding loads, then "all" (pairs >= 1)"""
+    for lo, hi in BANDS + ((1, 1 << 30),):
+        m = (pairs >= lo) & (pairs <= hi)
+        if m.any():
+            yield ("all" if (lo, hi) == (1, 1 << 30)
+                   else f"{lo}-{hi}" if hi < (1 << 30) else f">= {lo}"), m
 
 
 def batch_total(times_per_load, batch):
@@ -163,11 +168,7 @@ def main():
     print(f"| pairs | loads | same best | {B}'s time of {A}'s best over {B}'s best: median "
           "| p90 | max |")
     print("|---|---|---|---|---|---|")
-    for lo, hi in BANDS + ((1, 1 << 30),):
-        m = (pairs >= lo) & (pairs <= hi)
-        if not m.any():
-            continue
-        name = "all" if (lo, hi) == (1, 1 << 30) else band_name(lo, hi)
+    for name, m in bands(pairs):
         same = (pick_a[m] == tb[m].argmin(axis=1)).mean()
         print(f"| {name} | {int(m.sum())} | {same:.0%} | {np.median(lost[m]):.3f} "
               f"| {np.percentile(lost[m], 90):.3f} | {lost[m].max():.3f} |")
@@ -209,11 +210,7 @@ def main():
     print(f"\n| pairs | loads | {A} plan over {B}'s best (sum) | {B} plan over {B}'s best (sum) "
           f"| {A} plan / {B} plan |")
     print("|---|---|---|---|---|")
-    for lo, hi in BANDS + ((1, 1 << 30),):
-        m = (pairs >= lo) & (pairs <= hi)
-        if not m.any():
-            continue
-        name = "all" if (lo, hi) == (1, 1 << 30) else band_name(lo, hi)
+    for name, m in bands(pairs):
         sa, sb, so = res[A][1][m].sum(), res[B][1][m].sum(), best_s[m].sum()
         print(f"| {name} | {int(m.sum())} | {sa / so:.4f} | {sb / so:.4f} | {sa / sb:.4f} |")
     ba, bb, bo = (batch_total(res[A][1], batch), batch_total(res[B][1], batch),

@@ -40,7 +40,7 @@ BANDS = ((1, 16), (17, 64), (65, 128), (129, 256), (257, 512), (513, 2048), (204
 
 
 def read(path):
-    """(meta, loads, times with 0 -> inf, config names, batch ids)."""
+    """(meta, loads, times, config names, batch ids); exits on a cell not measured."""
     meta, d = _v.read_v2_timing(path, "cross_gpu")
     t = d["times_us"].astype(np.float64)
     if not (t > 0).all():
@@ -55,6 +55,15 @@ def bands(pairs):
         if m.any():
             yield ("all" if (lo, hi) == (1, 1 << 30)
                    else f"{lo}-{hi}" if hi < (1 << 30) else f">= {lo}"), m
+
+
+def same_loads(path, meta, loads, ref_path, ref_meta, ref_loads):
+    """exits naming what differs when path's dataset is not of ref_path's loads"""
+    for k in ("model", "layout"):
+        if meta.get(k) != ref_meta.get(k):
+            sys.exit(f"cross_gpu: {path}: {k} {meta.get(k)}, {ref_path}'s is {ref_meta.get(k)}")
+    if loads.shape != ref_loads.shape or not (loads == ref_loads).all():
+        sys.exit(f"cross_gpu: {path} holds other loads than {ref_path}")
 
 
 def batch_total(times_per_load, batch):
@@ -135,6 +144,11 @@ def main():
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
     args = ap.parse_args()
+    if args.control and not args.svg:
+        ap.error("--control is what --svg plots beside the transfer: give --svg OUT too")
+    if args.label_a == args.label_b:
+        ap.error(f"--label-a and --label-b are both '{args.label_a}': the tables could not tell "
+                 "A from B")
 
     ma, la, ta, ca, _ = read(args.a)
     mb, lb, tb, cb, batch = read(args.b)
@@ -144,20 +158,19 @@ def main():
     if la.shape != lb.shape or not (la == lb).all():
         sys.exit(f"cross_gpu: {args.a} and {args.b} hold different loads (rebuild both from the "
                  "same traces: tools/gpu-check datasets)")
-    sl, st, sc = lb, tb, cb
+    st, sc = tb, cb
     if args.score:
         ms, sl, st, sc, _ = read(args.score)
-        if sl.shape != lb.shape or not (sl == lb).all() or ms.get("model") != mb.get("model"):
-            sys.exit(f"cross_gpu: {args.score} holds other loads than {args.b}")
-    common = [c for c in cb if c in ca]
-    ia = np.array([ca.index(c) for c in common])
-    ib = np.array([cb.index(c) for c in common])
-    tb_all = tb
-    ta, tb = ta[:, ia], tb[:, ib]
+        same_loads(args.score, ms, sl, args.b, mb, lb)
+    common = [c for c in ca if c in cb]
+    if not common:
+        sys.exit(f"cross_gpu: {args.a} and {args.b} time no configuration in common")
     pairs = lb.sum(axis=1)
     rows = np.arange(len(lb))
-    best_b = tb.min(axis=1)
-    pick_a = ta.argmin(axis=1)
+    best_b = tb.min(axis=1)  # over every configuration B timed
+    # A's best among the configurations both timed, as B's column
+    pick_a = np.array([cb.index(c) for c in common])[ta[:, [ca.index(c) for c in common]]
+                                                      .argmin(axis=1)]
     lost = tb[rows, pick_a] / best_b
     A, B = args.label_a, args.label_b
     print(f"## {mb['model']} {mb['layout']}: {len(lb)} loads, {len(common)} configurations "
@@ -165,8 +178,8 @@ def main():
     print(f"A: {args.a} ({ma.get('device')}, {ma.get('date')}); "
           f"B: {args.b} ({mb.get('device')}, {mb.get('date')})\n")
     print(f"### The best configuration per load: {A}'s best, run on {B}\n")
-    print(f"| pairs | loads | same best | {B}'s time of {A}'s best over {B}'s best: median "
-          "| p90 | max |")
+    print(f"| pairs | loads | same best | {B}'s time of {A}'s best over {B}'s best (of all "
+          f"{len(cb)}): median | p90 | max |")
     print("|---|---|---|---|---|---|")
     for name, m in bands(pairs):
         same = (pick_a[m] == tb[m].argmin(axis=1)).mean()
@@ -178,13 +191,12 @@ def main():
         series = [(f"{A}'s best on {B}", "#d62728", pairs, lost)]
         if args.control:
             mc, lc, tc, cc, _ = read(args.control)
-            if lc.shape != lb.shape or not (lc == lb).all() or mc.get("model") != mb.get("model"):
-                sys.exit(f"cross_gpu: {args.control} holds other loads than {args.b}")
-            both = [c for c in cb if c in cc]
-            tcb = tb_all[:, [cb.index(c) for c in both]]
-            pc = tc[:, [cc.index(c) for c in both]].argmin(axis=1)
+            same_loads(args.control, mc, lc, args.b, mb, lb)
+            both = [c for c in cc if c in cb]
+            pc = np.array([cb.index(c) for c in both])[tc[:, [cc.index(c) for c in both]]
+                                                        .argmin(axis=1)]
             series.append((f"another {B} run's best on {B}", "#1f77b4", pairs,
-                           tcb[rows, pc] / tcb.min(axis=1)))
+                           tb[rows, pc] / best_b))
         plot(args.svg, f"{mb['model']} {mb['layout']}: a load's best from another measurement, "
              f"run on {B}", series)
         print(f"wrote {args.svg}\n")
@@ -196,30 +208,35 @@ def main():
     scored = args.score or args.b
     print(f"### Plans: fit on {A} and on {B}, both run on {B} (times of {scored})\n")
     best_s = st.min(axis=1)
-    res = {}
+    res = []
     for label, path in ((A, args.plans[0]), (B, args.plans[1])):
         p = ramp.Plan.read(path)
+        want = (mb["model"], mb["layout"], int(mb["experts"]))
+        if (p.model, p.layout, p.geometry["experts"]) != want or p.kernel != "v2":
+            sys.exit(f"cross_gpu: {path}: a plan for {p.model} {p.layout}, {p.geometry['experts']} "
+                     f"experts a GPU, kernel {p.kernel}; the datasets are {want[0]} {want[1]}, "
+                     f"{want[2]} experts a GPU, kernel v2")
         menu = p.configs
         missing = [c for c in menu if c not in sc]
         if missing:
             sys.exit(f"cross_gpu: {path}: menu entries not timed in {scored}: {missing}")
         col = np.array([sc.index(c) for c in menu])
         picks = np.array([col[p.pick([int(x) for x in load])] for load in lb])
-        res[label] = (menu, st[rows, picks])
+        res.append(st[rows, picks])
         print(f"- plan fit on {label} ({path}): {', '.join(menu)}")
     print(f"\n| pairs | loads | {A} plan over {B}'s best (sum) | {B} plan over {B}'s best (sum) "
           f"| {A} plan / {B} plan |")
     print("|---|---|---|---|---|")
     for name, m in bands(pairs):
-        sa, sb, so = res[A][1][m].sum(), res[B][1][m].sum(), best_s[m].sum()
+        sa, sb, so = res[0][m].sum(), res[1][m].sum(), best_s[m].sum()
         print(f"| {name} | {int(m.sum())} | {sa / so:.4f} | {sb / so:.4f} | {sa / sb:.4f} |")
-    ba, bb, bo = (batch_total(res[A][1], batch), batch_total(res[B][1], batch),
+    ba, bb, bo = (batch_total(res[0], batch), batch_total(res[1], batch),
                   batch_total(best_s, batch))
+    own = not args.score or os.path.samefile(args.score, args.b)
     print(f"\nBatches (slowest GPU): {A} plan {ba / bo:.4f}x of {B}'s oracle, {B} plan "
-          f"{bb / bo:.4f}x; {A} plan / {B} plan = {ba / bb:.4f}. Both plans are fit on every "
-          "load of their dataset (as `ramp fit` ships them)" +
-          (f"; scored on {scored}, a measurement neither was fit on.\n" if args.score else
-           f", so the {B} plan is scored in sample (--score: on another run).\n"))
+          f"{bb / bo:.4f}x; {A} plan / {B} plan = {ba / bb:.4f}." +
+          (f" Scored on {args.b}: a {B} plan fit on it is scored in sample (--score: on another "
+           "run).\n" if own else f" Scored on {scored}, another run than {args.b}.\n"))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 from bench_stack/bench_layer --timeline CSVs (kernels/timeline.cuh's
 events; session 48).
 
-    python3 bench/timeline_balance.py DIR_OR_CSV...
+    python3 bench/timeline_balance.py DIR_OR_CSV...   (CSVs may be gzipped: .csv.gz)
 
 One line per stamped run of the first MoE kernel (kernel 1) whose blocks ran
 a tile (producer-done stamp e2 and first-request stamp e6 set), times in us

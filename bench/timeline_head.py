@@ -4,6 +4,9 @@ bench_stack/bench_layer --timeline CSVs (kernels/timeline.cuh's events).
 
     python3 bench/timeline_head.py DIR_OR_CSV...
 
+(a folder: every timeline-*.csv under it, or its gzipped .csv.gz where only
+that is there, as bench/results stores the large ones since session 51)
+
 One line per stamped run (what, tokens, routing, config): microseconds after
 the run's selection kernel starts, median over the MoE kernel's blocks (the
 first kernel of the chain, kernel 1) of each step on the way to its first
@@ -26,10 +29,15 @@ STEPS = [("start", "e0"), ("wait", "e1"), ("choice", "e8"), ("setup", "e9"), ("b
 
 
 def csvs(args):
+    """the timeline CSVs of each argument: a file as given; under a folder
+    every timeline-*.csv, and every timeline-*.csv.gz without a plain twin
+    (so a run is never read twice)"""
     for a in args:
         if os.path.isdir(a):
-            yield from sorted(glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True) +
-                              glob.glob(os.path.join(a, "**", "timeline-*.csv.gz"), recursive=True))
+            plain = glob.glob(os.path.join(a, "**", "timeline-*.csv"), recursive=True)
+            gz = [g for g in glob.glob(os.path.join(a, "**", "timeline-*.csv.gz"), recursive=True)
+                  if g[:-3] not in plain]
+            yield from sorted(plain + gz)
         else:
             yield a
 

@@ -5,7 +5,7 @@ part before it passes griddepcontrol.wait (the selection: before its
 choice) drawn lighter, on one time axis
 (us after the run's first stamp). Standard library only.
 
-    bench/timeline_plot.py OUTDIR/timeline.csv --out DIR [--run 0]
+    bench/timeline_plot.py OUTDIR/timeline.csv --out DIR [--run 0]   (or timeline.csv.gz)
 
 One plot per (what, tokens, routing) of the chosen run, named
 timeline-<what>-<tokens>-<routing>.svg: "ramp" is the layer (kernel 0 the

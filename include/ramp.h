@@ -1427,8 +1427,9 @@ int ramp_plan_slots(const ramp_plan *p, int i);
  * ramp_layer_info.warning carries: their SM counts, or else their names (a
  * plan fit on another GPU's timings chooses less well: an H200 plan on an
  * H100 costs 1-3% of the batch time, bench/results/s51-run1). Writes "" when
- * both agree. Returns the length of the text (truncated to size - 1), or -1
- * for a NULL argument or size 0. */
+ * both agree, or when the plan names no GPU (device ""). Returns the text's
+ * full length, as snprintf does (size or more: it was truncated to size -
+ * 1), or -1 for a NULL argument or size 0. */
 int ramp_plan_gpu_mismatch(const ramp_plan *p, const char *gpu_name, int gpu_sms, char *buf,
                            size_t size);
 /* The size classes a kernel v2 layer serving p on a GPU of the plan's

@@ -225,17 +225,17 @@ int ramp_plan_gpu_mismatch(const ramp_plan *p, const char *gpu_name, int gpu_sms
                            size_t size) {
     if (!p || !gpu_name || !buf || size == 0) return -1;
     int n = 0;
+    buf[0] = 0;
     if (p->sms != gpu_sms)
         n = snprintf(buf, size, "plan tuned on %d SMs (%s), this GPU has %d: choices may be off",
-                     p->sms, p->device, gpu_sms);
-    else if (strcmp(p->device, gpu_name) != 0)
+                     p->sms, p->device[0] ? p->device : "an unnamed GPU", gpu_sms);
+    else if (p->device[0] && strcmp(p->device, gpu_name) != 0) /* "": not said, not compared */
         n = snprintf(buf, size,
                      "plan fit on timings of %s, this GPU is %s: choices may be off (fit one "
                      "on this GPU's timings)",
                      p->device, gpu_name);
-    else
-        buf[0] = 0;
-    return n < 0 ? -1 : n < (int)size ? n : (int)size - 1;
+    if (n < 0) buf[0] = 0;
+    return n < 0 ? -1 : n;
 }
 
 int ramp_plan_pick(const ramp_plan *p, int nexp, const int32_t *load) {

@@ -243,9 +243,19 @@ int main(void) {
                         "choices may be off") != NULL);
         n = ramp_plan_gpu_mismatch(&plan, "NVIDIA H200 \"test\"", plan.sms + 2, w, sizeof w);
         CHECK(n > 0 && strstr(w, "SMs") != NULL && strstr(w, "timings of") == NULL);
-        /* truncated to the buffer, the length says what was kept */
-        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "other", plan.sms, small, sizeof small), 11);
-        CHECK_EQ_INT((int)strlen(small), 11);
+        /* truncated to the buffer; the length is the whole text's, as snprintf's */
+        const int whole = ramp_plan_gpu_mismatch(&plan, "other", plan.sms, w, sizeof w);
+        CHECK(whole > (int)sizeof small);
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "other", plan.sms, small, sizeof small), whole);
+        CHECK_EQ_INT((int)strlen(small), (int)sizeof small - 1);
+        CHECK(strncmp(small, w, sizeof small - 1) == 0);
+        /* a plan that names no GPU: its name is not compared, its SM count is */
+        ramp_plan anon = plan;
+        anon.device[0] = 0;
+        CHECK_EQ_INT(ramp_plan_gpu_mismatch(&anon, "other", plan.sms, w, sizeof w), 0);
+        CHECK_EQ_INT(w[0], 0);
+        CHECK(ramp_plan_gpu_mismatch(&anon, "other", plan.sms + 1, w, sizeof w) > 0 &&
+              strstr(w, "an unnamed GPU") != NULL);
         CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, "other", plan.sms, small, 0), -1);
         CHECK_EQ_INT(ramp_plan_gpu_mismatch(NULL, "other", plan.sms, w, sizeof w), -1);
         CHECK_EQ_INT(ramp_plan_gpu_mismatch(&plan, NULL, plan.sms, w, sizeof w), -1);

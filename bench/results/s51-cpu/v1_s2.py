@@ -25,9 +25,12 @@ def read(name):
     return m["configs"].split(","), d["loads"], d["times_us"].astype(np.float64)
 
 
-c, loads, v1a = read("v1a")
-v1 = np.minimum(v1a, read("v1b")[2])
-v2 = np.minimum(read("v2a")[2], read("v2b")[2])
+runs = {n: read(n) for n in ("v1a", "v1b", "v2a", "v2b")}
+c, loads, _ = runs["v1a"]
+for n, (cn, ln, _) in runs.items():  # one list of configurations and loads in all four
+    assert cn == c and np.array_equal(ln, loads), f"{n}: other configurations or loads than v1a"
+v1 = np.minimum(runs["v1a"][2], runs["v1b"][2])
+v2 = np.minimum(runs["v2a"][2], runs["v2b"][2])
 pairs = loads.sum(axis=1)
 m = pairs > 0
 base = v1[:, c.index("r8.w128.s2")]

@@ -150,6 +150,19 @@
 #ifndef RAMP_MV2_RED4
 #define RAMP_MV2_RED4 0
 #endif
+/* RAMP_MV2_OUT4 = 1 (session 52, an experiment until measured): narrow
+ * tiles add their output as float4s on row-major W2, without red4's
+ * permutation: the four lanes g = 4a..4a+3 of one t hold rows 4a..4a+3 of
+ * the same tokens, so a 4x4 transpose over them (lane ^ 8, lane ^ 4; four
+ * shuffles per four values) gives each lane four consecutive rows of one
+ * token, added with one red.global.add.v4.f32 (or stored with
+ * RAMP_MV2_DET). A quarter of the scalar path's reductions; out must be
+ * 16-byte aligned. Sessions 45-46 measured the scalar reductions at 4-10
+ * us a layer at 240-478 pairs (Qwen3-30B, OLMoE EP8), red4 1.00-1.39x per
+ * entry (session 5). */
+#ifndef RAMP_MV2_OUT4
+#define RAMP_MV2_OUT4 0
+#endif
 #ifndef RAMP_MV2_BF16
 #define RAMP_MV2_BF16 0
 #endif
@@ -498,6 +511,36 @@ static __device__ __forceinline__ void v2_put(float *p, float v) {
 #else
     v2_red(p, v);
 #endif
+}
+/* Four values of one output row's consecutive columns, p 16-byte aligned:
+ * added, or stored with RAMP_MV2_DET. */
+static __device__ __forceinline__ void v2_put4(float *p, const float *v) {
+#if RAMP_MV2_DET
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3])
+                 : "memory");
+#else
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
+                 "f"(v[2]), "f"(v[3])
+                 : "memory");
+#endif
+}
+/* v[c] of lane k (= g & 3) becomes lane c's v[k] over the four lanes of
+ * one t and one g >> 2 (lanes 4k apart): two rounds of pairwise swaps, over
+ * bit 1 of k (lane ^ 8) and then bit 0 (lane ^ 4), each lane sending the
+ * two values whose bit differs from its own k's. Every lane of the warp
+ * takes part. */
+static __device__ __forceinline__ void v2_transpose4(float *v, int k) {
+    const int hi = k & 2, od = k & 1;
+    float s0 = hi ? v[0] : v[2], s1 = hi ? v[1] : v[3];
+    s0 = __shfl_xor_sync(0xffffffffu, s0, 8);
+    s1 = __shfl_xor_sync(0xffffffffu, s1, 8);
+    if (hi) { v[0] = s0; v[1] = s1; } else { v[2] = s0; v[3] = s1; }
+    s0 = od ? v[0] : v[1];
+    s1 = od ? v[2] : v[3];
+    s0 = __shfl_xor_sync(0xffffffffu, s0, 4);
+    s1 = __shfl_xor_sync(0xffffffffu, s1, 4);
+    if (od) { v[0] = s0; v[2] = s1; } else { v[1] = s0; v[3] = s1; }
 }
 /* p 16-byte aligned */
 static __device__ __forceinline__ void v2_red4(float *p, float a, float b, float c, float d) {
@@ -1398,6 +1441,36 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
 #endif
             v2_red4(out + (size_t)(sl / RAMP_TOPK) * RAMP_HIDDEN + row4, acc0[i], acc0[i + 2],
                     acc1[i], acc1[i + 2]);
+    }
+#pragma unroll
+    for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;
+#elif RAMP_MV2_OUT4
+    /* accumulators 4j + q of a thread: token 8j + 2t + (q & 1), row g +
+     * 8 (q >> 1); after the transpose lane k holds rows 4a + 0..3 (+ 8 (k
+     * >> 1)) of token 8j + 2t + (k & 1), g = 4a + k */
+    const int k = (lane >> 2) & 3;
+    const int row = chunk * RAMP_MV2_CHUNK + c * 128 + 16 * w + 8 * (k >> 1) + 4 * (lane >> 4);
+#pragma unroll
+    for (int j = 0; j < V2_ACC / 4; j++) {
+        float v0[4], v1[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            v0[q] = acc0[4 * j + q];
+            v1[q] = acc1[4 * j + q];
+        }
+        v2_transpose4(v0, k);
+        v2_transpose4(v1, k);
+        const int sl = k & 1 ? slots[2 * j + 1] : slots[2 * j];
+        if (sl >= 0) {
+            float *o = v2_out_row(prm, sl, part) + row;
+#if RAMP_MV2_DIAG == 4
+            if (v0[0] == 1234.5f) /* never: keeps the sums live, adds nothing */
+#endif
+            {
+                v2_put4(o, v0);
+                v2_put4(o + 64, v1);
+            }
+        }
     }
 #pragma unroll
     for (int i = 0; i < V2_ACC; i++) acc0[i] = acc1[i] = 0.f;

@@ -2143,7 +2143,9 @@ typedef struct {
                                  outside [-1, E) skipped and counted */
     ramp_devptr topk_weights; /* f32 [tokens, k] router weights */
     ramp_devptr out;          /* f32 [tokens, d]: this GPU's experts'
-                                 contributions are ADDED (zero it first) */
+                                 contributions are ADDED (zero it first);
+                                 16-byte aligned with kernel v2 (it adds
+                                 float4s) */
     int tokens;               /* used when tokens_dev == 0 */
     ramp_devptr tokens_dev;   /* 0, or a device int32 token count read by the
                                  kernels (a graph then serves any batch size

@@ -150,18 +150,19 @@
 #ifndef RAMP_MV2_RED4
 #define RAMP_MV2_RED4 0
 #endif
-/* RAMP_MV2_OUT4 = 1 (session 52, an experiment until measured): narrow
- * tiles add their output as float4s on row-major W2, without red4's
+/* RAMP_MV2_OUT4 = 1 (session 52; the default): narrow tiles add their
+ * output as float4s on row-major W2 or stage units, without red4's
  * permutation: the four lanes g = 4a..4a+3 of one t hold rows 4a..4a+3 of
  * the same tokens, so a 4x4 transpose over them (lane ^ 8, lane ^ 4; four
  * shuffles per four values) gives each lane four consecutive rows of one
  * token, added with one red.global.add.v4.f32 (or stored with
  * RAMP_MV2_DET). A quarter of the scalar path's reductions; out must be
- * 16-byte aligned. Sessions 45-46 measured the scalar reductions at 4-10
- * us a layer at 240-478 pairs (Qwen3-30B, OLMoE EP8), red4 1.00-1.39x per
- * entry (session 5). */
+ * 16-byte aligned. Measured on an H100 (bench/results/s52-run1): in
+ * 8-layer stacks -1.1 to -2.8 us a layer at 240-478 pairs on Qwen3-30B /
+ * OLMoE EP8, +1.1-1.2 at two loads, within 1 us elsewhere; kernels alone up
+ * to -7.7 us at 1,024 pairs. 0: the scalar reductions (one per value). */
 #ifndef RAMP_MV2_OUT4
-#define RAMP_MV2_OUT4 0
+#define RAMP_MV2_OUT4 1
 #endif
 #ifndef RAMP_MV2_BF16
 #define RAMP_MV2_BF16 0

@@ -361,9 +361,11 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
                "ramp_layer_run: x, topk_ids, topk_weights and out are required");
     RAMP_CHECK(L->desc.bf16 || L->desc.hidden_bf16 || io->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_layer_run: FP8 hidden states need x_scale");
-    RAMP_CHECK(!L->desc.deterministic || io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_layer_run: deterministic output adds float4s: out (0x%llx) must be 16-byte "
-               "aligned", (unsigned long long)io->out);
+    RAMP_CHECK(!(L->desc.deterministic || L->desc.kernel == RAMP_KERNEL_V2) || io->out % 16 == 0,
+               RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: %s adds float4s: out (0x%llx) must be 16-byte aligned",
+               L->desc.deterministic ? "deterministic output" : "kernel v2",
+               (unsigned long long)io->out);
     /* poly_split 5 in a capture: the selection sets a switch node that runs
      * the chosen entry's kernels alone */
     int capturing = 0;

@@ -107,13 +107,6 @@ static int has_two_phase(const ramp_poly_desc *d) {
 static long long covered_tiles(const ramp_config *c, long long tiles) {
     return c->mcast ? (tiles + 1) / 2 * 2 : tiles;
 }
-/* v2 wide tiles add float4s into out (moe_v2_wide.cuh) */
-static int has_wide(const ramp_poly_desc *d) {
-    for (int i = 0; i < d->count; i++)
-        if (d->cfgs[i].rows > 64) return 1;
-    return 0;
-}
-
 /* v2 entries that run in one launch (no two-phase split) */
 static int has_fused(const ramp_poly_desc *d) {
     for (int i = 0; i < d->count; i++)
@@ -862,9 +855,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                "FP8 layer without weight scales");
     RAMP_CHECK(k->d.geom.bf16 || k->d.xbf16 || p->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "FP8 hidden states without x_scale");
-    RAMP_CHECK(!(k->d.red4 || (is_v2(&k->d) && has_wide(&k->d))) || p->out % 16 == 0,
-               RAMP_ERR_INVALID_ARGUMENT,
-               "float4 output (red4 or a wide v2 entry): out (0x%llx) must be 16-byte aligned",
+    RAMP_CHECK(!(k->d.red4 || is_v2(&k->d)) || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "float4 output (red4 or kernel v2): out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
     RAMP_CHECK(!(is_v2(&k->d) && has_two_phase(&k->d)) || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "a two-phase v2 entry needs ws (ramp_moe_poly_ws_bytes) for its intermediate");

@@ -31,7 +31,6 @@ struct ramp_moe_v2_kernel {
     int clusters; /* resident clusters of ks CTAs (the grid's cap / ks) */
     int tiled; /* the program reads pre-tiled weights: 4-D maps */
     int w2box; /* the program reads W2 in boxes of 256 rows */
-    int red4;  /* the program adds float4s into out: 16-byte aligned */
     int split; /* two launches: module/kernel = phase 1, module2/kernel2 = phase 2
                   (2, 3: phase 1 or 2 alone, for timing) */
     int p2k;   /* phase 2 tiles per (row tile, chunk) */
@@ -516,7 +515,6 @@ ramp_status ramp_moe_v2_create_from_opts(ramp_gpu *gpu, const ramp_moe_variant *
     k->tiled = eo.tiled;
     k->w2box = eo.w2box;
     k->tma_x = eo.tma_x == 1 && eo.diag == 9 ? 3 : eo.tma_x;
-    k->red4 = eo.red4 || v->cfg.rows > 64; /* wide tiles add float4s always */
     ramp_status s = ramp_moe_v2_resources_of(v, jit, &info.limits, &k->res);
     if (s == RAMP_OK && !k->res.valid) {
         char name[64];
@@ -916,8 +914,10 @@ ramp_status ramp_moe_v2_launch(ramp_moe_v2_kernel *k, const ramp_moe_params *p,
                "v2 split: prm.ws (the intermediate, %lld bytes) is 0",
                ramp_moe_v2_ws_layout_rows(p->max_tiles, k->v.cfg.rows, k->v.geom.inter,
                                           k->v.geom.bf16).total);
-    RAMP_CHECK(!k->red4 || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "v2 red4 or wide tile: out (0x%llx) must be 16-byte aligned",
+    /* every v2 program adds float4s (RAMP_MV2_OUT4, red4, wide tiles) or
+     * bulk reductions of 16-byte rows */
+    RAMP_CHECK(p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "v2: out (0x%llx) must be 16-byte aligned (the kernel adds float4s)",
                (unsigned long long)p->out);
     if (p->w13 != k->map_w13 || p->w2 != k->map_w2) RAMP_TRY(build_maps(k, p->w13, p->w2));
     if (k->tma_x == 1) RAMP_TRY(xtile_launch(k, p, stream));

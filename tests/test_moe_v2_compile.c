@@ -48,6 +48,8 @@
 #include "compile_pool.h"
 #include "moe_v2_util.h"
 
+#include <elf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +63,7 @@ typedef struct {
     ramp_status status;
     int warnings, cached;
     size_t cubin; /* bytes */
+    uint64_t code; /* code_hash of the cubin */
     char err[2048];
 } job;
 
@@ -68,6 +71,33 @@ typedef struct {
 static job jobs[2048];
 static int njobs;
 static ramp_device_limits lim;
+
+/* FNV-1a over a cubin's code sections (.text.*): whether an option changed
+ * the instructions, which the cubin's size cannot say (its sections are
+ * padded, and a program's name alone moves it by a few bytes). 0 for a
+ * file that is not a well-formed ELF64. */
+static uint64_t code_hash(const unsigned char *b, size_t n) {
+    Elf64_Ehdr e;
+    if (!b || n < sizeof e) return 0;
+    memcpy(&e, b, sizeof e);
+    if (memcmp(e.e_ident, ELFMAG, SELFMAG) != 0 || e.e_shentsize != sizeof(Elf64_Shdr) ||
+        e.e_shstrndx >= e.e_shnum || e.e_shoff > n ||
+        (n - e.e_shoff) / sizeof(Elf64_Shdr) < e.e_shnum)
+        return 0;
+    Elf64_Shdr names;
+    memcpy(&names, b + e.e_shoff + (size_t)e.e_shstrndx * sizeof names, sizeof names);
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < e.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, b + e.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_PROGBITS || names.sh_offset > n || sh.sh_name + 6 > n - names.sh_offset ||
+            sh.sh_offset > n || sh.sh_size > n - sh.sh_offset ||
+            memcmp(b + names.sh_offset + sh.sh_name, ".text", 5) != 0)
+            continue;
+        for (size_t k = 0; k < sh.sh_size; k++) h = (h ^ b[sh.sh_offset + k]) * 1099511628211ull;
+    }
+    return h;
+}
 
 /* One job of the compile pool (compile_pool.h). */
 static void compile_one(int i, void *ctx) {
@@ -86,6 +116,7 @@ static void compile_one(int i, void *ctx) {
             j->warnings++;
         j->cached = r->from_cache;
         j->cubin = r->cubin_size;
+        j->code = code_hash(r->cubin, r->cubin_size);
         if (j->warnings) snprintf(j->err, sizeof j->err, "%s", r->log);
         j->status = k ? ramp_moe_v2_resources_of(&j->v, r, &lim, &j->res) : RAMP_ERR_INTERNAL;
         char name[96], file[104];
@@ -318,13 +349,13 @@ static void refusals(void) {
 /* A program compiled with an option (c) beside the same one without it (p):
  * bad unless both compiled as compile_one requires of c (no spill, stack or
  * warning, RAMP_MV2_REGS registers, valid resources) and c's cubin is more
- * than 256 B larger (grows) or differs by that much either way (a name alone
- * changes a few bytes). Counts a failure and says why when bad. */
+ * than 256 B larger (grows) or its code differs (code_hash). Counts a
+ * failure and says why when bad. */
 static int option_program_bad(const job *p, const job *c, int grows, const char *what) {
     const int bad = p->status != RAMP_OK || c->status != RAMP_OK || c->warnings ||
                     c->rep.spill_store_bytes || c->rep.spill_load_bytes || c->rep.stack_bytes ||
                     c->rep.registers != RAMP_MV2_REGS || !c->res.valid ||
-                    (c->cubin < p->cubin + 256 && (grows || p->cubin < c->cubin + 256));
+                    (grows ? c->cubin < p->cubin + 256 : !c->code || c->code == p->code);
     if (bad) {
         fprintf(stderr, "  %s: %s\n", what,
                 c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);
@@ -498,10 +529,9 @@ static void uneven_parts_compile(void) {
 
 /* Phase 2 launched by programmatic dependent launch (opts.pdl, session 36):
  * its program waits after its first weights (RAMP_MV2_LATE_WAIT), a narrow
- * and a wide one on stage units compile as compile_one requires, the narrow
- * one differing from the plain one by more than a name (-lw; the wide one's
- * wait moves a few instructions: the same cubin size with NVRTC 13.0);
- * refused without both launches. */
+ * and a wide one on stage units compile as compile_one requires, each one's
+ * code differing from the plain one's (-lw); refused without both
+ * launches. */
 static void pdl_phase2_compile(void) {
     ramp_geometry g;
     CHECK_OK(mv2_geometry("mixtral-8x22b", &g));
@@ -516,15 +546,7 @@ static void pdl_phase2_compile(void) {
         char what[64];
         snprintf(what, sizeof what, "r%d down pdl", pj[i].v.cfg.rows);
         const job *c = &pj[i];
-        const int bad = c->v.cfg.rows <= 64
-                            ? option_program_bad(&pj[i - 1], c, 0, what)
-                            : c->status != RAMP_OK || c->warnings || c->rep.spill_store_bytes ||
-                                  c->rep.spill_load_bytes || c->rep.stack_bytes ||
-                                  c->rep.registers != RAMP_MV2_REGS || !c->res.valid;
-        if (bad && c->v.cfg.rows > 64) {
-            fprintf(stderr, "  %s: %s\n", what, c->err);
-            check_failures++;
-        }
+        const int bad = option_program_bad(&pj[i - 1], c, 0, what);
         printf("mixtral-8x22b r%d down pdl: %d regs, cubin %zu B (plain %zu B)%s\n",
                pj[i].v.cfg.rows, pj[i].rep.registers, pj[i].cubin, pj[i - 1].cubin,
                bad ? "   BAD" : "");

@@ -1954,11 +1954,12 @@ typedef struct {
                                float4-output row order (ramp_w2_to_red4
                                makes it, once, when the weights are loaded;
                                scales unchanged): the kernel then adds its
-                               output into `out` as float4s, 4x fewer
-                               reductions (10% faster on DeepSeek-V3's large
-                               loads, bench/results/moe-v2-2026-11-30-red4.md);
-                               `out` must be 16-byte aligned. 0: row-major
-                               w2, scalar reductions. */
+                               output's float4s from a thread's own rows,
+                               with no lane transpose (10% faster than the
+                               scalar output on DeepSeek-V3's large loads,
+                               bench/results/moe-v2-2026-11-30-red4.md,
+                               before session 52 made the transposed float4
+                               output the default). 0: row-major w2. */
     int l2_prefetch_mb;     /* kernel v2 only, an experiment (sessions 11,
                                24): the polymorphic kernel's blocks, started
                                early by programmatic dependent launch, ask
@@ -2144,7 +2145,7 @@ typedef struct {
     ramp_devptr topk_weights; /* f32 [tokens, k] router weights */
     ramp_devptr out;          /* f32 [tokens, d]: this GPU's experts'
                                  contributions are ADDED (zero it first);
-                                 16-byte aligned with kernel v2 (it adds
+                                 16-byte aligned (both kernels add
                                  float4s) */
     int tokens;               /* used when tokens_dev == 0 */
     ramp_devptr tokens_dev;   /* 0, or a device int32 token count read by the

@@ -40,7 +40,7 @@ typedef struct {
     ramp_moe_u64 sorted_ids;   /* [max_tiles * b] i32 slot ids, -1 = padding */
     ramp_moe_u64 tile_expert;  /* [max_tiles] i32 local expert of each row tile */
     ramp_moe_u64 num_tiles;    /* [1] i32 row tiles this launch (device memory) */
-    ramp_moe_u64 out;          /* [M, d] f32, the layer's output: added into */
+    ramp_moe_u64 out;          /* [M, d] f32, the layer's output: added into (float4s: 16-byte aligned) */
     ramp_moe_u64 ws;           /* split-K partials, ramp_moe_v1_ws_floats() */
     ramp_moe_u64 ws_count;     /* split-K arrival counters, ramp_moe_v1_ws_counters(),
                                   zero before the first launch; the kernel leaves

@@ -17,7 +17,8 @@
  *   q       = e4m3(a / s), s = max(amax, 1e-10) / 448 per token per 128
  *             columns (as src/fp8.c; moe_ref.c is the reference)
  *   out[token] += W2[e][:, slice] . q   (per 128 columns of the slice scaled
- *             by W2's block scale x s; red.global.add.f32)
+ *             by W2's block scale x s; red.global.add.v4.f32 after a
+ *             lane transpose, RAMP_MV2_OUT4)
  *
  * Parameters: ramp_moe_params prm (v1's), ramp_moe_v2_maps maps (by value,
  * __grid_constant__): W13 as the 2-D e4m3 matrix [E * 2h][d], W2 as
@@ -158,9 +159,10 @@
  * token, added with one red.global.add.v4.f32 (or stored with
  * RAMP_MV2_DET). A quarter of the scalar path's reductions; out must be
  * 16-byte aligned. Measured on an H100 (bench/results/s52-run1): in
- * 8-layer stacks -1.1 to -2.8 us a layer at 240-478 pairs on Qwen3-30B /
- * OLMoE EP8, +1.1-1.2 at two loads, within 1 us elsewhere; kernels alone up
- * to -7.7 us at 1,024 pairs. 0: the scalar reductions (one per value). */
+ * 8-layer stacks -1.1 to -1.9 us a layer at 240-478 pairs on Qwen3-30B /
+ * OLMoE EP8, +1.1-1.2 at two small loads, within 0.5 us elsewhere; kernels
+ * alone up to -7.7 us at 1,024 pairs. 0: the scalar reductions (one per
+ * value). */
 #ifndef RAMP_MV2_OUT4
 #define RAMP_MV2_OUT4 1
 #endif
@@ -260,7 +262,7 @@
 #endif
 #if RAMP_MV2_PHASE && !V2_WIDE && (RAMP_MV2_BF16 || RAMP_MV2_BULKRED || RAMP_MV2_RED4 || \
                                    RAMP_MV2_PIPE)
-#error "RAMP_MV2_PHASE with a narrow tile: FP8, scalar reductions, no ping-pong"
+#error "RAMP_MV2_PHASE with a narrow tile: FP8, the threads' reductions (no bulk, no red4), no ping-pong"
 #endif
 #if RAMP_MV2_DET && !RAMP_MV2_PHASE
 #error "RAMP_MV2_DET: two-phase entries only (phase 2 writes each slot's row once)"
@@ -1373,9 +1375,11 @@ static __device__ __forceinline__ int v2_dn_buf(int it, int ds) {
 }
 
 /* After the last K block of down chunk `chunk` (of d, 256 rows each):
- * consumer c's rows of it added into out (red.global.add.f32, or .v4.f32
- * with RAMP_MV2_RED4, or bulk reductions with RAMP_MV2_BULKRED from staging
- * `buf`, 0 or 1) and the accumulators cleared. */
+ * consumer c's rows of it added into out (red.global.add.v4.f32 after a
+ * lane transpose with RAMP_MV2_OUT4, the default; .v4.f32 from a thread's
+ * own rows with RAMP_MV2_RED4; bulk reductions with RAMP_MV2_BULKRED from
+ * staging `buf`, 0 or 1; else one red.global.add.f32 per value) and the
+ * accumulators cleared. */
 static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, unsigned char *sm,
                                                  int c, int buf, int chunk, int part, float *acc0,
                                                  float *acc1, const int *slots) {
@@ -1386,7 +1390,7 @@ static __device__ __forceinline__ void v2_dn_out(const ramp_moe_params &prm, uns
     (void)part;
     (void)out;
 #if RAMP_MV2_DET && (RAMP_MV2_BULKRED || RAMP_MV2_RED4)
-#error "RAMP_MV2_DET: the scalar output path (narrow phase 2) only"
+#error "RAMP_MV2_DET: the threads' stores (narrow phase 2) only, not bulk or red4"
 #endif
 #if RAMP_MV2_BULKRED
     /* stage token n's 128 rows at stg + n * stride (row 16 w + g + 8 hh,

@@ -152,8 +152,8 @@ RAMP_MV2_INLINE int ramp_moe_v2_down_stages(int stages) {
 }
 RAMP_MV2_INLINE ramp_moe_v2_layout ramp_moe_v2_layout_down_bf(int rows, int stages, int bf16) {
     /* a narrow tile (session 14): the fused layout of width 128, all its
-     * stages (the memory-bound loads want the deep ring), scalar reductions
-     * (no staging); its intermediate, iscale and amax go unused */
+     * stages (the memory-bound loads want the deep ring), the threads' own
+     * reductions (no staging); its intermediate, iscale and amax go unused */
     if (rows <= 64) return ramp_moe_v2_layout_bf(rows, 128, stages, bf16);
     ramp_moe_v2_layout l =
         ramp_moe_v2_layout_bf(rows, 128, ramp_moe_v2_down_stages(stages), bf16);

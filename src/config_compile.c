@@ -148,11 +148,11 @@ ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_li
     RAMP_CHECK(p && lim && out, RAMP_ERR_INVALID_ARGUMENT, "ramp_plan_compile: NULL argument");
     RAMP_CHECK(red4 == 0 || red4 == 1, RAMP_ERR_INVALID_ARGUMENT, "red4 = %d: 0 or 1", red4);
     RAMP_CHECK(!red4 || p->kernel == RAMP_KERNEL_V2, RAMP_ERR_INVALID_ARGUMENT,
-               "red4 (float4 output) is a kernel v2 option; the plan is for %s",
+               "red4 (W2 permuted for float4 output) is a kernel v2 option; the plan is for %s",
                ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     RAMP_TRY(ramp_plan_validate(p));
     RAMP_CHECK(!red4 || !p->weight_units, RAMP_ERR_INVALID_ARGUMENT,
-               "red4 (float4 output) reads row-major W2; the plan is for weights in stage units");
+               "red4 (W2 permuted for float4 output) reads row-major W2; the plan is for weights in stage units");
     memset(out, 0, sizeof *out);
     /* the menu as ramp_layer_create compiles it, for a GPU holding the
      * plan's experts (src/layer.c) */

@@ -361,10 +361,9 @@ ramp_status ramp_layer_run(ramp_layer *L, const ramp_layer_io *io, ramp_stream s
                "ramp_layer_run: x, topk_ids, topk_weights and out are required");
     RAMP_CHECK(L->desc.bf16 || L->desc.hidden_bf16 || io->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "ramp_layer_run: FP8 hidden states need x_scale");
-    RAMP_CHECK(!(L->desc.deterministic || L->desc.kernel == RAMP_KERNEL_V2) || io->out % 16 == 0,
-               RAMP_ERR_INVALID_ARGUMENT,
-               "ramp_layer_run: %s adds float4s: out (0x%llx) must be 16-byte aligned",
-               L->desc.deterministic ? "deterministic output" : "kernel v2",
+    /* both kernels add float4s into out (v1 always, v2 since session 52) */
+    RAMP_CHECK(io->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "ramp_layer_run: the kernels add float4s: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)io->out);
     /* poly_split 5 in a capture: the selection sets a switch node that runs
      * the chosen entry's kernels alone */

@@ -216,6 +216,9 @@ ramp_status ramp_moe_kernel_launch(ramp_moe_kernel *k, const ramp_moe_params *p,
                "FP8 hidden states without x_scale");
     RAMP_CHECK(k->v.cfg.splitk == 1 || (p->ws && p->ws_count), RAMP_ERR_INVALID_ARGUMENT,
                "split-K %d needs ws and ws_count", k->v.cfg.splitk);
+    RAMP_CHECK(p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "v1: out (0x%llx) must be 16-byte aligned (the kernel adds float4s)",
+               (unsigned long long)p->out);
     unsigned grid[3] = {ramp_moe_kernel_grid(k, p->max_tiles), 1, 1};
     unsigned block[3] = {(unsigned)k->layout.threads, 1, 1};
     ramp_moe_params copy = *p;

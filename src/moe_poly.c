@@ -229,7 +229,7 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->count >= 1 && d->count <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "menu of %d entries: expected 1..%d", d->count, RAMP_MENU_MAX);
     RAMP_CHECK(d->red4 == 0 || (d->red4 == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: red4 = %d (float4 output is a kernel v2 option: 0, or 1 "
+               "polymorphic kernel: red4 = %d (W2 permuted for float4 output is a kernel v2 option: 0, or 1 "
                "with v2)", d->red4);
     RAMP_CHECK(d->l2pf_mb >= 0 && d->l2pf_mb <= RAMP_L2PF_MAX_MB && (!d->l2pf_mb || is_v2(d)),
                RAMP_ERR_INVALID_ARGUMENT,
@@ -855,8 +855,8 @@ static ramp_status poly_launch(ramp_moe_poly *k, const ramp_moe_params *p,
                "FP8 layer without weight scales");
     RAMP_CHECK(k->d.geom.bf16 || k->d.xbf16 || p->x_scale, RAMP_ERR_INVALID_ARGUMENT,
                "FP8 hidden states without x_scale");
-    RAMP_CHECK(!(k->d.red4 || is_v2(&k->d)) || p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
-               "float4 output (red4 or kernel v2): out (0x%llx) must be 16-byte aligned",
+    RAMP_CHECK(p->out % 16 == 0, RAMP_ERR_INVALID_ARGUMENT,
+               "the kernels add float4s: out (0x%llx) must be 16-byte aligned",
                (unsigned long long)p->out);
     RAMP_CHECK(!(is_v2(&k->d) && has_two_phase(&k->d)) || p->ws, RAMP_ERR_INVALID_ARGUMENT,
                "a two-phase v2 entry needs ws (ramp_moe_poly_ws_bytes) for its intermediate");

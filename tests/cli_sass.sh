@@ -11,7 +11,7 @@
 # leaves no cubin folder behind. And
 # `ramp configs --plan`: the polymorphic kernel of a plan `ramp fit` makes
 # from the shipped DeepSeek-V3 v2 dataset (a two-phase entry in its menu:
-# two kernels), as compiled for the layer, with and without float4 output,
+# two kernels), as compiled for the layer, with and without red4 (W2 permuted),
 # without FCHK, and with the exact SiLU and FP8 scale (FCHK back, refused).
 # Args: path of the ramp binary, source dir.
 set -u
@@ -147,7 +147,7 @@ for pat in "^ramp_moe_poly_v2 +yes +168 +0/0 +0 +219728 +384" "^ramp_moe_poly_v2
   echo "$out" | grep -qE -- "$pat" || fail "configs --plan lacks /$pat/: $out"
 done
 out=$("$ramp" configs --plan "$tmp/ds.json" --ptxas --red4 2>&1) || fail "configs --plan --red4 exited $?: $out"
-for pat in "kernel v2, float4 output" "^ramp_moe_poly_v2 +yes +168 +0/0 +0 " "^ramp_moe_poly_v2_down +yes"; do
+for pat in "kernel v2, W2 permuted \(red4\)" "^ramp_moe_poly_v2 +yes +168 +0/0 +0 " "^ramp_moe_poly_v2_down +yes"; do
   echo "$out" | grep -qE -- "$pat" || fail "configs --plan --red4 lacks /$pat/: $out"
 done
 "$ramp" configs --plan "$tmp/ds.json" --ptxas --csv > "$tmp/pc.csv" || fail "configs --plan --csv exited $?"

@@ -1160,12 +1160,10 @@ static void test_bad_input(ctx *C) {
         CHECK_ERR(ramp_layer_run(L, &io, NULL), RAMP_ERR_INVALID_ARGUMENT);
         io.x_scale = 0;
         CHECK_ERR(ramp_layer_run(L, &io, C->st), RAMP_ERR_INVALID_ARGUMENT);
-        if (g_kernel == RAMP_KERNEL_V2) { /* it adds float4s into out */
-            io.x_scale = 256;
-            io.out = 260;
-            CHECK_ERR(ramp_layer_run(L, &io, C->st), RAMP_ERR_INVALID_ARGUMENT);
-            CHECK(strstr(ramp_last_error(), "16-byte aligned") != NULL);
-        }
+        io.x_scale = 256; /* both kernels add float4s into out */
+        io.out = 260;
+        CHECK_ERR(ramp_layer_run(L, &io, C->st), RAMP_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(ramp_last_error(), "16-byte aligned") != NULL);
         ramp_layer_info info;
         CHECK_OK(ramp_layer_get_info(L, &info));
         CHECK_EQ_INT(info.entries, NMENU);

@@ -979,7 +979,7 @@ static int test_v2_compile(const char *model, const char *const *menu, int red4,
     ramp_moe_poly_shape(&d, &threads, &smem);
     printf("Table 12 (v2, %s EP8%s%s%s%s%s%s%s): entry, registers, shared memory (B)\n", model,
            labelled_of(&d) ? ", a part of the menu" : "",
-           red4 ? ", float4 output" : "", l2pf_mb ? ", L2 prefetch" : "",
+           red4 ? ", W2 permuted (red4)" : "", l2pf_mb ? ", L2 prefetch" : "",
            d.bf16_pipe ? ", BF16, wide entries pipelined" : "",
            d.det ? ", deterministic output" : "",
            d.split == 1 ? ", split: phase 1 first" : d.split == 2 ? ", split in three"

@@ -90,8 +90,9 @@ static uint64_t code_hash(const unsigned char *b, size_t n) {
     for (int i = 0; i < e.e_shnum; i++) {
         Elf64_Shdr sh;
         memcpy(&sh, b + e.e_shoff + (size_t)i * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_PROGBITS || names.sh_offset > n || sh.sh_name + 6 > n - names.sh_offset ||
-            sh.sh_offset > n || sh.sh_size > n - sh.sh_offset ||
+        if (sh.sh_type != SHT_PROGBITS || names.sh_offset > n ||
+            (uint64_t)sh.sh_name + 6 > n - names.sh_offset || sh.sh_offset > n ||
+            sh.sh_size > n - sh.sh_offset ||
             memcmp(b + names.sh_offset + sh.sh_name, ".text", 5) != 0)
             continue;
         for (size_t k = 0; k < sh.sh_size; k++) h = (h ^ b[sh.sh_offset + k]) * 1099511628211ull;
@@ -355,7 +356,8 @@ static int option_program_bad(const job *p, const job *c, int grows, const char 
     const int bad = p->status != RAMP_OK || c->status != RAMP_OK || c->warnings ||
                     c->rep.spill_store_bytes || c->rep.spill_load_bytes || c->rep.stack_bytes ||
                     c->rep.registers != RAMP_MV2_REGS || !c->res.valid ||
-                    (grows ? c->cubin < p->cubin + 256 : !c->code || c->code == p->code);
+                    (grows ? c->cubin < p->cubin + 256
+                           : !c->code || !p->code || c->code == p->code);
     if (bad) {
         fprintf(stderr, "  %s: %s\n", what,
                 c->status != RAMP_OK ? c->err : p->status != RAMP_OK ? p->err : c->err);

@@ -274,7 +274,7 @@ int configs_plan_ptxas(const char *plan_path, int red4, const char *cubin_dir, i
         printf("%s %s, plan %s: %d entries compiled into one kernel (kernel %s%s):", p.model,
                p.layout, plan_path, p.count,
                ramp_kernel_version_name((ramp_kernel_version)p.kernel),
-               red4 ? ", float4 output" : p.weight_units ? ", weights in stage units" : "");
+               red4 ? ", W2 permuted (red4)" : p.weight_units ? ", weights in stage units" : "");
         for (int i = 0; i < p.count; i++) {
             char name[64];
             ramp_config_name(&p.configs[i], name, sizeof name);

@@ -14,8 +14,8 @@
 # floor, OLMoE 2.3-3.8x, DeepSeek-V3 1.00-1.24x, Mixtral 64 tokens ~1.18x;
 # every figure within ~1 us a layer of session 42's. Since session 52 the
 # default kernel adds its output as float4s (RAMP_MV2_OUT4; s52-run1 on an
-# H100: -1.1 to -1.9 us a layer at 240-478 pairs): expect that much lower
-# there.
+# H100: -1.1 to -1.9 us a layer at 240-478 pairs, +1.1-1.2 at Qwen3 16
+# skewed and OLMoE 512 skewed): expect that much lower, or higher, there.
 # Then, on the CPU (the peer CSV and loads of s30-run3, as session 42 did):
 #   python3 bench/targets.py --stack --ceilings <part 1>/ceilings.csv \
 #     --peer bench/results/s30-run3/fp8/peer.csv \

@@ -152,7 +152,8 @@ ramp_status ramp_plan_compile(const ramp_plan *p, int red4, const ramp_device_li
                ramp_kernel_version_name((ramp_kernel_version)p->kernel));
     RAMP_TRY(ramp_plan_validate(p));
     RAMP_CHECK(!red4 || !p->weight_units, RAMP_ERR_INVALID_ARGUMENT,
-               "red4 (W2 permuted for float4 output) reads row-major W2; the plan is for weights in stage units");
+               "red4 (W2 permuted for float4 output) reads row-major W2; the plan is for "
+               "weights in stage units");
     memset(out, 0, sizeof *out);
     /* the menu as ramp_layer_create compiles it, for a GPU holding the
      * plan's experts (src/layer.c) */

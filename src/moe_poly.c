@@ -229,8 +229,8 @@ ramp_status ramp_moe_poly_check(const ramp_poly_desc *d) {
     RAMP_CHECK(d->count >= 1 && d->count <= RAMP_MENU_MAX, RAMP_ERR_INVALID_ARGUMENT,
                "menu of %d entries: expected 1..%d", d->count, RAMP_MENU_MAX);
     RAMP_CHECK(d->red4 == 0 || (d->red4 == 1 && is_v2(d)), RAMP_ERR_INVALID_ARGUMENT,
-               "polymorphic kernel: red4 = %d (W2 permuted for float4 output is a kernel v2 option: 0, or 1 "
-               "with v2)", d->red4);
+               "polymorphic kernel: red4 = %d (W2 permuted for float4 output is a kernel v2 "
+               "option: 0, or 1 with v2)", d->red4);
     RAMP_CHECK(d->l2pf_mb >= 0 && d->l2pf_mb <= RAMP_L2PF_MAX_MB && (!d->l2pf_mb || is_v2(d)),
                RAMP_ERR_INVALID_ARGUMENT,
                "polymorphic kernel: l2pf_mb = %d (the L2 prefetch under the selection is a kernel "

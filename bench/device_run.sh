@@ -17,11 +17,13 @@
 #       lines that say pass or fail (sanitizer summaries, test verdicts)
 #   ramp_fit_plans DATASET...
 #       $W/plan-DATASET.json from data/timing/DATASET.safetensors
-#   ramp_stack TAG PLAN TOKENS DEFINES TIMELINE REPS [SECONDS]
+#   ramp_stack TAG PLAN TOKENS DEFINES TIMELINE REPS [SECONDS [UNITS]]
 #       bench_stack (8-layer stacks, selection without PDL) on $W/plan-PLAN.json
 #       at the token counts (comma list) with RAMP_JIT_DEFINES=DEFINES and
 #       --timeline TIMELINE (0 or 1), REPS repetitions, into $W/TAG/ (its
-#       output in out.txt); limit SECONDS (default 60)
+#       output in out.txt); limit SECONDS (default 60); UNITS 1: weights in
+#       stage units (--units 1; a plan fit on a -units dataset), default 0.
+#       (s52-run1's scripts spell this out as `su`; since then, this.)
 #
 # RAMP_DEVICE_DRY=1 (session 50) checks a script here, with no GPU, before
 # device time is spent on it: no build (it uses ${RAMP_DRY_BUILD:-build-rel},
@@ -92,6 +94,7 @@ ramp_stack() {
     return 0
   fi
   RAMP_JIT_DEFINES="$4" timeout "${7:-60}" ./bench_stack --plan "$W/plan-$2.json" --out-dir "$d" \
-    --tokens "$3" --layers 8 --reps "$6" --select-pdl 0 --timeline "$5" > "$d/out.txt" 2>&1
+    --tokens "$3" --layers 8 --reps "$6" --units "${8:-0}" --select-pdl 0 --timeline "$5" \
+    > "$d/out.txt" 2>&1
   echo "$1 exit $? ($SECONDS s)"
 }

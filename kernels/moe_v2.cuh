@@ -515,6 +515,12 @@ static __device__ __forceinline__ void v2_put(float *p, float v) {
     v2_red(p, v);
 #endif
 }
+/* p 16-byte aligned */
+static __device__ __forceinline__ void v2_red4(float *p, float a, float b, float c, float d) {
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b),
+                 "f"(c), "f"(d)
+                 : "memory");
+}
 /* Four values of one output row's consecutive columns, p 16-byte aligned:
  * added, or stored with RAMP_MV2_DET. */
 static __device__ __forceinline__ void v2_put4(float *p, const float *v) {
@@ -523,9 +529,7 @@ static __device__ __forceinline__ void v2_put4(float *p, const float *v) {
                  "f"(v[2]), "f"(v[3])
                  : "memory");
 #else
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v[0]), "f"(v[1]),
-                 "f"(v[2]), "f"(v[3])
-                 : "memory");
+    v2_red4(p, v[0], v[1], v[2], v[3]);
 #endif
 }
 /* v[c] of lane k (= g & 3) becomes lane c's v[k] over the four lanes of
@@ -544,12 +548,6 @@ static __device__ __forceinline__ void v2_transpose4(float *v, int k) {
     s0 = __shfl_xor_sync(0xffffffffu, s0, 4);
     s1 = __shfl_xor_sync(0xffffffffu, s1, 4);
     if (od) { v[0] = s0; v[2] = s1; } else { v[1] = s0; v[3] = s1; }
-}
-/* p 16-byte aligned */
-static __device__ __forceinline__ void v2_red4(float *p, float a, float b, float c, float d) {
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b),
-                 "f"(c), "f"(d)
-                 : "memory");
 }
 static __device__ __forceinline__ void v2_cp4(unsigned dst, const void *src, int bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)

@@ -3,7 +3,7 @@
 # (session 52 made the narrow tiles' output float4s, RAMP_MV2_OUT4=1; the
 # shipped -h100 files, session 51, timed the scalar output). Repo root,
 # carry [".debs"]:  bash bench/results/s53-run1/retime.sh MODEL...
-# (qwen3-30b, olmoe). The loads are rebuilt from s51-run1's recipe and
+# (qwen3-30b, olmoe, deepseek-v3). The loads are rebuilt from s51-run1's recipe and
 # checked equal to the shipped files' loads; every configuration of the
 # model's space is timed as in s51 (L2 flushed, median of 5 after 1 warm-up).
 # Predicted (session 52's kernel benches): w128 entries 1-8 us faster at
@@ -14,9 +14,9 @@ source bench/device_run.sh s53-retime
 gpu=$([ "$DRY" = 1 ] || nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in *H100*) tag=h100 ;; *H200*) tag=h200 ;; *) tag=gpu ;; esac
 T=$W/traces
-declare -A NB=([qwen3-30b]=18 [olmoe]=30)
+declare -A NB=([qwen3-30b]=18 [olmoe]=30 [deepseek-v3]=8)
 for model in "$@"; do
-  [ -n "${NB[$model]:-}" ] || { echo "retime.sh: no recipe for $model (qwen3-30b, olmoe)"; exit 2; }
+  [ -n "${NB[$model]:-}" ] || { echo "retime.sh: no recipe for $model (qwen3-30b, olmoe, deepseek-v3)"; exit 2; }
   mkdir -p "$T/$model"
   for dom in chat math code knowledge; do
     ./ramp trace gen --model $model --domain $dom --rate 12 --steps 192 --layers 1 --seed 7 \
